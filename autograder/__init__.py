@@ -1,0 +1,14 @@
+"""Autograder for the lesson "PyTorch Tensors and Autograd for People Who Wrote Backprop by Hand".
+
+Split by verb, imports flowing one way:
+
+- ``autograder.authoring``: runs ``otter assign`` on the masters and normalises what it writes.
+- ``autograder.checks``: pure functions, student callables in, ``CheckResult`` out.
+- ``autograder.harness``: the bridge the masters' hidden tests call.
+- ``autograder.running``: grades submissions and writes ``final_grades.csv``.
+"""
+
+__version__ = "0.1.0"
+
+#: Version of the JSON written for every check result; bump on an incompatible change.
+RESULT_SCHEMA_VERSION = 1

@@ -1,0 +1,1 @@
+"""Authoring: turn the otter-assign masters into student templates, solutions and zips."""

@@ -1,0 +1,148 @@
+"""q1_accumulation: gradients accumulate across backward calls unless cleared."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import call, close_lists, describe, fmt, is_float, max_abs_error, plain, tolerance_text
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+
+QUESTION = "q1_accumulation"
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def draw_p0s(rng: np.random.Generator) -> list[float]:
+    """Leaf values for one grading run: negative, fractional, large, and one ordinary."""
+    return [
+        float(-rng.uniform(0.5, 9.5)),
+        float(rng.uniform(0.05, 0.95)),
+        float(rng.choice([-1, 1]) * rng.uniform(100.0, 5000.0)),
+        float(np.round(rng.uniform(1.0, 9.0), 2)),
+    ]
+
+
+def expected_grads(p0: float, repeats: int, clear: bool) -> list[float]:
+    """The reference, in float64: ``2*p0*k`` uncleared, ``2*p0`` each time when cleared."""
+    return [2.0 * p0 * (1 if clear else k) for k in range(1, repeats + 1)]
+
+
+def judge_grads(got: Any, p0: float, repeats: int, clear: bool) -> Verdict:
+    """Compare one return value of ``square_grads`` with the reference; name the mistake."""
+    expected = expected_grads(p0, repeats, clear)
+    shown = f"square_grads({fmt(p0)}, {repeats}, clear={clear})"
+    inputs = {"p0": p0, "repeats": repeats, "clear": clear}
+    evidence = Evidence(inputs=inputs, expected=expected, got=plain(got),
+                        tolerance=tolerance_text(RTOL, ATOL))
+    if not isinstance(got, (list, tuple)):
+        return Verdict(False, f"{shown} returned {describe(got)}; expected a list of {repeats} "
+                       "Python floats.", "wrong-type", evidence)
+    if any(isinstance(v, torch.Tensor) for v in got):
+        return Verdict(
+            False,
+            f"{shown} returned tensors ({describe(list(got))}), not Python floats: append "
+            "p.grad.item() after each backward. Appending p.grad itself also stores the same "
+            "buffer again and again, so later backward calls change earlier entries.",
+            "tensors-not-floats", evidence)
+    if len(got) != repeats:
+        return Verdict(False, f"{shown} returned {len(got)} values; expected one per backward, "
+                       f"{repeats} in all. Use the repeats argument for the loop count.",
+                       "wrong-length", evidence)
+    if not all(is_float(v) for v in got):
+        return Verdict(False, f"{shown} returned {describe(list(got))}; every entry must be a "
+                       "Python float (use .item()).", "wrong-type", evidence)
+    got = [float(v) for v in got]
+    err = max_abs_error(got, expected)
+    evidence = Evidence(inputs, expected, got, err, tolerance_text(RTOL, ATOL))
+    if close_lists(got, expected, RTOL, ATOL):
+        return Verdict(True, evidence=evidence)
+    head = (f"{shown} returned {describe(got)}; expected {describe(expected)} "
+            f"(largest error {fmt(err)}, {tolerance_text(RTOL, ATOL)}).")
+    name, hint = _diagnose(got, p0, repeats, clear)
+    return Verdict(False, f"{head} {hint}", name, evidence)
+
+
+def _diagnose(got: list[float], p0: float, repeats: int, clear: bool) -> tuple[str | None, str]:
+    """Match a wrong answer against the known mistakes; most specific first."""
+    def matches(pattern: list[float]) -> bool:
+        return close_lists(got, pattern, RTOL, ATOL)
+
+    growing = ", ".join(fmt(v) for v in expected_grads(p0, min(repeats, 3), False))
+    if clear and repeats > 1 and matches(expected_grads(p0, repeats, False)):
+        return "not-cleared", (f"The gradients grow {growing}: p.grad was not cleared before each "
+                               "backward. Set p.grad = None (or p.grad.zero_()) before each "
+                               "backward when clear is true.")
+    if not clear and repeats > 1 and matches(expected_grads(p0, repeats, True)):
+        return "cleared-when-accumulating", (
+            "Every gradient is the same: with clear=False the gradient must accumulate, but "
+            "p.grad was cleared or the leaf was re-created between backward calls. Make one leaf "
+            "before the loop and never reset it.")
+    if matches([p0 * p0] * repeats):
+        return "returned-value-not-grad", ("These are values of p ** 2, not gradients: return "
+                                           "p.grad after backward, not the expression.")
+    for lesson_p0 in (2.0,):
+        if p0 != lesson_p0 and matches(expected_grads(lesson_p0, repeats, clear)):
+            return "ignores-p0", ("These are the lesson's gradients for p0=2.0: build the leaf "
+                                  "from the p0 argument, not a constant.")
+    return None, "Check the leaf value, the loop count and when p.grad is cleared."
+
+
+def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clear: bool,
+                       points: float = 1.0) -> CheckResult:
+    """Call ``square_grads`` on fresh leaf values and repeat counts, cleared or not.
+
+    Args:
+        square_grads: the student's function.
+        rng: a generator seeded with the grading seed.
+        clear: which mode to check.
+        points: what the check is worth.
+    """
+    seed = seed_of(rng)
+    cases = [(p0, int(rng.integers(1, 9))) for p0 in draw_p0s(rng)]
+    cases[0] = (cases[0][0], max(cases[0][1], 3))  # at least one run long enough to see growth
+    verdict = PASS
+    for p0, repeats in cases:
+        got, failure = call(square_grads, "square_grads", p0, repeats, clear=clear)
+        verdict = failure or judge_grads(got, p0, repeats, clear)
+        if not verdict.ok:
+            break
+    mode = "cleared" if clear else "uncleared"
+    return finish(QUESTION, f"square_grads_{mode}", verdict, seed=seed, points=points,
+                  passed_message=f"square_grads with clear={clear} matched on fresh leaf values.")
+
+
+def observe_reuse_raises() -> bool:
+    """Run the experiment in this torch build: does a second backward on one result raise?"""
+    p = torch.tensor(2.0, requires_grad=True)
+    q = p ** 2
+    q.backward()
+    try:
+        q.backward()
+    except RuntimeError:
+        return True
+    return False
+
+
+def check_reuse_raises(reuse_raises: Any, rng: np.random.Generator, *,
+                       points: float = 1.0) -> CheckResult:
+    """Compare the student's ``reuse_raises`` with what the grader observes in this torch."""
+    seed = seed_of(rng)
+    truth = observe_reuse_raises()
+    evidence = Evidence(expected=truth, got=plain(reuse_raises))
+    if not isinstance(reuse_raises, bool):
+        verdict = Verdict(False, f"reuse_raises is {describe(reuse_raises)}; it must be True or "
+                          "False, the outcome of your experiment.", "wrong-type", evidence)
+    elif reuse_raises != truth:
+        verdict = Verdict(
+            False,
+            f"reuse_raises is {reuse_raises}, but a second backward() on one stored result of "
+            f"p ** 2 {'does' if truth else 'does not'} raise RuntimeError here: after the first "
+            "backward the saved values are freed. Try it: q = p ** 2; q.backward(); q.backward().",
+            "reuse-misjudged", evidence)
+    else:
+        verdict = Verdict(True, evidence=evidence)
+    return finish(QUESTION, "reuse_raises", verdict, seed=seed, points=points,
+                  passed_message="reuse_raises matches what this torch build does.")

@@ -1,0 +1,63 @@
+"""The bridge between otter's hidden tests and the checks.
+
+A hidden test in a master notebook is one line::
+
+    def test_square_grads_cleared(env):
+        from autograder.harness import expect
+        expect(env, "autograd-exercises", "q1_accumulation/square_grads_cleared")
+
+``expect`` looks the check up, reads the names it needs from the student's globals, runs it
+with the grading seed and raises ``AssertionError(message)`` when it fails, which is what
+otter's exception-based tests count as a failure. This module is the one place that reads the
+seed from the environment: a grading run is reproduced with ``AUTOGRADER_SEED=<seed>``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Any
+
+from .checks import find
+from .checks.result import CheckResult
+from .checks.seeding import generator
+
+SEED_VARIABLE = "AUTOGRADER_SEED"
+_run_seed: int | None = None
+
+
+def grading_seed() -> int:
+    """This grading run's seed: ``$AUTOGRADER_SEED`` if set, else a fresh one, fixed per process."""
+    global _run_seed
+    if _run_seed is None:
+        text = os.environ.get(SEED_VARIABLE, "").strip()
+        if text:
+            try:
+                _run_seed = int(text)
+            except ValueError:
+                raise ValueError(f"{SEED_VARIABLE} must be an integer, got {text!r}") from None
+        else:
+            _run_seed = secrets.randbelow(2**31)
+    return _run_seed
+
+
+def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> CheckResult:
+    """Run one check against the names in ``env``; missing names become a failing result."""
+    check = find(assignment, key)
+    missing = [n for n in check.needs if n not in env]
+    if missing:
+        names = ", ".join(missing)
+        return CheckResult(check.question, check.name, False, 0.0, 1.0,
+                           f"{names} is not defined: write it in the cell for "
+                           f"{check.question} and run that cell before grading. "
+                           f"[grading seed {seed}]", seed, misconception="not-defined",
+                           fault="student")
+    return check({n: env[n] for n in check.needs}, generator(seed))
+
+
+def expect(env: dict[str, Any], assignment: str, key: str) -> None:
+    """Run the check ``key`` for otter; raise ``AssertionError`` with its message on failure."""
+    result = run_check(env, assignment, key, grading_seed())
+    if not result.passed:
+        detail = f"\n{result.traceback}" if result.traceback else ""
+        raise AssertionError(result.message + detail)

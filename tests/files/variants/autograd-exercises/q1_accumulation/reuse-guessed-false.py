@@ -1,0 +1,17 @@
+# kind: wrong
+# public: pass
+# feedback: a second backward() on one stored result of p ** 2 does raise RuntimeError here
+def square_grads(p0, repeats, clear):
+    p = torch.tensor(float(p0), requires_grad=True)
+    grads = []
+    for _ in range(repeats):
+        if clear:
+            p.grad = None
+        (p ** 2).backward()
+        grads.append(p.grad.item())
+    return grads
+
+
+uncleared = square_grads(2.0, 3, clear=False)
+cleared = square_grads(2.0, 3, clear=True)
+reuse_raises = False  # "backward just runs again"

@@ -1,0 +1,148 @@
+"""Helpers for tests that work on real notebooks: find answer cells, swap in a variant,
+execute a notebook's code in-process, run otter's own public test files, run ``otter run``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS = ROOT / "tests" / "files" / "variants"
+CHECK_CALL = re.compile(r"""grader\.check\(\s*["']([\w-]+)["']\s*\)""")
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def solution(assignment: str) -> nbformat.NotebookNode:
+    return read(ROOT / "solutions" / f"{assignment}.ipynb")
+
+
+def template(assignment: str) -> nbformat.NotebookNode:
+    return read(ROOT / "student_templates" / assignment / f"{assignment}.ipynb")
+
+
+def answer_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """Question name -> index of its (single) code answer cell: the code cell tagged
+    ``otter_answer_cell`` that precedes the question's ``grader.check`` cell."""
+    found: dict[str, int] = {}
+    pending: int | None = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if "otter_answer_cell" in cell.metadata.get("tags", []):
+            pending = i
+            continue
+        match = CHECK_CALL.search(cell.source)
+        if match and pending is not None:
+            found[match.group(1)] = pending
+            pending = None
+    return found
+
+
+def with_answer(nb: nbformat.NotebookNode, question: str, source: str) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose answer cell for ``question`` holds ``source``."""
+    nb = copy.deepcopy(nb)
+    cells = answer_cells(nb)
+    if question not in cells:
+        raise KeyError(f"no answer cell for {question}; found {sorted(cells)}")
+    nb.cells[cells[question]].source = source
+    return nb
+
+
+def namespace(nb: nbformat.NotebookNode) -> dict[str, Any]:
+    """Execute the notebook's code cells in one namespace, as a kernel would, skipping otter's
+    own cells; a cell that raises is reported on stderr and execution goes on (like otter)."""
+    env: dict[str, Any] = {"__name__": "__main__"}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or "otter" in _otter_lines(cell.source):
+            continue
+        try:
+            exec(compile(cell.source, f"<cell {i}>", "exec"), env)
+        except Exception as exc:  # noqa: BLE001 - a student's cell may raise anything
+            print(f"cell {i} raised {type(exc).__name__}: {exc}", file=sys.stderr)
+    return env
+
+
+def _otter_lines(source: str) -> str:
+    return "otter" if ("import otter" in source or CHECK_CALL.search(source)
+                       or "grader.check_all" in source) else ""
+
+
+def public_results(assignment: str, question: str, env: dict[str, Any]) -> list[bool]:
+    """Pass/fail of each public test case of ``question``, run by otter's own test-file code."""
+    from otter.test_files import ExceptionTestFile
+
+    path = ROOT / "student_templates" / assignment / "tests" / f"{question}.py"
+    test_file = ExceptionTestFile.from_file(str(path))
+    test_file.run(env)
+    return [r.passed for r in test_file.test_case_results]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One implementation of one question, kept as a cell under ``tests/files/variants``.
+
+    The file starts with header comments::
+
+        # kind: wrong            (or: correct)
+        # public: pass           (or: fail) - do the question's public tests pass?
+        # feedback: <a sentence that must appear in the failing hidden check's message>
+    """
+
+    assignment: str
+    question: str
+    name: str
+    kind: str
+    public: str
+    feedback: str
+    source: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.assignment}/{self.question}/{self.name}"
+
+
+def variants() -> list[Variant]:
+    found = []
+    for path in sorted(VARIANTS.glob("*/*/*.py")):
+        text = path.read_text(encoding="utf-8")
+        header = dict(re.findall(r"^# (kind|public|feedback): (.*)$", text, flags=re.M))
+        found.append(Variant(path.parts[-3], path.parts[-2], path.stem, header.get("kind", ""),
+                             header.get("public", ""), header.get("feedback", "").strip(), text))
+    return found
+
+
+def otter_run(notebook: Path, zip_path: Path, out: Path, seed: int | None = None) -> dict:
+    """Grade ``notebook`` with stock ``otter run``; return its ``results.json`` as a dict."""
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if seed is not None:
+        env["AUTOGRADER_SEED"] = str(seed)
+    proc = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(out),
+                           str(notebook)], capture_output=True, text=True, env=env, timeout=600)
+    results = out / "results.json"
+    if not results.exists():
+        raise AssertionError(f"otter run wrote no results (exit {proc.returncode}):\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return json.loads(results.read_text())
+
+
+def question_scores(results: dict) -> dict[str, tuple[float, float]]:
+    """Question -> (score, max_score) from otter's results.json."""
+    return {t["name"]: (float(t["score"]), float(t["max_score"]))
+            for t in results["tests"] if "max_score" in t and t.get("max_score") is not None}
+
+
+def question_output(results: dict, question: str) -> str:
+    return next(t.get("output", "") for t in results["tests"] if t["name"] == question)

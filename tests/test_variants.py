@@ -1,0 +1,44 @@
+"""Is each kept implementation scored on its own question only, with the feedback that names
+its mistake? Fast path: the notebook's code runs in-process, the checks and otter's public test
+files run against its namespace. ``test_otter_run.py`` repeats this through ``otter run``."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.checks import all_checks
+from autograder.harness import run_check
+from notebooks import namespace, public_results, solution, variants, with_answer
+
+SEEDS = (0, 1, 2)
+VARIANTS = variants()
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
+def test_variant_scored_on_its_own_question(variant):
+    assert variant.kind in ("wrong", "correct"), f"{variant.id}: header needs '# kind:'"
+    env = namespace(with_answer(solution(variant.assignment), variant.question, variant.source))
+    checks = all_checks()[variant.assignment]
+    assert any(c.question == variant.question for c in checks.values()), "question has no checks"
+    for seed in SEEDS:
+        results = [run_check(env, variant.assignment, key, seed) for key in checks]
+        others = [r for r in results if r.question != variant.question and not r.passed]
+        assert not others, f"seed {seed}: lost points elsewhere: {[r.message for r in others]}"
+        own = [r for r in results if r.question == variant.question]
+        failing = [r for r in own if not r.passed]
+        if variant.kind == "correct":
+            assert not failing, f"seed {seed}: {[r.message for r in failing]}"
+        else:
+            assert failing, f"seed {seed}: a wrong implementation passed every hidden check"
+            assert variant.feedback, f"{variant.id}: header needs '# feedback:'"
+            assert any(variant.feedback in r.message for r in failing), (
+                f"seed {seed}: feedback {variant.feedback!r} not in {[r.message for r in failing]}")
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
+def test_variant_public_tests(variant):
+    """Does the variant pass the public tests exactly when a student's would?"""
+    env = namespace(with_answer(solution(variant.assignment), variant.question, variant.source))
+    passed = public_results(variant.assignment, variant.question, env)
+    assert variant.public in ("pass", "fail"), f"{variant.id}: header needs '# public:'"
+    assert all(passed) == (variant.public == "pass"), f"public test results: {passed}"
