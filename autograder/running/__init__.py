@@ -1,0 +1,1 @@
+"""Running: find submissions, grade each one, collect per-question scores."""

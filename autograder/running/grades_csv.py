@@ -1,0 +1,36 @@
+"""otter's ``final_grades.csv``: same columns, same points-per-question first row."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .otter_run import Graded
+
+POINTS_ROW = "points-per-question"
+
+
+def write(path: Path, graded: list[Graded], questions: dict[str, float]) -> None:
+    """Write ``file, <questions...>, total_points_earned, percent_correct, grading_status``.
+
+    Args:
+        path: the CSV to write.
+        graded: one entry per submission; a failed one scores 0 on every question.
+        questions: question -> points possible, from the autograder's tests.
+    """
+    names = sorted(questions)
+    possible = sum(questions.values())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["file", *names, "total_points_earned", "percent_correct", "grading_status"])
+        out.writerow([POINTS_ROW, *(_num(questions[q]) for q in names), _num(possible), 1, "--"])
+        for g in sorted(graded, key=lambda g: g.name):
+            earned = [g.scores.get(q, (0.0, questions[q]))[0] for q in names]
+            total = sum(earned)
+            percent = round(total / possible, 4) if possible else 0
+            out.writerow([g.name, *(_num(e) for e in earned), _num(total), percent, g.status])
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
