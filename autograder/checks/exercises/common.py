@@ -1,0 +1,99 @@
+"""Small helpers shared by the ``autograd-exercises`` checks (q2-q5).
+
+They live here rather than in ``calling.py`` because that module is shared with the porting
+checks; anything here that proves generally useful can move there later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable
+
+import numpy as np
+import torch
+
+from ..calling import describe, fmt
+from ..result import Verdict
+
+#: torch dtype -> the numpy dtype an exported array must have.
+NUMPY_DTYPES = {torch.float32: np.float32, torch.float64: np.float64, torch.int64: np.int64}
+
+
+def is_int(x: Any) -> bool:
+    """A Python or numpy integer; not a bool, not a tensor, not a float."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def dtype_name(dtype: Any) -> str:
+    """``float32`` for ``torch.float32`` or ``np.dtype('float32')``."""
+    return str(dtype).replace("torch.", "")
+
+
+def float_pair_problem(got: Any, what: str) -> str | None:
+    """Why ``got`` is not a pair of Python floats (``None`` when it is).
+
+    Args:
+        got: the student's return value.
+        what: the two names, for the message (``"(x.grad, y.grad)"``).
+    """
+    if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list)):
+        return f"returned {describe(got)}; expected a tuple of two Python floats {what}."
+    if len(got) != 2:
+        return f"returned {len(got)} values; expected exactly two, {what}."
+    if any(isinstance(v, torch.Tensor) for v in got):
+        return (f"returned tensors ({describe(list(got))}), not Python floats: use .item() on "
+                "each gradient.")
+    if not all(isinstance(v, float) for v in got):
+        return f"returned {describe(list(got))}; both entries must be Python floats (use .item())."
+    return None
+
+
+def pair_close(got: tuple[float, float], expected: tuple[float, float], rtol: float,
+               atol: float) -> bool:
+    """Both entries within ``atol + rtol * |expected|``."""
+    return all(abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got, expected))
+
+
+def first_match(got: Any, expected: Any, patterns: Iterable[tuple[str, Any, str]],
+                same: Any) -> tuple[str | None, str]:
+    """The first known mistake whose predicted output ``same(got, prediction)`` holds.
+
+    A prediction that equals the correct answer is skipped: it cannot tell anything apart.
+
+    Args:
+        got: the student's (wrong) value.
+        expected: the correct value.
+        patterns: ``(misconception id, predicted output, hint)`` in order of specificity.
+        same: ``same(a, b) -> bool``, the comparison used for matching.
+    """
+    for name, predicted, hint in patterns:
+        if predicted is not None and not same(expected, predicted) and same(got, predicted):
+            return name, hint
+    return None, ""
+
+
+def renamed(verdict: Verdict, misconception: str, hint: str) -> Verdict:
+    """``verdict`` (typically "your code raised") with a named mistake and a next step added."""
+    return dataclasses.replace(verdict, misconception=misconception,
+                               message=f"{verdict.message.rstrip('.')}. {hint}")
+
+
+def array_error(got: np.ndarray, expected: np.ndarray) -> float:
+    """Largest absolute difference, in float64 (``inf`` when either holds a NaN)."""
+    if got.size == 0:
+        return 0.0
+    diff = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    return float(np.nanmax(diff)) if not np.isnan(diff).any() else float("inf")
+
+
+def arrays_close(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
+    """Same shape and ``|g - e| <= atol + rtol * |e|`` everywhere (NaN never matches)."""
+    return got.shape == expected.shape and bool(
+        np.all(np.abs(got.astype(np.float64) - expected) <= atol + rtol * np.abs(expected)))
+
+
+def short(values: np.ndarray | list) -> str:
+    """A few numbers of an array, for messages."""
+    flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
+    body = ", ".join(fmt(float(v)) for v in flat[:6])
+    return f"[{body}{', ...' if len(flat) > 6 else ''}]"

@@ -1,0 +1,174 @@
+"""q5_numpy: leaving autograd, an independent NumPy copy of a tensor.
+
+The reference values come from ``t.tolist()``, which never shares memory, cast to the numpy
+dtype matching ``t.dtype``. Independence is proven by writing to the returned array and checking
+that ``t`` (and, for a view, the tensor it views) did not change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import call, describe, plain
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import NUMPY_DTYPES, dtype_name, renamed, short
+
+QUESTION = "q5_numpy"
+EXPORT = "t.detach().cpu().numpy().copy()"
+TRACKED_HINT = (f".numpy() refuses a tensor that requires grad. Detach it first: {EXPORT}, or "
+                "np.array(t.detach()).")
+
+
+def _tensor(rng: np.random.Generator, shape: tuple[int, ...], dtype: torch.dtype,
+            tracked: bool) -> torch.Tensor:
+    """A tensor with values from ``rng``; ints stay small so that they print readably."""
+    if dtype == torch.int64:
+        return torch.from_numpy(rng.integers(-50, 50, size=shape))
+    values = torch.from_numpy(rng.uniform(-10.0, 10.0, size=shape)).to(dtype)
+    return values.requires_grad_(tracked)
+
+
+def draw_tensors(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    """``(t, base)`` pairs: plain, tracked, int64, and non-contiguous views (``base`` is viewed).
+
+    Views of a tracked leaf are non-leaf tensors that still require grad, as in a real graph.
+    """
+    def dims() -> tuple[int, int]:
+        return int(rng.integers(2, 5)), int(rng.integers(2, 6))
+
+    float_dtype = [torch.float32, torch.float64][int(rng.integers(2))]
+    transposed = _tensor(rng, dims(), float_dtype, tracked=True)
+    strided = _tensor(rng, dims(), torch.int64, tracked=False)
+    return [
+        (_tensor(rng, dims(), torch.float32, tracked=False), None),
+        (_tensor(rng, (int(rng.integers(1, 7)),), torch.float64, tracked=True), None),
+        (_tensor(rng, dims(), torch.int64, tracked=False), None),
+        (transposed.t(), transposed),
+        (strided[:, ::2], strided),
+    ]
+
+
+def expected_array(t: torch.Tensor) -> np.ndarray:
+    """t's values in the numpy dtype matching t's, built without sharing any memory."""
+    return np.array(t.detach().cpu().tolist(), dtype=NUMPY_DTYPES[t.dtype])
+
+
+def describe_tensor(t: torch.Tensor) -> str:
+    """``tensor (3, 2) float32, requires_grad, non-contiguous`` for messages."""
+    flags = [", requires_grad" if t.requires_grad else "",
+             "" if t.is_contiguous() else ", non-contiguous"]
+    return f"tensor {tuple(t.shape)} {dtype_name(t.dtype)}{''.join(flags)}"
+
+
+def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) -> Verdict:
+    """Type, then shape, then dtype, then (exact) values of ``export_numpy(t)``.
+
+    Args:
+        got: what ``export_numpy(t)`` returned.
+        t: the tensor exported.
+        expected: ``expected_array(t)`` taken before the call (default: computed now).
+    """
+    expected = expected_array(t) if expected is None else expected
+    shown = f"export_numpy({describe_tensor(t)})"
+    evidence = Evidence({"t": plain(t)}, expected.tolist(), plain(got), tolerance="exact")
+    if not isinstance(got, np.ndarray):
+        hint = (" Convert the tensor itself, not one element: .item() and .tolist() leave "
+                "NumPy." if isinstance(got, (float, int, list)) else "")
+        return Verdict(False, f"{shown} returned {describe(got)}; expected a numpy.ndarray.{hint}",
+                       "wrong-type", evidence)
+    if got.shape != tuple(t.shape):
+        return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
+                       f"{tuple(t.shape)}.", "wrong-shape", evidence)
+    if got.dtype != expected.dtype:
+        return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
+                       f"t's own: the export changed the dtype (going through Python lists or "
+                       f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
+    if not np.array_equal(got, expected):
+        wrong = int(np.sum(got != expected))
+        return Verdict(False, f"{shown} returned {short(got)}; expected {short(expected)} "
+                       f"({wrong} entries differ; an export must copy values exactly).", None,
+                       evidence)
+    return Verdict(True, evidence=evidence)
+
+
+def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,
+                      base: torch.Tensor | None, base_before: torch.Tensor | None,
+                      requires_grad: bool) -> Verdict:
+    """Write to ``got``; ``t`` (and the ``base`` it views) must keep their values and flag.
+
+    Args:
+        got: the exported array (already judged a numpy.ndarray of t's shape).
+        t: the tensor that was exported.
+        before: a copy of t's values taken before the export.
+        base: the tensor ``t`` is a view of, or ``None``.
+        base_before: a copy of ``base``'s values taken before the export.
+        requires_grad: t's flag before the export.
+    """
+    shown = f"export_numpy({describe_tensor(t)})"
+    evidence = Evidence({"t": plain(before)}, plain(before), plain(t))
+    if t.requires_grad != requires_grad or not torch.equal(t.detach(), before):
+        return Verdict(False, f"{shown} changed t itself (its values or requires_grad): export "
+                       f"a copy and leave t alone, e.g. {EXPORT}.", "modified-input", evidence)
+    if not got.flags.writeable:
+        return Verdict(False, f"{shown} returned a read-only array: the caller must be able to "
+                       f"write to it. Return an independent copy, {EXPORT}.", "read-only", evidence)
+    try:
+        got[...] = got + 1  # any change shows up in t if the memory is shared
+    except (TypeError, ValueError) as exc:
+        return Verdict(False, f"{shown} returned an array that cannot be written to ({exc}): "
+                       f"return a plain numeric copy, {EXPORT}.", "read-only", evidence)
+    changed = not torch.equal(t.detach(), before) or (
+        base is not None and not torch.equal(base.detach(), base_before))
+    if changed:
+        return Verdict(False, f"{shown}: writing to the returned array changed t, so the array "
+                       "shares t's memory (.numpy() and .detach() do not copy). Append .copy(): "
+                       f"{EXPORT}.", "shares-storage", evidence)
+    return Verdict(True, evidence=evidence)
+
+
+def _export(export_numpy: Callable, t: torch.Tensor) -> tuple[Any, Verdict | None]:
+    """Call the student; a tracked tensor refused by ``.numpy()`` is a named mistake."""
+    got, failure = call(export_numpy, "export_numpy", t)
+    if failure and failure.misconception == "raised" and t.requires_grad and \
+            "requires grad" in failure.message:
+        return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT)
+    return got, failure
+
+
+def check_export(export_numpy: Callable, rng: np.random.Generator, *,
+                 points: float = 1.0) -> CheckResult:
+    """Export fresh tensors (tracked or not, float32/float64/int64, views); compare exactly."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for t, _ in draw_tensors(rng):
+        expected = expected_array(t)  # before the call, in case the student's code changes t
+        got, failure = _export(export_numpy, t)
+        verdict = failure or judge_export(got, t, expected)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "export_numpy_values", verdict, seed=seed, points=points,
+                  passed_message="export_numpy kept values, shape and dtype on fresh tensors.")
+
+
+def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
+                      points: float = 1.0) -> CheckResult:
+    """Export fresh tensors, write to each result, and check the tensor did not change."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for t, base in draw_tensors(rng):
+        before, requires_grad = t.detach().clone(), t.requires_grad
+        base_before = None if base is None else base.detach().clone()
+        got, failure = _export(export_numpy, t)
+        if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
+            failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
+                              f"{describe(got)}; expected a numpy.ndarray of t's shape.",
+                              "wrong-type", Evidence({"t": plain(t)}, got=plain(got)))
+        verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "export_numpy_independent", verdict, seed=seed, points=points,
+                  passed_message="Writing to export_numpy's result never changed the tensor.")

@@ -1,0 +1,175 @@
+"""q3_multipath: a leaf used on two paths collects the sum of both paths' gradients.
+
+For ``w = x*y + x**2`` the reference is exact arithmetic in float64: ``dw/dx = y + 2x`` and
+``dw/dy = x``; split over two leaves ``a`` (product) and ``b`` (square) it is ``(y, 2x)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..calling import call, fmt, plain
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import first_match, float_pair_problem, pair_close, renamed
+
+QUESTION = "q3_multipath"
+RTOL, ATOL = 1e-5, 1e-6
+#: The lesson's printed answers, used only to recognise a copied constant.
+LESSON_MULTIPATH, LESSON_SPLIT = (10.0, 3.0), (4.0, 6.0)
+INT_HINT = ("With int arguments torch.tensor(x0) is an integer tensor, and integer tensors "
+            "cannot require gradients. Convert first: torch.tensor(float(x0), requires_grad=True).")
+
+
+NONE_HINT = ("A gradient was None: that leaf took no part in the backward. Every leaf must appear "
+             "in the expression you call backward on (in split_path_grads: a in the product, b "
+             "in the square).")
+
+
+def _distinct(x0: float, y0: float) -> bool:
+    """Inputs for which every known mistake's answer is far (1% of the scale) from the right one.
+
+    The differences between the right answer and the mistakes are x0, y0, x0 + y0, x0 - y0 and
+    |y0| - |2*x0| (the swapped split); none may be close to zero.
+    """
+    margin = 0.01 * (abs(x0) + abs(y0))
+    gaps = (x0, y0, x0 + y0, x0 - y0, abs(y0) - abs(2 * x0))
+    return margin > 0 and all(abs(g) > margin for g in gaps)
+
+
+def tolerance(x0: float, y0: float) -> float:
+    """Absolute tolerance for both gradients: float32 rounding grows with the inputs' size, and
+    2*x0 + y0 may cancel, so it scales with |x0| + |y0| rather than with the result."""
+    return ATOL + RTOL * (abs(x0) + abs(y0))
+
+
+def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
+    """Floats (negative, fractional, large), then a pair of ints, which must be accepted too."""
+    def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
+        while True:
+            x0, y0 = draw(), draw()
+            if _distinct(x0, y0):
+                return x0, y0
+
+    return [
+        pair(lambda: float(np.round(rng.uniform(-9.0, 9.0), 3))),
+        pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(0.05, 0.95))),
+        pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(50.0, 500.0))),
+        pair(lambda: int(rng.integers(-9, 10))),
+    ]
+
+
+def expected_multipath(x0: float, y0: float) -> tuple[float, float]:
+    """``(dw/dx, dw/dy)`` for ``w = x*y + x**2``, in float64."""
+    return 2.0 * x0 + y0, float(x0)
+
+
+def expected_split(x0: float, y0: float) -> tuple[float, float]:
+    """``(a.grad, b.grad)`` for ``a*y + b**2`` with ``a = b = x0``: product, then square path."""
+    return float(y0), 2.0 * x0
+
+
+def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
+           patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str) -> Verdict:
+    """Type first, then values; a wrong value is matched against ``patterns``.
+
+    ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused).
+    """
+    atol = tolerance(float(inputs["x0"]), float(inputs["y0"]))
+    tolerance_shown = f"atol={atol:.3g}"
+    evidence = Evidence(inputs=inputs, expected=list(expected), got=plain(got),
+                        tolerance=tolerance_shown)
+    problem = float_pair_problem(got, what)
+    if problem:
+        if isinstance(got, (tuple, list)) and any(v is None for v in got):
+            return Verdict(False, f"{shown} {problem} {NONE_HINT}", none_name, evidence)
+        return Verdict(False, f"{shown} {problem}", "wrong-type", evidence)
+    got = (float(got[0]), float(got[1]))
+    err = max(abs(g - e) for g, e in zip(got, expected))
+    evidence = Evidence(inputs, list(expected), list(got), err, tolerance_shown)
+    if pair_close(got, expected, 0.0, atol):
+        return Verdict(True, evidence=evidence)
+    name, hint = first_match(got, expected, patterns,
+                             lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
+    head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected ({fmt(expected[0])}, "
+            f"{fmt(expected[1])}) (largest error {fmt(err)}, {tolerance_shown}).")
+    return Verdict(False, f"{head} {hint or 'Check which leaf each path is built on.'}",
+                   name, evidence)
+
+
+def judge_multipath(got: Any, x0: float, y0: float) -> Verdict:
+    """Compare ``multipath_grads(x0, y0)`` with ``(2*x0 + y0, x0)``; name the mistake."""
+    x, y = float(x0), float(y0)
+    return _judge(got, expected_multipath(x, y), f"multipath_grads({fmt(x0)}, {fmt(y0)})",
+                  "(x.grad, y.grad)", [
+        ("one-path", (y, x), "x.grad holds the product path only: x also feeds x ** 2, whose "
+         "gradient 2*x must be added. Build w = x * y + x ** 2 and call backward once."),
+        ("one-path", (2 * x, x), "x.grad holds the square path only: x also feeds x * y, whose "
+         "gradient y must be added. Build w = x * y + x ** 2 and call backward once."),
+        ("one-path", (2 * x, 0.0), "x.grad holds the square path only and y got no gradient: "
+         "build w = x * y + x ** 2 and call backward once."),
+        ("swapped-order", (x, 2 * x + y), "The two gradients are in the wrong order: return "
+         "(x.grad, y.grad), x first."),
+        ("lesson-constant", LESSON_MULTIPATH, "These are the lesson's gradients for (3, 4): make "
+         "the leaves from the x0 and y0 arguments."),
+    ], {"x0": x0, "y0": y0}, "unused-leaf")
+
+
+def judge_split(got: Any, x0: float, y0: float) -> Verdict:
+    """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake."""
+    x, y = float(x0), float(y0)
+    total = 2 * x + y
+    return _judge(got, expected_split(x, y), f"split_path_grads({fmt(x0)}, {fmt(y0)})",
+                  "(a.grad, b.grad)", [
+        ("paths-swapped", (2 * x, y), "a.grad and b.grad are swapped: a carries the product "
+         "path (a * y) and gets y0, b carries the square (b ** 2) and gets 2*x0."),
+        ("one-leaf", (total, total), "Both paths were built on one leaf, so it collected both "
+         "contributions: make two separate leaves, a for the product and b for the square."),
+        ("one-leaf", (total, 0.0), "Both paths were built on a, so b collected nothing: use a "
+         "in the product and b in the square."),
+        ("one-leaf", (0.0, total), "Both paths were built on b, so a collected nothing: use a "
+         "in the product and b in the square."),
+        ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
+         "leaves from the x0 and y0 arguments."),
+    ], {"x0": x0, "y0": y0}, "one-leaf")
+
+
+def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
+    """Call the student; name the two failures whose cause is clear from the outside.
+
+    Ints that raise where floats do not mean a missing conversion; ``None`` in the error means a
+    gradient was ``None``, i.e. a leaf took no part in the backward.
+    """
+    got, failure = call(fn, name, x0, y0)
+    if failure is None or failure.misconception != "raised":
+        return got, failure
+    if isinstance(x0, int) and call(fn, name, float(x0), float(y0))[1] is None:
+        return None, renamed(failure, "int-not-converted", INT_HINT)
+    if "NoneType" in failure.message:
+        return None, renamed(failure, none_name, NONE_HINT)
+    return None, failure
+
+
+def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
+                points: float = 1.0) -> CheckResult:
+    """Call ``multipath_grads`` (or ``split_path_grads``) on fresh points, ints included.
+
+    Args:
+        fn: the student's function.
+        rng: a generator seeded with the grading seed.
+        split: judge ``split_path_grads`` instead of ``multipath_grads``.
+        points: what the check is worth.
+    """
+    seed = seed_of(rng)
+    name = "split_path_grads" if split else "multipath_grads"
+    judge = judge_split if split else judge_multipath
+    verdict = PASS
+    for x0, y0 in draw_points(rng):
+        got, failure = _call(fn, name, x0, y0, "one-leaf" if split else "unused-leaf")
+        verdict = failure or judge(got, x0, y0)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, name, verdict, seed=seed, points=points,
+                  passed_message=f"{name} matched on fresh points, ints included.")

@@ -1,0 +1,232 @@
+"""q2_saved: what autograd saves for backward, counted with ``saved_tensors_hooks``.
+
+The reference is never a typed constant: the grader runs its own pack hook on a deep copy of
+the very network it hands the student, in the torch build that grades, because the counts
+depend on each operation's backward rule and those change across torch versions.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..calling import call, describe, plain
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import first_match, is_int
+
+QUESTION = "q2_saved"
+#: The lesson's printed counts, used only to recognise a copied constant, never as a reference.
+LESSON_COUNTS = (4, 272)
+ACTIVATIONS = (nn.ReLU, nn.Tanh, nn.Sigmoid)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """What ``count_saved`` returns for one (net, inputs), correct and under each known mistake.
+
+    Attributes:
+        tracked: the reference for ``track=True`` (pack events, bytes).
+        untracked: the reference for ``track=False`` (the grader's own no_grad run).
+        params: the network's parameters counted instead (tensors, bytes).
+        unique: distinct storages among the packed tensors instead of pack events.
+        four_bytes: pack events with 4 bytes per element assumed (differs in float64).
+    """
+
+    tracked: tuple[int, int]
+    untracked: tuple[int, int]
+    params: tuple[int, int]
+    unique: tuple[int, int]
+    four_bytes: tuple[int, int]
+
+
+def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Tensor]:
+    """The tensors the pack hook sees during one forward of a private copy of ``net``."""
+    packed: list[torch.Tensor] = []
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        packed.append(tensor)
+        return tensor
+
+    model = copy.deepcopy(net)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        with torch.set_grad_enabled(track):
+            model(inputs.clone())
+    return packed  # the list keeps every packed tensor alive, so storages stay distinct
+
+
+def _nbytes(tensors: list[torch.Tensor]) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
+    """Run the grader's own hooks on copies of ``net``; predict right and wrong answers."""
+    packed = _packed(net, inputs, True)
+    storages: dict[int, torch.Tensor] = {}
+    for t in packed:
+        storages.setdefault(t.untyped_storage().data_ptr(), t)
+    params = list(net.parameters())
+    return Predictions(
+        tracked=(len(packed), _nbytes(packed)),
+        untracked=(len(_packed(net, inputs, False)), _nbytes(_packed(net, inputs, False))),
+        params=(len(params), _nbytes(params)),
+        unique=(len(storages), _nbytes(list(storages.values()))),
+        four_bytes=(len(packed), 4 * sum(t.numel() for t in packed)),
+    )
+
+
+def _pair_problem(got: Any) -> str | None:
+    """Why ``got`` is not ``(count, bytes)`` as two ints; ``None`` when it is."""
+    if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list)) or len(got) != 2:
+        return f"returned {describe(got)}; expected a tuple of two ints (pack calls, bytes)."
+    if not all(is_int(v) for v in got):
+        return (f"returned {describe(list(got))}; both entries must be Python ints: the number "
+                "of pack calls and the sum of numel() * element_size().")
+    return None
+
+
+def judge_counts(seq: list[Any], pred: Predictions, track: bool, shown: str) -> Verdict:
+    """Judge three calls on one (net, inputs): ``track``, ``not track``, ``track`` again.
+
+    Repeating the call is what exposes a list that is never reset: identical calls must give
+    identical answers. The middle call, in the other mode, tells a swapped ``no_grad`` from a
+    missing one.
+    """
+    expected = pred.tracked if track else pred.untracked
+    evidence = Evidence(inputs={"call": shown}, expected=list(expected), got=plain(seq[0]))
+    for got in seq:
+        problem = _pair_problem(got)
+        if problem:
+            return Verdict(False, f"{shown} {problem}", "wrong-type", evidence)
+    first, other, again = (tuple(int(v) for v in got) for got in seq)
+    if again != first:
+        return Verdict(False, f"{shown} returned {first}, and {again} when called again with the "
+                       "same arguments: the counts carried over between calls. Start from an "
+                       "empty list (or zero counters) inside count_saved, on every call.",
+                       "carried-over", evidence)
+    if first == expected:
+        return Verdict(True, evidence=evidence)
+    name, hint = _diagnose(first, other, pred, track)
+    return Verdict(False, f"{shown} returned {first}; expected {expected} from the grader's own "
+                   f"hook run on the same network. {hint}", name, evidence)
+
+
+def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
+              track: bool) -> tuple[str | None, str]:
+    """Match a consistent but wrong answer against the known mistakes; most specific first."""
+    nothing = (0, 0)
+    if track and got == nothing and other == nothing:
+        return "nothing-counted", ("Nothing was counted in either mode: run net(inputs) inside "
+                                   "the saved_tensors_hooks block and record each call of pack.")
+    if (track and got == nothing) or (not track and got == pred.tracked and other == nothing):
+        return "no-grad-wrong-run", (
+            "torch.no_grad() was applied to the wrong run: the tracked forward saved nothing. "
+            "Use no_grad only when track is False.")
+    expected = pred.tracked if track else pred.untracked
+    name, hint = first_match(got, expected, [
+        ("no-grad-wrong-run", None if track else pred.tracked,
+         "track=False recorded a graph: run net(inputs) under torch.no_grad() when track is "
+         "False, so nothing is saved."),
+        ("counted-parameters", pred.params,
+         "These are the network's parameters (how many, and their bytes), not the tensors "
+         "autograd saved: count inside the pack hook, one entry per call."),
+        ("unique-storages", pred.unique if track else None,
+         "You counted distinct tensors, but one tensor can be saved by several operations (an "
+         "activation's output is saved by it and by the next Linear): count every pack call."),
+        ("bytes-assume-float32", pred.four_bytes if track else None,
+         "The bytes assume 4 per element, but this network is float64: use element_size()."),
+        ("lesson-constant", LESSON_COUNTS,
+         "These are the lesson's counts for its own network: count the pack calls for the net "
+         "and inputs you are given."),
+    ], lambda a, b: tuple(a) == tuple(b))
+    if name:
+        return name, hint
+    if track and got[0] == pred.tracked[0]:
+        return "wrong-bytes", ("The number of pack calls is right but the bytes are not: add "
+                               "numel() * element_size() of each packed tensor.")
+    return None, ("Record one entry per pack-hook call, in a list made fresh on every call of "
+                  "count_saved, and sum numel() * element_size() over it.")
+
+
+def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1) -> tuple[
+        nn.Sequential, torch.Tensor]:
+    """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``."""
+    n_linear = int(rng.integers(min_linear, 4))
+    widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
+    layers: list[nn.Module] = []
+    with torch.random.fork_rng(devices=[]):  # leave the student's global torch RNG alone
+        for i in range(n_linear):
+            layers.append(nn.Linear(widths[i], widths[i + 1], bias=bool(rng.random() < 0.8)))
+            if i < n_linear - 1 or rng.random() < 0.5:
+                layers.append(ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]())
+    net = nn.Sequential(*layers).to(dtype)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
+    batch = int(rng.integers(1, 9))
+    return net, torch.from_numpy(rng.standard_normal((batch, widths[0]))).to(dtype)
+
+
+def unambiguous(pred: Predictions) -> bool:
+    """Whether every known mistake predicts its own answer, so a match names one mistake only.
+
+    A mistake that predicts the right answer (no shared storage, float32 bytes) is left out: it
+    cannot be seen on that network and is not matched.
+    """
+    wrong = [pred.params, LESSON_COUNTS, pred.untracked]
+    wrong += [p for p in (pred.unique, pred.four_bytes) if p != pred.tracked]
+    return pred.tracked not in wrong[:3] and len(set(wrong)) == len(wrong)
+
+
+def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int) -> tuple[
+        nn.Sequential, torch.Tensor, Predictions]:
+    """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
+    for _ in range(50):
+        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear)
+        pred = predict(net, inputs)
+        if unambiguous(pred):
+            break
+    return net, inputs, pred
+
+
+def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:
+    """``count_saved(Sequential(Linear(3, 2), Tanh()), inputs (4, 3) float64, track=True)``."""
+    layers = ", ".join(f"Linear({m.in_features}, {m.out_features})" if isinstance(m, nn.Linear)
+                       else f"{type(m).__name__}()" for m in net)
+    dtype = str(inputs.dtype).replace("torch.", "")
+    return f"count_saved(Sequential({layers}), inputs {tuple(inputs.shape)} {dtype}, track={track})"
+
+
+def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track: bool,
+                      points: float = 1.0) -> CheckResult:
+    """Call ``count_saved`` on fresh networks and batches, float32 and float64.
+
+    Args:
+        count_saved: the student's function.
+        rng: a generator seeded with the grading seed.
+        track: which mode is judged (the other mode is called too, to tell mistakes apart).
+        points: what the check is worth.
+    """
+    seed = seed_of(rng)
+    dtypes = [torch.float32, torch.float64, [torch.float32, torch.float64][int(rng.integers(2))]]
+    verdict = PASS
+    for i, dtype in enumerate(dtypes):
+        net, inputs, pred = draw_unambiguous(rng, dtype=dtype, min_linear=2 if i < 2 else 1)
+        seq = []
+        for mode in (track, not track, track):
+            got, verdict = call(count_saved, "count_saved", net, inputs.clone(), mode)
+            if verdict:
+                break
+            seq.append(got)
+        verdict = verdict or judge_counts(seq, pred, track, describe_call(net, inputs, track))
+        if not verdict.ok:
+            break
+    mode = "tracked" if track else "untracked"
+    return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
+                  passed_message=f"count_saved with track={track} matched the grader's own hook "
+                                 "run on fresh networks.")

@@ -1,0 +1,156 @@
+"""q4_vjp: ``v.backward(weights)`` for a vector ``v`` is a vector-Jacobian product.
+
+For ``v = x ** 2`` the reference is ``2 * x * weights``, computed in float64 numpy; the dtype
+of the answer must be x's own, and the caller's tensors must come back untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import call, describe, plain, tolerance_text
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import array_error, arrays_close, dtype_name, first_match, short
+
+QUESTION = "q4_vjp"
+#: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
+TOLERANCES = {torch.float32: (1e-5, 1e-6), torch.float64: (1e-10, 1e-12)}
+LESSON_VJP = np.array([4.0, 12.0])
+LEAF_HINT = "Make the leaf from a copy: leaf = x.detach().clone().requires_grad_()."
+
+
+def draw_cases(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """1-D float32, 2-D float64, then a random one; weights never all equal to one."""
+    def case(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        x = rng.uniform(-5.0, 5.0, size=shape)
+        weights = rng.uniform(-3.0, 3.0, size=shape)
+        weights.flat[0] = 1.5 + rng.uniform(0.0, 1.0)  # one weight surely not 1 (nor 0)
+        return torch.from_numpy(x).to(dtype), torch.from_numpy(weights).to(dtype)
+
+    dtypes = (torch.float32, torch.float64)
+    return [
+        case((int(rng.integers(2, 8)),), torch.float32),
+        case((int(rng.integers(1, 5)), int(rng.integers(2, 5))), torch.float64),
+        case(tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 3)))),
+             dtypes[int(rng.integers(2))]),
+    ]
+
+
+def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
+    """``2 * x * weights`` in float64."""
+    return 2.0 * x.detach().double().numpy() * weights.detach().double().numpy()
+
+
+def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
+    """Type, then shape, then dtype, then values of ``vjp_square(x, weights)``."""
+    expected = expected_vjp(x, weights)
+    rtol, atol = TOLERANCES[x.dtype]
+    shown = f"vjp_square(x {tuple(x.shape)} {dtype_name(x.dtype)}, weights)"
+    inputs = {"x": plain(x), "weights": plain(weights)}
+    evidence = Evidence(inputs, expected.tolist(), plain(got), tolerance=tolerance_text(rtol, atol))
+    if not isinstance(got, torch.Tensor):
+        return Verdict(False, f"{shown} returned {describe(got)}; expected a tensor: the leaf's "
+                       ".grad after backward.", "wrong-type", evidence)
+    if tuple(got.shape) != tuple(x.shape):
+        return Verdict(False, f"{shown} returned shape {tuple(got.shape)}; expected x's shape "
+                       f"{tuple(x.shape)}: one gradient entry per entry of x.", "wrong-shape",
+                       evidence)
+    if got.dtype != x.dtype:
+        return Verdict(False, f"{shown} returned dtype {dtype_name(got.dtype)} for "
+                       f"{dtype_name(x.dtype)} inputs: the fresh leaf lost x's dtype. {LEAF_HINT}",
+                       "dtype-lost", evidence)
+    values = got.detach().cpu().double().numpy()
+    err = array_error(values, expected)
+    evidence = Evidence(inputs, expected.tolist(), values.tolist(), err, evidence.tolerance)
+    if arrays_close(values, expected, rtol, atol):
+        return Verdict(True, evidence=evidence)
+    name, hint = _diagnose(values, x, weights, rtol, atol)
+    return Verdict(False, f"{shown} returned {short(values)}; expected {short(expected)} "
+                   f"(largest error {err:.3g}, {evidence.tolerance}). {hint}", name, evidence)
+
+
+def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
+              atol: float) -> tuple[str | None, str]:
+    """Match a wrong gradient against the known mistakes."""
+    xs, ws = x.detach().double().numpy(), weights.detach().double().numpy()
+    name, hint = first_match(values, expected_vjp(x, weights), [
+        ("weights-ignored", 2.0 * xs,
+         "This is 2*x, the gradient of v.sum(): the weights were ignored. Call "
+         "v.backward(weights) so that each v[i] counts weights[i] times."),
+        ("returned-value-not-grad", xs ** 2 * ws,
+         "These are the weighted values of x ** 2, not a gradient: return the leaf's .grad."),
+        ("returned-value-not-grad", xs ** 2,
+         "These are the values of x ** 2, not a gradient: return the leaf's .grad after "
+         "v.backward(weights)."),
+        ("lesson-constant", LESSON_VJP if xs.shape == (2,) else None,
+         "These are the lesson's numbers for x=[2, 3]: use the x and weights you are given."),
+    ], lambda a, b: arrays_close(a, b, rtol, atol))
+    return name, hint or "Check the leaf's values and the upstream gradient passed to backward."
+
+
+def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tensor,
+                    got: Any) -> Verdict:
+    """Did ``vjp_square`` leave the caller's tensors as they were, and return a tensor?
+
+    Args:
+        before: ``snapshot(x, weights)`` taken before the call.
+        x: the caller's tensor after the call.
+        weights: the caller's weights after the call.
+        got: what the call returned.
+    """
+    evidence = Evidence(expected=plain(before["x"]), got=plain(x))
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
+                       f"shape {tuple(x.shape)}.", "wrong-type", evidence)
+    changes = [what for what, changed in (
+        ("its values changed", not torch.equal(x.detach(), before["x"])),
+        (f"x.requires_grad became {x.requires_grad}", x.requires_grad != before["requires_grad"]),
+        ("x.grad was set", x.grad is not None),
+        ("the weights' values changed", not torch.equal(weights.detach(), before["weights"])),
+    ) if changed]
+    if changes:
+        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(changes)}. "
+                       f"{LEAF_HINT}", "modified-input", evidence)
+    return Verdict(True, evidence=evidence)
+
+
+def snapshot(x: torch.Tensor, weights: torch.Tensor) -> dict[str, Any]:
+    """What ``judge_untouched`` compares against: copies, and x's autograd flag."""
+    return {"x": x.detach().clone(), "requires_grad": x.requires_grad,
+            "weights": weights.detach().clone()}
+
+
+def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
+    """Call ``vjp_square`` on fresh 1-D and 2-D inputs in float32 and float64; compare values."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for x, weights in draw_cases(rng):
+        # the student gets copies: the reference must not see anything their code does to x
+        got, failure = call(vjp_square, "vjp_square", x.clone(), weights.clone())
+        verdict = failure or judge_vjp(got, x, weights)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "vjp_square_values", verdict, seed=seed, points=points,
+                  passed_message="vjp_square matched 2 * x * weights on fresh shapes and dtypes.")
+
+
+def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
+                    points: float = 1.0) -> CheckResult:
+    """Call ``vjp_square`` twice per input and check the caller's tensors are left alone."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for x, weights in draw_cases(rng):
+        before = snapshot(x, weights)
+        for _ in range(2):  # a second call on the same x exposes state left on it
+            got, failure = call(vjp_square, "vjp_square", x, weights)
+            verdict = failure or judge_untouched(before, x, weights, got)
+            if not verdict.ok:
+                break
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "vjp_square_leaves_inputs", verdict, seed=seed, points=points,
+                  passed_message="vjp_square left the caller's x and weights untouched.")

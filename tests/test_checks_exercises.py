@@ -1,0 +1,250 @@
+"""Do the ``autograd-exercises`` judges accept the reference for any input, and does each known
+mistake fail with its own misconception id? Property tests over bounded inputs (q2-q5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from torch import nn
+
+from autograder.checks.exercises import export, multipath, saved, vjp
+from autograder.checks.seeding import generator
+
+FAST = settings(deadline=None, max_examples=30)
+SOME = settings(deadline=None, max_examples=8)
+
+# ---------------------------------------------------------------- q2_saved
+
+ACTS = st.sampled_from([nn.ReLU, nn.Tanh, nn.Sigmoid, None])
+
+
+@st.composite
+def networks(draw) -> tuple[nn.Sequential, torch.Tensor]:
+    """Two or three Linear layers, activations between, float32 or float64."""
+    widths = draw(st.lists(st.integers(1, 6), min_size=3, max_size=4))
+    dtype = draw(st.sampled_from([torch.float32, torch.float64]))
+    layers: list[nn.Module] = []
+    for i in range(len(widths) - 1):
+        layers.append(nn.Linear(widths[i], widths[i + 1]))
+        act = draw(ACTS)
+        if act is not None:
+            layers.append(act())
+    batch = draw(st.integers(1, 5))
+    return nn.Sequential(*layers).to(dtype), torch.ones(batch, widths[0], dtype=dtype)
+
+
+def _judge_ids(seq, pred, track):
+    return saved.judge_counts(seq, pred, track, "count_saved(...)").misconception
+
+
+@FAST
+@given(networks(), st.booleans())
+def test_saved_reference_is_accepted(case, track):
+    """Does the grader's own hook run pass its own judge, in both modes?"""
+    pred = saved.predict(*case)
+    expected, other = (pred.tracked, pred.untracked) if track else (pred.untracked, pred.tracked)
+    assert pred.untracked == (0, 0)
+    assert saved.judge_counts([expected, other, expected], pred, track, "call").ok
+
+
+@FAST
+@given(networks())
+def test_saved_mutations_are_named(case):
+    """Does each known mistake get its own id (where its prediction is not ambiguous)?"""
+    pred = saved.predict(*case)
+    t, u = pred.tracked, pred.untracked
+    doubled = (2 * t[0], 2 * t[1])
+    assert _judge_ids([t, t, doubled], pred, True) == "carried-over"
+    assert _judge_ids([(0, 0), t, (0, 0)], pred, True) == "no-grad-wrong-run"
+    assert _judge_ids([t, (0, 0), t], pred, False) == "no-grad-wrong-run"
+    assert _judge_ids([t, t, t], pred, False) == "no-grad-wrong-run"
+    assert _judge_ids([(float(t[0]), t[1])] * 3, pred, True) == "wrong-type"
+    tracked_mistakes = {"counted-parameters": pred.params, "unique-storages": pred.unique,
+                        "bytes-assume-float32": pred.four_bytes,
+                        "lesson-constant": saved.LESSON_COUNTS}
+    for name, wrong in tracked_mistakes.items():
+        rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)]
+        if wrong not in rivals and (name != "unique-storages" or wrong[0] != t[0]):
+            assert _judge_ids([wrong, u, wrong], pred, True) == name, (name, pred)
+    if pred.params not in (t, (0, 0)):
+        assert _judge_ids([pred.params] * 3, pred, False) == "counted-parameters"
+
+
+def _count(net, inputs, track, size=lambda t: t.numel() * t.element_size(), store=None):
+    sizes = [] if store is None else store
+
+    def pack(tensor):
+        sizes.append(size(tensor))
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        with torch.set_grad_enabled(track):
+            net(inputs)
+    return len(sizes), sum(sizes)
+
+
+GLOBAL: list[int] = []
+SAVED_MUTANTS = {
+    "carried-over": lambda n, x, track: _count(n, x, track, store=GLOBAL),
+    "no-grad-wrong-run": lambda n, x, track: _count(n, x, not track),
+    "bytes-assume-float32": lambda n, x, track: _count(n, x, track, size=lambda t: 4 * t.numel()),
+    "lesson-constant": lambda n, x, track: (4, 272) if track else (0, 0),
+}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1))
+def test_count_saved_check_end_to_end(seed):
+    """Does the whole check pass the reference and name each mutant, on real networks?"""
+    assert saved.check_count_saved(_count, generator(seed), track=True).passed
+    assert saved.check_count_saved(_count, generator(seed), track=False).passed
+    for name, mutant in SAVED_MUTANTS.items():
+        result = saved.check_count_saved(mutant, generator(seed), track=True)
+        assert result.misconception == name, result.message
+
+
+# ---------------------------------------------------------------- q3_multipath
+
+COORD = st.floats(-500, 500, allow_nan=False).filter(lambda v: abs(v) > 1e-3)
+
+
+@FAST
+@given(COORD, COORD)
+def test_multipath_reference_is_accepted(x0, y0):
+    """Do the float64 reference and a float32 torch run both pass?"""
+    x = torch.tensor(x0, requires_grad=True)
+    y = torch.tensor(y0, requires_grad=True)
+    (x * y + x ** 2).backward()
+    assert multipath.judge_multipath((x.grad.item(), y.grad.item()), x0, y0).ok
+    assert multipath.judge_split(multipath.expected_split(x0, y0), x0, y0).ok
+
+
+@FAST
+@given(COORD, COORD)
+def test_multipath_mutations_are_named(x0, y0):
+    """Does each known mistake get its own id?"""
+    assume(multipath._distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(abs(x0 + y0) > 1e-2 and abs(x0 - y0) > 1e-2)
+    whole, total = multipath.judge_multipath, 2 * x0 + y0
+    assert whole((y0, x0), x0, y0).misconception == "one-path"
+    assert whole((2 * x0, x0), x0, y0).misconception == "one-path"
+    assert whole((x0, total), x0, y0).misconception == "swapped-order"
+    assert whole((torch.tensor(total), x0), x0, y0).misconception == "wrong-type"
+    split = multipath.judge_split
+    assert split((2 * x0, y0), x0, y0).misconception == "paths-swapped"
+    assert split((total, total), x0, y0).misconception == "one-leaf"
+    assert split((total, None), x0, y0).misconception == "one-leaf"
+    if (x0, y0) != (3.0, 4.0):
+        assert split((4.0, 6.0), x0, y0).misconception == "lesson-constant"
+        assert whole((10.0, 3.0), x0, y0).misconception == "lesson-constant"
+
+
+def _int_leaves(x0, y0):
+    x = torch.tensor(x0, requires_grad=True)  # raises for ints
+    y = torch.tensor(y0, requires_grad=True)
+    (x * y + x ** 2).backward()
+    return x.grad.item(), y.grad.item()
+
+
+def test_int_inputs_not_converted_is_named():
+    """Is a function that fails only for int arguments told to convert?"""
+    result = multipath.check_grads(_int_leaves, generator(0), split=False)
+    assert result.misconception == "int-not-converted" and result.traceback
+
+
+# ---------------------------------------------------------------- q4_vjp
+
+
+@st.composite
+def vjp_inputs(draw) -> tuple[torch.Tensor, torch.Tensor]:
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=2).map(tuple))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    values = st.floats(-10, 10, allow_nan=False, width=32)
+    return (torch.from_numpy(draw(arrays(dtype, shape, elements=values))),
+            torch.from_numpy(draw(arrays(dtype, shape, elements=values))))
+
+
+def _vjp(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(weights)
+    return leaf.grad
+
+
+@FAST
+@given(vjp_inputs())
+def test_vjp_reference_is_accepted(case):
+    """Does autograd's own answer, in x's dtype, pass the float64 oracle?"""
+    x, weights = case
+    before = vjp.snapshot(x, weights)
+    got = _vjp(x, weights)
+    assert vjp.judge_vjp(got, x, weights).ok
+    assert vjp.judge_untouched(before, x, weights, got).ok
+
+
+@FAST
+@given(vjp_inputs())
+def test_vjp_mutations_are_named(case):
+    """Does each known mistake get its own id?"""
+    x, weights = case
+    assume(not vjp.arrays_close(2 * x.double().numpy(), vjp.expected_vjp(x, weights), 1e-4, 1e-4))
+    assert vjp.judge_vjp(2 * x, x, weights).misconception == "weights-ignored"
+    assert vjp.judge_vjp(_vjp(x, weights).sum(), x, weights).misconception in (
+        "wrong-shape", "weights-ignored", None)
+    other = torch.float32 if x.dtype == torch.float64 else torch.float64
+    assert vjp.judge_vjp(_vjp(x, weights).to(other), x, weights).misconception == "dtype-lost"
+    before = vjp.snapshot(x, weights)
+    x.requires_grad_()
+    (x ** 2).backward(weights)
+    assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
+
+
+# ---------------------------------------------------------------- q5_numpy
+
+
+@st.composite
+def tensors(draw) -> torch.Tensor:
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.int64]))
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    elements = st.integers(-100, 100) if dtype == np.int64 else st.floats(-10, 10, width=32)
+    t = torch.from_numpy(draw(arrays(dtype, shape, elements=elements)))
+    if dtype != np.int64 and draw(st.booleans()):
+        t.requires_grad_()
+    return t.t() if draw(st.booleans()) else t
+
+
+@FAST
+@given(tensors())
+def test_export_reference_is_accepted(t):
+    """Does the lesson's export pass both judges, for views and tracked tensors?"""
+    before = t.detach().clone()
+    got = t.detach().cpu().numpy().copy()
+    assert export.judge_export(got, t).ok
+    assert export.judge_independent(got, t, before, None, None, t.requires_grad).ok
+
+
+@FAST
+@given(tensors())
+def test_export_mutations_are_named(t):
+    """Does each known mistake get its own id?"""
+    before = t.detach().clone()
+    other = np.float64 if t.dtype != torch.float64 else np.float32
+    assert export.judge_export(t.detach().numpy().astype(other), t).misconception == \
+        "dtype-changed"
+    shared = t.detach().numpy()
+    assert export.judge_independent(shared, t, before, None, None, t.requires_grad) \
+        .misconception == "shares-storage"
+
+
+@pytest.mark.parametrize("name, mutant", [
+    ("numpy-on-tracked", lambda t: t.numpy().copy()),
+    ("shares-storage", lambda t: t.detach().numpy()),
+])
+def test_export_checks_name_mutants(name, mutant):
+    """Does the whole check name a missing detach and a missing copy?"""
+    results = [export.check_export(mutant, generator(5)),
+               export.check_independent(mutant, generator(5))]
+    assert name in [r.misconception for r in results], [r.message for r in results]
