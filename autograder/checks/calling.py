@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sysconfig
@@ -11,6 +12,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from ..worker.context import arranged
+from ..worker.wire import Opaque
+from . import context
 from .result import Evidence, Verdict
 
 _LIBRARY_DIRS = tuple(
@@ -32,12 +36,26 @@ def _is_student_frame(filename: str) -> bool:
     return not os.path.realpath(filename).startswith(_LIBRARY_DIRS)
 
 
+class RemoteError(Exception):
+    """The student's code raised inside the sealed judge's worker; carries what it reported."""
+
+    def __init__(self, type_name: str, message: str, traceback_text: str):
+        super().__init__(message)
+        self.type_name, self.traceback_text = type_name, traceback_text
+
+
+class WorkerLost(Exception):
+    """The student's process died or was killed (exit, crash, timeout, memory) during a call."""
+
+
 def student_traceback(exc: BaseException) -> str:
     """The traceback of ``exc`` trimmed to frames from the student's own code.
 
     Library frames (torch, numpy, the standard library, this package) are dropped: the
     student can act only on their own lines, and the grader's frames would show test code.
     """
+    if isinstance(exc, RemoteError):
+        return exc.traceback_text
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_student_frame(f.filename)]
     lines = ["Traceback (your code only):"]
     lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
@@ -48,7 +66,8 @@ def student_traceback(exc: BaseException) -> str:
 def exception_summary(exc: BaseException) -> str:
     """``"RuntimeError: message"`` with the message cut to its first line."""
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    kind = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
+    return f"{kind}: {text[0]}" if text else kind
 
 
 def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | None]:
@@ -70,7 +89,11 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
         )
     try:
-        return fn(*args, **kwargs), None
+        with _arranged_here(fn):
+            return fn(*args, **kwargs), None
+    except WorkerLost as exc:
+        return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
+                             misconception="worker-lost", evidence=Evidence(inputs=inputs))
     except (Exception, SystemExit) as exc:  # student code: any failure is a result
         return None, Verdict(
             False,
@@ -79,6 +102,50 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
             traceback=student_traceback(exc),
         )
+
+
+def _arranged_here(fn: Any) -> Any:
+    """Apply the checks' call-context request in this process, unless ``fn`` is remote (a
+    remote function sends the request to the worker with the call)."""
+    request = context.current()
+    if not request or getattr(fn, "is_remote", False):
+        return contextlib.nullcontext({})
+    return arranged(fn, request)
+
+
+def call_observed(fn: Any, name: str, *args: Any,
+                  **kwargs: Any) -> tuple[Any, dict, Verdict | None]:
+    """``call``, plus what the call context observed (``saved_tensors``: tensors autograd
+    saved during the call; ``dtypes``: the dtypes the swapped-in stand-ins were run in)."""
+    if getattr(fn, "is_remote", False):
+        value, failure = call(fn, name, *args, **kwargs)
+        return value, dict(fn.last_observed), failure
+    request, observed = context.current(), {}
+
+    def observing(*a: Any, **k: Any) -> Any:
+        with arranged(fn, request) as seen:
+            try:
+                return fn(*a, **k)
+            finally:
+                observed.update(seen)
+
+    with context.cleared():  # ``observing`` applies the request; ``call`` must not again
+        value, failure = call(observing, name, *args, **kwargs)
+    return value, observed, failure
+
+
+def call_backward(fn: Any, name: str, args: tuple, upstream: Any) -> tuple[Any, Verdict | None]:
+    """Call ``fn(*args)`` and then ``.backward(upstream)`` on its result, as one step: the
+    gradients land in the tensor arguments' ``.grad`` (mirrored back from a remote worker)."""
+    if getattr(fn, "is_remote", False):
+        return call(fn.with_backward(upstream), name, *args)
+
+    def forward_backward(*a: Any) -> Any:
+        out = fn(*a)
+        out.backward(upstream)
+        return out
+
+    return call(forward_backward, name, *args)
 
 
 def call_text(name: str, args: tuple, kwargs: dict) -> str:
@@ -118,6 +185,8 @@ def describe(x: Any, limit: int = 6) -> str:
         return "... (the template's placeholder)"
     if x is None or isinstance(x, (bool, int, str)):
         return repr(x)
+    if isinstance(x, Opaque):
+        return f"a {x.type_name.rsplit('.', 1)[-1]}"
     return f"a {type(x).__name__}"
 
 

@@ -1,0 +1,42 @@
+"""What a check asks to have arranged around its next calls of student code, by name.
+
+Checks say ``with call_context(simulate_devices={"cuda": True, "mps": False}): ...``. When the
+student's code is in this process (otter's hidden tests), ``calling.call`` applies the request
+itself; when it is a remote function in the sealed judge's worker, the request travels with the
+call and the worker applies it. The arrangements are defined once, in
+``autograder.worker.context``, for both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from contextvars import ContextVar
+from typing import Any, Iterator
+
+_REQUEST: ContextVar[dict[str, Any]] = ContextVar("call_context", default={})
+
+
+@contextlib.contextmanager
+def call_context(**request: Any) -> Iterator[None]:
+    """Add ``request`` (``simulate_devices``, ``swap_globals``, ``overwrite_module_params``) to
+    every call of student code inside the block."""
+    token = _REQUEST.set({**_REQUEST.get(), **request})
+    try:
+        yield
+    finally:
+        _REQUEST.reset(token)
+
+
+def current() -> dict[str, Any]:
+    """The request in force (empty outside any ``call_context``)."""
+    return dict(_REQUEST.get())
+
+
+@contextlib.contextmanager
+def cleared() -> Iterator[None]:
+    """No request in force inside the block."""
+    token = _REQUEST.set({})
+    try:
+        yield
+    finally:
+        _REQUEST.reset(token)

@@ -1,0 +1,143 @@
+"""Helpers the ``autograd-porting`` checks share: tensor judging in the fixed order
+type → shape → dtype → values, and naming the exceptions students commonly hit.
+
+These could move to ``checks/calling.py`` once the shared core wants them; they live here so
+that this assignment does not edit files another engineer owns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import torch
+
+from ..calling import call, describe, fmt, plain, tolerance_text
+from ..result import Evidence, Verdict
+
+#: Exception text -> (misconception id, what to do). Checked in order on the message.
+RaiseHints = Iterable[tuple[str, str, str]]
+
+
+def call_named(fn: Any, name: str, hints: RaiseHints, *args: Any,
+               **kwargs: Any) -> tuple[Any, Verdict | None]:
+    """``calling.call``, and when the student's code raised a known error, name the mistake.
+
+    Args:
+        fn: the student's callable.
+        name: its contract name, for messages.
+        hints: ``(text in the exception message, misconception id, advice)`` triples.
+        *args: positional arguments.
+        **kwargs: keyword arguments.
+    """
+    value, failure = call(fn, name, *args, **kwargs)
+    return (value, None) if failure is None else (None, name_raised(failure, hints))
+
+
+def name_raised(failure: Verdict, hints: RaiseHints) -> Verdict:
+    """A "raised" failure whose exception text matches a hint, renamed to that mistake."""
+    if failure.misconception != "raised":
+        return failure
+    for needle, misconception, advice in hints:
+        if needle in failure.message:
+            return Verdict(False, f"{sentence(failure.message)} {advice}", misconception,
+                           failure.evidence, failure.traceback)
+    return failure
+
+
+def sentence(text: str) -> str:
+    """``text`` ending in one full stop (exception messages often bring their own)."""
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def max_error(got: torch.Tensor, expected: torch.Tensor) -> float:
+    """Largest absolute difference, computed in float64 on the CPU."""
+    if got.numel() == 0:
+        return 0.0
+    diff = (got.detach().cpu().double() - expected.detach().cpu().double()).abs()
+    return float(diff.max())
+
+
+def allclose(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> bool:
+    """``|g - e| <= atol + rtol * |e|`` elementwise in float64; NaN never matches."""
+    g, e = got.detach().cpu().double(), expected.detach().cpu().double()
+    return g.shape == e.shape and bool(((g - e).abs() <= atol + rtol * e.abs()).all())
+
+
+def judge_tensor(got: Any, expected: torch.Tensor, shown: str, *, dtype: torch.dtype,
+                 rtol: float, atol: float, inputs: dict | None = None,
+                 shapes: tuple[tuple[int, ...], ...] | None = None) -> Verdict:
+    """Compare one returned tensor with the grader's reference, stopping at the first problem.
+
+    Args:
+        got: what the student returned.
+        expected: the grader's reference (any dtype; compared in float64).
+        shown: how to name the value in messages (``"the gradient of w"``).
+        dtype: the dtype the contract asks for.
+        rtol: relative tolerance.
+        atol: absolute tolerance.
+        inputs: plain-data inputs for the evidence.
+        shapes: accepted shapes; default: only ``expected``'s shape.
+
+    Returns:
+        A passing verdict with the largest error, or a failing one saying what is wrong. A
+        failing verdict on values has no misconception: callers diagnose it.
+    """
+    inputs = inputs or {}
+    tol = tolerance_text(rtol, atol)
+    evidence = Evidence(inputs, plain(expected), plain(got), None, tol)
+    if not isinstance(got, torch.Tensor):
+        return Verdict(False, f"{shown} is {describe(got)}; expected a torch.Tensor "
+                       f"of shape {tuple(expected.shape)}.", "wrong-type", evidence)
+    accepted = shapes or (tuple(expected.shape),)
+    if tuple(got.shape) not in accepted:
+        wanted = " or ".join(str(s) for s in accepted)
+        return Verdict(False, f"{shown} has shape {tuple(got.shape)}; expected {wanted}.",
+                       "wrong-shape", evidence)
+    if got.dtype != dtype:
+        return Verdict(False, f"{shown} has dtype {got.dtype}; expected {dtype} (the dtype of "
+                       "the inputs): do not convert.", "wrong-dtype", evidence)
+    got_flat, exp_flat = got.detach().reshape(-1), expected.detach().reshape(-1)
+    err = max_error(got_flat, exp_flat)
+    evidence = Evidence(inputs, plain(expected), plain(got), err, tol)
+    if allclose(got_flat, exp_flat, rtol, atol):
+        return Verdict(True, evidence=evidence)
+    return Verdict(False, f"{shown} is {describe(got)}; expected {describe(expected)} "
+                   f"(largest error {fmt(err)}, {tol}).", None, evidence)
+
+
+def with_diagnosis(verdict: Verdict, diagnose: Callable[[], tuple[str | None, str]]) -> Verdict:
+    """Append the named mistake (or a generic next step) to a failing value verdict."""
+    if verdict.ok or verdict.misconception is not None:
+        return verdict
+    name, hint = diagnose()
+    return Verdict(False, f"{verdict.message} {hint}", name, verdict.evidence, verdict.traceback)
+
+
+def first_failure(verdicts: Iterable[Callable[[], Verdict]]) -> Verdict:
+    """Run the verdict thunks in order; return the first failing one, else the last pass."""
+    last = Verdict(True)
+    for make in verdicts:
+        last = make()
+        if not last.ok:
+            return last
+    return last
+
+
+def _has_no_data(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type == "meta"
+
+
+def plain_any(x: Any) -> Any:
+    """``calling.plain``, also for tensors on the ``meta`` device, which hold no values."""
+    if _has_no_data(x):
+        return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
+                "device": "meta"}
+    return plain(x)
+
+
+def describe_any(x: Any) -> str:
+    """``calling.describe``, also for tensors on the ``meta`` device."""
+    if _has_no_data(x):
+        return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
+               "device=meta)"
+    return describe(x)

@@ -1,0 +1,187 @@
+"""q3_gradcheck: a custom ``autograd.Function`` and a numerical check of its backward.
+
+The op is ``f(x) = S / (1 + A)`` with ``S = sum(x**3)`` and ``A = sum(|x|)``; its gradient is
+``3x² / (1 + A) - S·sign(x) / (1 + A)²``. Inputs are drawn away from 0, where ``|x|`` has a kink.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import call, call_backward, describe, fmt, plain
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import allclose, first_failure, judge_tensor, with_diagnosis
+
+QUESTION = "q3_gradcheck"
+RTOL, ATOL = 1e-7, 1e-9
+MATCH_RTOL, MATCH_ATOL = 1e-6, 1e-9
+GRADCHECK = {"eps": 1e-6, "atol": 1e-8}
+
+MISTAKES = {
+    "quotient-term-missing": "It matches 3x²/(1+A) alone: the quotient rule's second term, "
+                             "-S·sign(x)/(1+A)², is missing.",
+    "sign-dropped": "It matches the gradient with sign(x) left out of the second term: the "
+                    "derivative of |x| is sign(x), so -S·sign(x)/(1+A)².",
+    "upstream-ignored": "It matches the gradient without the upstream factor: multiply by the "
+                        "grad_output that backward receives.",
+}
+
+
+def draw_x(rng: np.random.Generator, dtype: torch.dtype = torch.float64,
+           requires_grad: bool = False) -> torch.Tensor:
+    """2-8 values with |x| in [0.2, 3], so finite differences never straddle the kink at 0;
+    both signs occur, or a dropped sign(x) would go unseen."""
+    size = int(rng.integers(2, 9))
+    signs = rng.permutation(np.resize([-1.0, 1.0], size))
+    values = rng.uniform(0.2, 3.0, size) * signs
+    return torch.tensor(values, dtype=dtype, requires_grad=requires_grad)
+
+
+def forward_value(x: torch.Tensor) -> torch.Tensor:
+    """``sum(x**3) / (1 + sum(|x|))`` in float64."""
+    x = x.detach().double()
+    return (x ** 3).sum() / (1 + x.abs().sum())
+
+
+def analytic_grad(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
+    """The hand-derived gradient in float64, or one of its known wrong forms."""
+    x = x.detach().double()
+    S, A = (x ** 3).sum(), x.abs().sum()
+    first = 3 * x ** 2 / (1 + A)
+    if mistake == "quotient-term-missing":
+        return first
+    sign = torch.ones_like(x) if mistake == "sign-dropped" else torch.sign(x)
+    return first - S * sign / (1 + A) ** 2
+
+
+def judge_forward(my_op: Callable, MyOp: Any, x: torch.Tensor) -> Verdict:
+    """``my_op(x)`` and ``MyOp.apply(x)`` against the float64 formula."""
+    expected = forward_value(x)
+    for name, fn in (("my_op", my_op), ("MyOp.apply", getattr(MyOp, "apply", None))):
+        got, failure = call(fn, name, x.clone())
+        if failure:
+            return failure
+        verdict = judge_tensor(got, expected, f"{name}({describe(x)})", dtype=x.dtype,
+                               rtol=RTOL, atol=ATOL, inputs={"x": plain(x)}, shapes=((), (1,)))
+        if not verdict.ok:
+            return with_diagnosis(verdict, lambda: (None, "The forward is sum(x**3) divided by "
+                                                          "1 + sum(abs(x))."))
+    return PASS
+
+
+def student_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> tuple[Any, Verdict | None]:
+    """Run the student's forward and backward with a non-unit upstream gradient, as one step
+    (wherever their code runs); return ``x.grad``."""
+    leaf = x.detach().clone().requires_grad_()
+    _, failure = call_backward(getattr(MyOp, "apply", None), "MyOp.apply(x).backward",
+                               (leaf,), torch.tensor(upstream, dtype=leaf.dtype))
+    if failure is not None and "does not require grad" in failure.message:
+        failure = Verdict(False, f"MyOp.apply(x) returned a result that does not require grad "
+                          f"for an x that does ({failure.message}); return the value computed "
+                          "in forward, a 0-d tensor.", "wrong-type",
+                          Evidence({"x": plain(leaf)}), failure.traceback)
+    if failure is None and leaf.grad is None:
+        failure = Verdict(False, "After MyOp.apply(x).backward(), x.grad is None: backward must "
+                          "return the gradient with respect to x.", "no-gradient",
+                          Evidence({"x": plain(leaf)}))
+    return leaf.grad, failure
+
+
+def numeric_grad(apply: Any, x: torch.Tensor) -> tuple[torch.Tensor | None, Verdict | None]:
+    """Central differences of the student's forward in float64 (what gradcheck compares the
+    backward with), computed here from forward values alone."""
+    eps, grads = GRADCHECK["eps"], []
+    for i in range(x.numel()):
+        values = []
+        for step in (eps, -eps):
+            probe = x.detach().clone().double()
+            probe.view(-1)[i] += step
+            out, failure = call(apply, "MyOp.apply", probe)
+            if failure is not None:
+                return None, failure
+            if not (isinstance(out, torch.Tensor) and out.numel() == 1):
+                return None, Verdict(False, f"MyOp.apply(x) returned {describe(out)}; expected "
+                                     "a 0-d tensor.", "wrong-type", Evidence({"x": plain(probe)}))
+            values.append(float(out.detach().double().reshape(())))
+        grads.append((values[0] - values[1]) / (2 * eps))
+    return torch.tensor(grads, dtype=torch.float64).reshape(x.shape), None
+
+
+def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
+                      upstream: float) -> tuple[str | None, str]:
+    """Name a wrong backward by replaying each known mistake (with and without the upstream)."""
+    for name in ("quotient-term-missing", "sign-dropped"):
+        for factor in (upstream, 1.0):
+            if allclose(got, factor * analytic_grad(x, name), MATCH_RTOL, MATCH_ATOL):
+                return name, MISTAKES[name]
+    if allclose(got, analytic_grad(x), MATCH_RTOL, MATCH_ATOL):
+        return "upstream-ignored", MISTAKES["upstream-ignored"]
+    return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
+
+
+def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
+    """The student's backward times ``upstream`` against the grader's analytic gradient."""
+    got, failure = student_backward(MyOp, x, upstream)
+    if failure:
+        return failure
+    verdict = judge_tensor(got, upstream * analytic_grad(x),
+                           f"x.grad after MyOp.apply(x).backward({fmt(upstream)}) at "
+                           f"x = {describe(x)}", dtype=x.dtype, rtol=RTOL, atol=ATOL,
+                           inputs={"x": plain(x), "upstream": upstream})
+    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream))
+
+
+def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
+                  points: float = 1.0) -> CheckResult:
+    """Forward values on fresh float64 inputs."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(3):
+        verdict = judge_forward(my_op, MyOp, draw_x(rng))
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "forward", verdict, seed=seed, points=points,
+                  passed_message="my_op's forward matched on fresh inputs.")
+
+
+def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
+    """Backward with non-unit upstream gradients, on fresh float64 inputs."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(3):
+        upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
+        verdict = judge_backward(MyOp, draw_x(rng), upstream)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "backward", verdict, seed=seed, points=points,
+                  passed_message="MyOp's backward matched the analytic gradient.")
+
+
+def check_gradcheck(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
+    """gradcheck's test of ``MyOp.apply`` on fresh float64 inputs away from 0: the backward
+    against central differences of the forward (eps=1e-6, atol=1e-8, rtol=1e-3), with both
+    sides computed from the student's own op and compared here."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(2):
+        x = draw_x(rng)
+        analytic, failure = student_backward(MyOp, x, 1.0)
+        numeric, failure = (None, failure) if failure else numeric_grad(MyOp.apply, x)
+        if failure is not None:
+            verdict = failure
+        elif not allclose(analytic, numeric, 1e-3, GRADCHECK["atol"]):
+            verdict = first_failure([lambda: judge_backward(MyOp, x, 1.0),
+                                     lambda: judge_backward(MyOp, x, 0.0)])
+            if verdict.ok:  # the backward matched the formula, yet finite differences disagree
+                verdict = Verdict(False, f"gradcheck of MyOp.apply failed at x = {describe(x)}: "
+                                  "the forward and backward disagree numerically.",
+                                  "gradcheck-failed", Evidence({"x": plain(x)}, plain(numeric),
+                                                               plain(analytic)))
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "gradcheck", verdict, seed=seed, points=points,
+                  passed_message="gradcheck passed on fresh float64 inputs.")

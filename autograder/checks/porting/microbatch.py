@@ -1,0 +1,122 @@
+"""q2_microbatch: accumulating micro-batch gradients into the full-batch mean gradient."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import allclose, call_named, judge_tensor, with_diagnosis
+
+QUESTION = "q2_microbatch"
+RTOL, ATOL = 1e-4, 1e-6
+MATCH_RTOL, MATCH_ATOL = 1e-3, 1e-5
+
+MISTAKES = {
+    "unweighted-mean": "It matches the plain average of the micro-batch mean gradients, which is "
+                       "right only when all sizes are equal: scale each micro-batch's mean loss "
+                       "by b_j / B before its backward.",
+    "unscaled-sum": "It matches the sum of the micro-batch mean gradients: scale each "
+                    "micro-batch's mean loss by b_j / B before its backward.",
+    "stale-grad-kept": "It matches the right gradient plus the .grad that w arrived with: clear "
+                       "w.grad (w.grad = None) at the start of the accumulation window.",
+}
+
+
+def draw_problem(rng: np.random.Generator, stale: bool
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
+    """A leaf ``w`` (with a stale ``.grad`` when asked), data, and 2-4 unequal sizes."""
+    parts, n = int(rng.integers(2, 5)), int(rng.integers(2, 7))
+    sizes = sorted(set(int(s) for s in rng.integers(3, 40, size=parts)))
+    while len(sizes) < 2:  # equal sizes would hide the weighting mistake
+        sizes = sorted(set(sizes + [int(rng.integers(3, 40))]))
+    sizes = [int(s) for s in rng.permutation(sizes)]
+    X = torch.tensor(rng.standard_normal((sum(sizes), n)), dtype=torch.float32)
+    y = torch.tensor(rng.integers(0, 2, sum(sizes)), dtype=torch.float32)
+    w = torch.tensor(rng.normal(0.0, 1.0, n), dtype=torch.float32, requires_grad=True)
+    if stale:
+        w.grad = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n),
+                              dtype=torch.float32)
+    return w, X, y, sizes
+
+
+def micro_grads(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+                sizes: list[int]) -> list[torch.Tensor]:
+    """Each micro-batch's mean-loss gradient, closed form in float64."""
+    grads, start = [], 0
+    w64 = w.detach().double()
+    for size in sizes:
+        Xj, yj = X[start:start + size].double(), y[start:start + size].double()
+        grads.append(Xj.T @ (torch.sigmoid(Xj @ w64) - yj) / size)
+        start += size
+    return grads
+
+
+def reference(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The full-batch mean gradient in float64: what a correct accumulation equals."""
+    X64, w64 = X.double(), w.detach().double()
+    return X64.T @ (torch.sigmoid(X64 @ w64) - y.double()) / X.shape[0]
+
+
+def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+             sizes: list[int], stale: torch.Tensor | None) -> tuple[str | None, str]:
+    """Match a wrong gradient against the grader's replay of each known mistake."""
+    parts = micro_grads(w, X, y, sizes)
+    patterns = [("unweighted-mean", sum(parts) / len(parts)), ("unscaled-sum", sum(parts))]
+    if stale is not None:
+        extra = stale.double()
+        patterns = [("stale-grad-kept", reference(w, X, y) + extra)] + \
+                   [(name, p + extra) for name, p in patterns] + patterns
+    for name, pattern in patterns:
+        if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
+            return name, MISTAKES[name]
+    return None, ("Split X and y into consecutive slices of the given sizes, backward each "
+                  "slice's mean loss times size / B, and return w.grad.")
+
+
+def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
+          stale: torch.Tensor | None, w_before: torch.Tensor) -> Verdict:
+    """Judge one returned gradient (already copied) against the full-batch reference."""
+    shown = f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes})"
+    inputs = {"sizes": sizes, "n": X.shape[1], "stale_grad": stale is not None}
+    verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype, rtol=RTOL,
+                           atol=ATOL, inputs=inputs)
+    verdict = with_diagnosis(verdict, lambda: diagnose(got, w_before, X, y, sizes, stale))
+    if verdict.ok and not torch.equal(w.detach(), w_before):
+        return Verdict(False, f"{shown} changed the values of w: it must only compute the "
+                       "gradient, never update w.", "w-changed", Evidence(inputs=inputs))
+    return verdict
+
+
+def copied(got: Any) -> Any:
+    """A private copy of what the student returned, taken before anything else runs."""
+    return got.detach().clone() if isinstance(got, torch.Tensor) else got
+
+
+def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator, *,
+                           stale: bool, points: float = 1.0) -> CheckResult:
+    """Call ``accumulated_grad`` on unequal sizes, with ``w`` fresh or carrying a stale grad.
+
+    Args:
+        accumulated_grad: the student's function.
+        rng: a generator seeded with the grading seed.
+        stale: whether ``w`` arrives with a stale ``.grad``.
+        points: what the check is worth.
+    """
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(3):
+        w, X, y, sizes = draw_problem(rng, stale)
+        stale_grad = w.grad.clone() if stale else None
+        w_before = w.detach().clone()
+        got, failure = call_named(accumulated_grad, "accumulated_grad", (), w, X, y, sizes)
+        got = copied(got)
+        verdict = failure or judge(got, w, X, y, sizes, stale_grad, w_before)
+        if not verdict.ok:
+            break
+    name = "stale_grad_cleared" if stale else "weighted_sizes"
+    return finish(QUESTION, name, verdict, seed=seed, points=points,
+                  passed_message="accumulated_grad matched the full-batch mean gradient.")

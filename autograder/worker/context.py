@@ -1,0 +1,143 @@
+"""What a check may ask the worker to arrange around one call, by name, never by code.
+
+- ``simulate_devices``: ``{"cuda": bool, "mps": bool}`` answers for ``is_available()``.
+- ``swap_globals``: ``{"name": substitute}``: for the duration of the call, the function's
+  global ``name`` is one of the named stand-ins below (the lesson's op, a deliberately broken
+  op), so that a check can ask whether the student's own checker notices a broken op.
+- ``overwrite_module_params``: ``torch.__future__.set_overwrite_module_params_on_conversion``.
+- ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
+
+What the arrangements observe (the stand-ins' input dtypes, the saved-tensor count) comes back
+with the call's result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterator
+
+import torch
+
+
+def _lesson_op(x: torch.Tensor) -> torch.Tensor:
+    return (x ** 3).sum() / (1 + x.abs().sum())
+
+
+def _functions(observed: dict) -> dict[str, Any]:
+    """Fresh stand-ins for one call; each forward records its input's dtype in
+    ``observed["dtypes"]`` so that a check can tell which precision the caller used."""
+    seen = observed.setdefault("dtypes", [])
+
+    class LessonFunction(torch.autograd.Function):
+        """A correct custom Function: the lesson's op, its backward by autograd."""
+
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+            seen.append(str(x.dtype).replace("torch.", ""))
+            ctx.save_for_backward(x)
+            return _lesson_op(x)
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+            (x,) = ctx.saved_tensors
+            with torch.enable_grad():
+                leaf = x.detach().requires_grad_()
+                (grad,) = torch.autograd.grad(_lesson_op(leaf), leaf)
+            return grad_output * grad
+
+    class BrokenFunction(torch.autograd.Function):
+        """The lesson's op with the quotient rule's second term missing from backward."""
+
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+            seen.append(str(x.dtype).replace("torch.", ""))
+            ctx.save_for_backward(x)
+            return _lesson_op(x)
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+            (x,) = ctx.saved_tensors
+            return grad_output * 3 * x ** 2 / (1 + x.abs().sum())
+
+    return {"lesson_function": LessonFunction, "lesson_function_apply": LessonFunction.apply,
+            "broken_function": BrokenFunction, "broken_function_apply": BrokenFunction.apply}
+
+
+SUBSTITUTE_NAMES = ("lesson_function", "lesson_function_apply", "broken_function",
+                    "broken_function_apply")
+
+
+@contextlib.contextmanager
+def simulated_devices(cuda: bool, mps: bool) -> Iterator[None]:
+    """``torch.cuda.is_available()`` and ``torch.backends.mps.is_available()`` answer as told."""
+    saved = torch.cuda.is_available, torch.backends.mps.is_available
+    torch.cuda.is_available = lambda: bool(cuda)
+    torch.backends.mps.is_available = lambda: bool(mps)
+    try:
+        yield
+    finally:
+        torch.cuda.is_available, torch.backends.mps.is_available = saved
+
+
+@contextlib.contextmanager
+def swapped_globals(fn: Callable, names: dict[str, Any]) -> Iterator[None]:
+    """Replace globals of ``fn`` (its module namespace) for the duration of the block."""
+    space = getattr(fn, "__globals__", None)
+    if space is None:
+        raise TypeError(f"{getattr(fn, '__name__', fn)!r} has no globals to swap")
+    missing = object()
+    saved = {k: space.get(k, missing) for k in names}
+    space.update(names)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is missing:
+                space.pop(k, None)
+            else:
+                space[k] = v
+
+
+@contextlib.contextmanager
+def overwrite_module_params(flag: bool) -> Iterator[None]:
+    before = torch.__future__.get_overwrite_module_params_on_conversion()
+    torch.__future__.set_overwrite_module_params_on_conversion(bool(flag))
+    try:
+        yield
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(before)
+
+
+@contextlib.contextmanager
+def counted_saved_tensors(observed: dict) -> Iterator[None]:
+    """Count pack events (tensors saved for backward) into ``observed["saved_tensors"]``."""
+    observed["saved_tensors"] = 0
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        observed["saved_tensors"] += 1
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        yield
+
+
+@contextlib.contextmanager
+def arranged(fn: Callable, request: dict) -> Iterator[dict]:
+    """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
+    arrangements fill with what they observed. Unknown keys are refused."""
+    observed: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        for key, value in (request or {}).items():
+            if key == "simulate_devices":
+                stack.enter_context(simulated_devices(value.get("cuda"), value.get("mps")))
+            elif key == "swap_globals":
+                stand_ins = _functions(observed)
+                stack.enter_context(swapped_globals(fn, {k: stand_ins[v]
+                                                         for k, v in value.items()}))
+            elif key == "overwrite_module_params":
+                stack.enter_context(overwrite_module_params(value))
+            elif key == "count_saved_tensors":
+                stack.enter_context(counted_saved_tensors(observed))
+            else:
+                raise ValueError(f"unknown call context {key!r}")
+        yield observed

@@ -1,0 +1,216 @@
+"""The worker's request loop: JSON lines in on one descriptor, JSON lines out on another.
+
+Requests (one JSON object a line):
+
+- ``{"op": "run_cells", "cells": [[index, source], ...]}``: run the notebook's code cells in
+  one namespace, like a kernel; a cell that raises is reported and the next one runs.
+- ``{"op": "lookup", "name": "square_grads"}``: ``{"kind": "callable"|"value"|"missing"}``,
+  with the encoded value for a value.
+- ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
+  call it; the reply carries the encoded result (or the student's exception, traceback
+  trimmed to their cells) and the state of each tensor or module argument after the call.
+
+Replies are ``{"ok": ...}`` or ``{"error": {...}}``. Student output goes to fd 1/2, which the
+judge caps; the protocol never shares a descriptor with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import wire
+from .cells import prepare
+from .context import arranged
+
+CELL_FILE = "<cell {}>"
+
+
+def student_traceback(exc: BaseException) -> str:
+    """Frames from the student's cells only (their code), then the exception line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith("<cell ")]
+    lines = ["Traceback (your code only):"] + [x.rstrip("\n") for x in traceback.format_list(frames)]
+    lines += [x.rstrip("\n") for x in traceback.format_exception_only(type(exc), exc)]
+    return "\n".join(lines)[:8000]
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, which runs the student's ``__str__``: never raises."""
+    try:
+        return str.__str__(str(exc))
+    except Exception:  # noqa: BLE001 - a __str__ that raises or returns a non-str
+        return f"<{type(exc).__name__} whose str() failed>"
+
+
+def error_of(exc: BaseException) -> dict:
+    return {"type": type(exc).__name__[:100], "message": _text(exc)[:2000],
+            "traceback": student_traceback(exc)}
+
+
+def _flush_student_output() -> None:
+    """Push what the student printed to fd 1/2 before the reply, so that the judge's capped
+    copy of the output has it (block-buffered pipes otherwise hold it until exit)."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - the student may have replaced or closed them
+            pass
+
+
+class Worker:
+    """Holds the student's namespace and answers the judge's requests."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+
+    def run_cells(self, cells: list) -> dict:
+        report = []
+        for index, source in cells:
+            cell = prepare(int(index), str(source))
+            entry: dict[str, Any] = {"index": cell.index, "notes": list(cell.notes)}
+            try:
+                exec(compile(cell.source, CELL_FILE.format(cell.index + 1), "exec"),
+                     self.namespace)
+                entry["status"] = "ok"
+            except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell is a result too
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                entry.update(status="error", error=error_of(exc))
+            report.append(entry)
+        return {"ok": report}
+
+    def resolve(self, target: str) -> Any:
+        head, *rest = str(target).split(".")
+        value = self.namespace[head]
+        for part in rest:
+            value = getattr(value, part)
+        return value
+
+    def lookup(self, name: str) -> dict:
+        try:
+            value = self.resolve(name)
+        except (KeyError, AttributeError):
+            return {"ok": {"kind": "missing"}}
+        except BaseException as exc:  # noqa: BLE001 - a property may raise anything
+            return {"error": error_of(exc)}
+        if callable(value) and not isinstance(value, (torch.Tensor, nn.Module, np.ndarray)):
+            return {"ok": {"kind": "callable"}}
+        return {"ok": {"kind": "value", "value": wire.encode(value)}}
+
+    def call(self, target: str, args: list, kwargs: dict, context: dict,
+             backward: dict | None = None) -> dict:
+        """Call ``target``; with ``backward`` (an encoded upstream gradient), also run
+        ``result.backward(upstream)`` so that the arguments' gradients come back."""
+        fn = self.resolve(target)
+        args = [wire.decode(a) for a in args]
+        kwargs = {str(k): wire.decode(v) for k, v in kwargs.items()}
+        before = _param_refs(args, "before")
+        observed: dict = {}
+        try:
+            with arranged(fn, context) as observed:
+                result = fn(*args, **kwargs)
+                if backward is not None:
+                    result.backward(wire.decode(backward))
+        except BaseException as exc:  # noqa: BLE001 - SystemExit in a call is a result too
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            return {"error": error_of(exc), "args_after": self._after(args, before),
+                    "observed": observed}
+        return {"ok": self._encode_result(result, args, before),
+                "args_after": self._after(args, before), "observed": observed}
+
+    def _after(self, args: list, before: dict[int, list]) -> list:
+        """The state of each tensor/module argument after the call (the judge mirrors it),
+        with the names of module parameters that are new objects now (``module.to`` may
+        replace them)."""
+        after = []
+        for i, arg in enumerate(args):
+            if isinstance(arg, nn.Module):
+                state = wire.encode(arg)
+                state["replaced"] = [name for name, p in arg.named_parameters()
+                                     if before.get(id(p)) != ["before", i, name]]
+                after.append(state)
+            else:
+                after.append(wire.encode(arg) if isinstance(arg, torch.Tensor) else None)
+        return after
+
+    def _encode_result(self, result: Any, args: list, before: dict[int, list]) -> dict:
+        if isinstance(result, torch.optim.Optimizer):
+            # identity matters: is each parameter the module's own, now or before the call?
+            refs = {**before, **_param_refs(args, "now")}
+            return wire.encode_optimizer(result, 0, refs)
+        items = result if isinstance(result, (list, tuple)) else [result]
+        encoded = wire.encode(result)
+        aliases = [_alias(item, args) for item in items]
+        if any(a is not None for a in aliases):
+            encoded["aliases"] = aliases if isinstance(result, (list, tuple)) else aliases[0]
+        return encoded
+
+
+def _param_refs(args: list, when: str) -> dict[int, list]:
+    """``id(parameter) -> [when, argument index, name]`` for every module argument."""
+    return {id(p): [when, i, name] for i, a in enumerate(args) if isinstance(a, nn.Module)
+            for name, p in a.named_parameters()}
+
+
+def _alias(item: Any, args: list) -> int | None:
+    """The index of the tensor argument whose memory ``item`` (an array) exactly views."""
+    if not isinstance(item, np.ndarray):
+        return None
+    for i, arg in enumerate(args):
+        if isinstance(arg, torch.Tensor) and arg.device.type == "cpu":
+            view = arg.detach().numpy()
+            if view.__array_interface__["data"][0] == item.__array_interface__["data"][0] \
+                    and view.strides == item.strides and view.shape == item.shape:
+                return i
+    return None
+
+
+def serve(fd_in: int, fd_out: int) -> None:
+    """Answer requests until the judge closes the pipe."""
+    worker = Worker()
+    with os.fdopen(fd_in, "rb") as rfile, os.fdopen(fd_out, "wb", buffering=0) as wfile:
+        for line in rfile:
+            request = json.loads(line)
+            op = request.get("op")
+            try:
+                if op == "run_cells":
+                    reply = worker.run_cells(request["cells"])
+                elif op == "lookup":
+                    reply = worker.lookup(request["name"])
+                elif op == "call":
+                    reply = worker.call(request["target"], request.get("args", []),
+                                        request.get("kwargs", {}), request.get("context", {}),
+                                        request.get("backward"))
+                else:
+                    reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}",
+                                       "traceback": ""}}
+            except wire.WireError as exc:
+                reply = {"error": {"type": "WireError", "message": str(exc), "traceback": "",
+                                   "wire": True}}
+            except Exception as exc:  # noqa: BLE001 - see below
+                # a value that lies about its type (a ``__class__`` property, a tensor subclass
+                # whose ``__torch_function__`` raises) or a name whose lookup raises while the
+                # worker encodes it: the call's result cannot be read, the worker lives on
+                reply = {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
+                                   f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
+            _flush_student_output()
+            try:
+                data = json.dumps(reply, allow_nan=False).encode()
+            except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
+                message = f"{type(exc).__name__}: {_text(exc)[:300]}"
+                data = json.dumps({"error": {"type": "WireError", "message": message,
+                                             "traceback": "", "wire": True}}).encode()
+            wfile.write(data + b"\n")
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,17 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2_microbatch"
+points = 4
+
+@test_case(points=1, hidden=False)
+def test_matches_full_batch(accumulated_grad, X, y):
+    import torch
+    w_full = torch.zeros(5, requires_grad=True)
+    torch.nn.functional.binary_cross_entropy_with_logits(X @ w_full, y).backward()
+    for sizes in ([100, 100], [50, 150], [20, 30, 150]):
+        got = accumulated_grad(torch.zeros(5, requires_grad=True), X, y, sizes)
+        assert isinstance(got, torch.Tensor) and tuple(got.shape) == (5,), f'with sizes {sizes} expected a tensor of shape (5,), got {got!r}'
+        assert torch.allclose(got, w_full.grad, atol=1e-06), f"with sizes {sizes} the accumulated gradient is {got}, the full-batch mean gradient is {w_full.grad}: weight each micro-batch's mean loss by b_j / B"
+

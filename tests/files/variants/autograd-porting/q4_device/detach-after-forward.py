@@ -1,0 +1,24 @@
+# kind: wrong
+# public: pass
+# feedback: detach() afterwards does not avoid the recording.
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def predict(model, batch, device):
+    model = model.to(device).eval()
+    return model(batch.to(device)).detach()
+
+
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+device = pick_device()
+torch.manual_seed(1)
+lesson_model = nn.Linear(2, 2)
+device_output = predict(lesson_model, torch.ones(3, 2), device)

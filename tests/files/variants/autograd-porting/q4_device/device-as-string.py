@@ -1,0 +1,25 @@
+# kind: wrong
+# public: fail
+# feedback: not a torch.device: wrap it
+def pick_device():
+    return ("cuda" if torch.cuda.is_available()
+            else "mps" if torch.backends.mps.is_available()
+            else "cpu")  # the lesson's string
+
+
+def predict(model, batch, device):
+    model = model.to(device)
+    batch = batch.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+device = pick_device()
+torch.manual_seed(1)
+lesson_model = nn.Linear(2, 2)
+device_output = predict(lesson_model, torch.ones(3, 2), device)

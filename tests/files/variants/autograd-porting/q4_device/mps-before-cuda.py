@@ -1,0 +1,27 @@
+# kind: wrong
+# public: pass
+# feedback: Prefer cuda, then mps, then cpu
+def pick_device():
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def predict(model, batch, device):
+    model = model.to(device)
+    batch = batch.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+device = pick_device()
+torch.manual_seed(1)
+lesson_model = nn.Linear(2, 2)
+device_output = predict(lesson_model, torch.ones(3, 2), device)

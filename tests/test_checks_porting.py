@@ -1,0 +1,299 @@
+"""Do the ``autograd-porting`` checks accept every correct answer and name every known mistake?
+
+The implementations below are written the way students write them (optimizers, in-place
+updates, loops), independently of the grader's own replays, so a test never passes merely
+because the grader agrees with itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from autograder.checks.porting import device, gradcheck, logreg, microbatch, selfcheck
+
+FAST = settings(deadline=None, max_examples=20)
+seeds = st.integers(0, 2**32 - 1)
+learning_rates = st.floats(0.05, 1.5)
+step_counts = st.integers(3, 30)
+
+
+def student_train(X, y, lr, steps, *, clear=True, after=False, reduction="mean"):
+    """A student's train_logreg, optionally with one mistake, using torch.optim.SGD."""
+    w = nn.Parameter(torch.zeros(X.shape[1]))
+    b = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w, b], lr=lr)
+    losses = []
+    for _ in range(steps):
+        if clear:
+            opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y, reduction=reduction)
+        loss.backward()
+        opt.step()
+        if after:
+            loss = F.binary_cross_entropy_with_logits(X @ w + b, y, reduction=reduction)
+        losses.append(loss.item())
+    return w.detach(), b.detach(), losses
+
+
+def problem(seed):
+    return logreg.draw_problem(np.random.default_rng(seed))[:2]
+
+
+@FAST
+@given(seeds, learning_rates, step_counts)
+def test_losses_and_params_of_a_correct_run_pass(seed, lr, steps):
+    """Does a correct float32 run pass against the float64 oracle for any data, lr, steps?"""
+    X, y = problem(seed)
+    got = student_train(X, y, lr, steps)
+    assert logreg.judge_losses(got[2], X, y, lr, steps).ok
+    assert logreg.judge_params(got, X, y, lr, steps).ok
+
+
+@FAST
+@given(seeds, learning_rates, step_counts,
+       st.sampled_from([("not-cleared", {"clear": False}), ("loss-after-update", {"after": True}),
+                        ("sum-not-mean", {"reduction": "sum"})]))
+def test_each_training_mistake_is_named(seed, lr, steps, mutation):
+    """Is each known mistake in the loop recognised by its own id?"""
+    name, kwargs = mutation
+    X, y = problem(seed)
+    losses = student_train(X, y, lr, steps, **kwargs)[2]
+    verdict = logreg.judge_losses(losses, X, y, lr, steps)
+    assert not verdict.ok and verdict.misconception == name, verdict.message
+
+
+@FAST
+@given(seeds, learning_rates.filter(lambda lr: abs(lr - 0.5) > 0.05), step_counts)
+def test_hard_coded_lr_and_steps_are_named(seed, lr, steps):
+    """Are the lesson's lr=0.5 and steps=300, copied in place of the arguments, named?"""
+    X, y = problem(seed)
+    lesson_lr = student_train(X, y, 0.5, steps)[2]
+    assert logreg.judge_losses(lesson_lr, X, y, lr, steps).misconception == "lr-ignored"
+    lesson_steps = student_train(X, y, lr, 300)[2]
+    assert logreg.judge_losses(lesson_steps, X, y, lr, steps).misconception == "steps-ignored"
+
+
+def test_tensor_losses_are_named():
+    """Are tensors appended instead of loss.item() reported as such?"""
+    X, y = problem(0)
+    losses = [torch.tensor(v) for v in student_train(X, y, 0.3, 5)[2]]
+    assert logreg.judge_losses(losses, X, y, 0.3, 5).misconception == "losses-not-floats"
+
+
+def test_update_outside_no_grad_is_named():
+    """Does an in-place update while recording become a named result, not an exception?"""
+    def train_logreg(X, y, lr=0.5, steps=300):
+        w = torch.zeros(X.shape[1], requires_grad=True)
+        loss = F.binary_cross_entropy_with_logits(X @ w, y)
+        loss.backward()
+        w -= lr * w.grad
+        return w, torch.zeros(1), [loss.item()]
+
+    result = logreg.check_train_logreg(train_logreg, np.random.default_rng(0), part="losses")
+    assert result.misconception == "update-outside-no-grad"
+    assert "torch.no_grad()" in result.message and result.traceback
+
+
+@FAST
+@given(seeds, st.sampled_from(["right", "m-times", "flipped", "bias-0d"]))
+def test_closed_form_gradients(seed, kind):
+    """Is a right closed form accepted (b's gradient (1,) or 0-d) and each slip named?"""
+    rng = np.random.default_rng(seed)
+    X, y, _, _ = logreg.draw_problem(rng)
+    w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
+    b = torch.tensor([rng.normal()], dtype=torch.float32)
+    r = torch.sigmoid(X @ w + b) - y
+    grad_w, grad_b = X.T @ r / len(y), r.mean().reshape(1)
+    got = {"right": (grad_w, grad_b), "m-times": (grad_w * len(y), grad_b),
+           "flipped": (-grad_w, grad_b), "bias-0d": (grad_w, grad_b[0])}[kind]
+    verdict = logreg.judge_grads(got, *logreg.reference_grads(X, y, w, b), len(y))
+    expected = {"right": None, "m-times": "grad-not-divided-by-m",
+                "flipped": "grad-sign-flipped", "bias-0d": None}[kind]
+    assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
+
+
+def student_accumulate(w, X, y, sizes, *, weighting="b_j/B", clear=True):
+    """A student's accumulated_grad with a choice of weighting and of clearing."""
+    if clear:
+        w.grad = None
+    for Xj, yj in zip(X.split(sizes), y.split(sizes)):
+        loss = F.binary_cross_entropy_with_logits(Xj @ w, yj)
+        scale = {"b_j/B": len(yj) / sum(sizes), "1/J": 1 / len(sizes), "none": 1.0}[weighting]
+        (loss * scale).backward()
+    return w.grad.clone()
+
+
+@FAST
+@given(seeds, st.booleans(),
+       st.sampled_from([(None, {}), ("unweighted-mean", {"weighting": "1/J"}),
+                        ("unscaled-sum", {"weighting": "none"}),
+                        ("stale-grad-kept", {"clear": False})]))
+def test_micro_batches(seed, stale, mutation):
+    """Does the right weighting pass, and is each mistake named, with or without a stale grad?"""
+    name, kwargs = mutation
+    assume(stale or name != "stale-grad-kept")
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = student_accumulate(w, X, y, sizes, **kwargs)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
+
+
+def student_op(mistake=None):
+    """A student's MyOp with an optional slip in backward."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x ** 3).sum() / (1 + x.abs().sum())
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            S, D = (x ** 3).sum(), 1 + x.abs().sum()
+            sign = torch.ones_like(x) if mistake == "sign-dropped" else x.sign()
+            second = 0 * x if mistake == "quotient-term-missing" else S * sign / D ** 2
+            grad = 3 * x ** 2 / D - second
+            return grad if mistake == "upstream-ignored" else g * grad
+
+    return StudentOp
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) > 0.5),
+       st.sampled_from([None, "quotient-term-missing", "sign-dropped", "upstream-ignored"]))
+def test_backward_rules(seed, upstream, mistake):
+    """Is the right backward accepted for any input and upstream, and each slip named?"""
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    verdict = gradcheck.judge_backward(student_op(mistake), x, upstream)
+    assert verdict.ok == (mistake is None) and verdict.misconception == mistake, verdict.message
+
+
+@FAST
+@given(seeds)
+def test_forward_of_a_correct_op_passes(seed):
+    """Is the forward accepted on any drawn input?"""
+    op = student_op()
+    assert gradcheck.judge_forward(lambda x: op.apply(x), op, gradcheck.draw_x(
+        np.random.default_rng(seed))).ok
+
+
+def good_check(x):
+    x64 = x.detach().double().requires_grad_()
+    return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, raise_exception=False)
+
+
+def float32_check(x):
+    x32 = x.detach().float().requires_grad_()
+    return torch.autograd.gradcheck(my_op, (x32,), eps=1e-6, atol=1e-8, raise_exception=False)
+
+
+def raising_check(x):
+    return torch.autograd.gradcheck(my_op, (x.detach().double().requires_grad_(),), eps=1e-6,
+                                    atol=1e-8)
+
+
+def always_true(x):
+    return True
+
+
+my_op = None  # the checks swap the grader's op in here
+
+
+@pytest.mark.parametrize("fn, name", [(good_check, None), (float32_check, "checking-in-float32"),
+                                      (raising_check, "gradcheck-raises"),
+                                      (always_true, "accepts-broken-op")])
+def test_check_my_op(fn, name):
+    """Does swapping the grader's ops in tell these check_my_op apart, and restore my_op?"""
+    result = selfcheck.check_check_my_op(fn, np.random.default_rng(3))
+    assert result.passed == (name is None) and result.misconception == name, result.message
+    assert my_op is None, "the student's my_op was not restored"
+
+
+@pytest.mark.parametrize("answer, name", [
+    (lambda c, m: torch.device("cuda" if c else "mps" if m else "cpu"), None),
+    (lambda c, m: "cuda" if c else "mps" if m else "cpu", "device-as-string"),
+    (lambda c, m: torch.device("mps" if m else "cuda" if c else "cpu"), "wrong-preference-order"),
+])
+def test_pick_device(answer, name):
+    """Is every simulated availability judged, a string named, and torch restored after?"""
+    real = torch.cuda.is_available, torch.backends.mps.is_available
+    result = device.check_pick_device(
+        lambda: answer(torch.cuda.is_available(), torch.backends.mps.is_available()),
+        np.random.default_rng(0))
+    assert result.misconception == name and result.passed == (name is None), result.message
+    assert (torch.cuda.is_available, torch.backends.mps.is_available) == real
+
+
+def predict_with(*, assign=True, evaluate=True, no_grad=True):
+    def predict(model, batch, where):
+        model.to(where)
+        moved = batch.to(where)
+        batch = moved if assign else batch
+        if evaluate:
+            model.eval()
+        with torch.set_grad_enabled(not no_grad):
+            return model(batch).detach()
+    return predict
+
+
+@pytest.mark.parametrize("moved", [False, True])
+@pytest.mark.parametrize("kwargs, name, only_if_moved", [
+    ({}, None, False), ({"evaluate": False}, "eval-missing", False),
+    ({"no_grad": False}, "graph-recorded", False), ({"assign": False}, "batch-not-moved", True),
+])
+def test_predict(moved, kwargs, name, only_if_moved):
+    """Is a right predict accepted on both devices and each mistake named where visible?"""
+    if name == "eval-missing" and moved and not torch.cuda.is_available():
+        pytest.skip("meta tensors hold no values, so dropout is invisible there")
+    result = device.check_predict(predict_with(**kwargs), np.random.default_rng(5), moved=moved)
+    expected = None if (only_if_moved and not moved) else name
+    assert result.misconception == expected and result.passed == (expected is None), result.message
+
+
+def optimizer_first(model, where, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    model.to(where)
+    return opt
+
+
+@pytest.mark.parametrize("fn, name", [
+    (lambda m, d, lr=0.1: torch.optim.SGD(m.to(d).parameters(), lr=lr), None),
+    (lambda m, d, lr=0.1: torch.optim.SGD(m.to(d).parameters(), lr=0.1), "lr-ignored"),
+    (lambda m, d, lr=0.1: torch.optim.Adam(m.to(d).parameters(), lr=lr), "not-sgd"),
+    (optimizer_first, "optimizer-before-move"),
+])
+def test_make_optimizer_after_move(fn, name):
+    """Is building before the move caught on a real device change, and the flag restored?"""
+    before = torch.__future__.get_overwrite_module_params_on_conversion()
+    result = device.check_make_optimizer(fn, np.random.default_rng(7), moved=True)
+    assert result.misconception == name and result.passed == (name is None), result.message
+    assert torch.__future__.get_overwrite_module_params_on_conversion() == before
+
+
+@FAST
+@given(seeds, learning_rates, step_counts)
+def test_sigmoid_then_log_is_flagged_only_out_of_tolerance(seed, lr, steps):
+    """Is sigmoid + log accepted while it stays within tolerance, and named when it does not?"""
+    X, y = problem(seed)
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        p = torch.sigmoid(X @ w + b)
+        loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+        w.grad = b.grad = None
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        losses.append(loss.item())
+    verdict = logreg.judge_losses(losses, X, y, lr, steps)
+    assert verdict.ok or verdict.misconception == "sigmoid-log", verdict.message
