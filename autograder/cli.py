@@ -38,8 +38,13 @@ def _assign(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     from .running.batch import grade_folder
 
+    from .running.sandbox import Limits
+
+    limits = Limits(call_timeout=args.timeout, cell_timeout=4 * args.timeout,
+                    submission_timeout=args.submission_timeout)
     return grade_folder(Path(args.path), Layout.at(args.root, args.build),
-                        assignment=args.assignment, out=Path(args.output), seed=args.seed)
+                        assignment=args.assignment, out=Path(args.output), seed=args.seed,
+                        runner=args.runner, jobs=args.jobs, limits=limits)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
     p.add_argument("--seed", type=int, default=None,
                    help="grading seed (default: a fresh one, recorded in the results)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="submissions graded at once (default: the number of cores)")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds one call of student code may take; a notebook cell may "
+                        "take four times as long (default: 30)")
+    p.add_argument("--submission-timeout", type=float, default=300.0,
+                   help="seconds one submission may take in all (default: 300)")
+    p.add_argument("--runner", choices=("sealed", "otter"), default="sealed",
+                   help="sealed: the judge never runs student code in its own process "
+                        "(default); otter: stock `otter run`, tests in the student's kernel")
     p.set_defaults(func=_grade)
     return parser
 

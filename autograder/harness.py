@@ -14,9 +14,12 @@ seed from the environment: a grading run is reproduced with ``AUTOGRADER_SEED=<s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
-from typing import Any
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 from .checks import find
 from .checks.result import CheckResult
@@ -24,6 +27,28 @@ from .checks.seeding import generator
 
 SEED_VARIABLE = "AUTOGRADER_SEED"
 _run_seed: int | None = None
+
+
+@dataclass
+class Judging:
+    """Set by the sealed judge: the seed to use, and where each check's result goes."""
+
+    seed: int
+    results: list[CheckResult] = field(default_factory=list)
+
+
+_JUDGING: ContextVar[Judging | None] = ContextVar("judging", default=None)
+
+
+@contextlib.contextmanager
+def judging(seed: int) -> Iterator[Judging]:
+    """Run otter's test functions with an explicit seed, collecting every ``CheckResult``."""
+    state = Judging(seed)
+    token = _JUDGING.set(state)
+    try:
+        yield state
+    finally:
+        _JUDGING.reset(token)
 
 
 def grading_seed() -> int:
@@ -57,7 +82,10 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
 
 def expect(env: dict[str, Any], assignment: str, key: str) -> None:
     """Run the check ``key`` for otter; raise ``AssertionError`` with its message on failure."""
-    result = run_check(env, assignment, key, grading_seed())
+    state = _JUDGING.get()
+    result = run_check(env, assignment, key, state.seed if state else grading_seed())
+    if state is not None:
+        state.results.append(result)
     if not result.passed:
         detail = f"\n{result.traceback}" if result.traceback else ""
         raise AssertionError(result.message + detail)

@@ -9,6 +9,10 @@ import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS, Layout
 from autograder.running.batch import ensure_zip
+from autograder.running import uids
+from autograder.running.judge import judge
+from autograder.running.sandbox import Limits
+from autograder.running.tests_zip import load_tests
 from notebooks import (ROOT, otter_run, question_output, question_scores, solution, variants,
                        with_answer)
 
@@ -43,12 +47,18 @@ def test_untouched_template_scores_zero(assignment, zips, tmp_path):
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
-def test_variant_through_otter_run(variant, zips, tmp_path):
+def test_variant_through_otter_run_and_the_sealed_judge(variant, zips, tmp_path):
+    """Same seed, same notebook: otter run and the sealed judge give the same points per
+    question (one source of truth: both run the masters' tests and the same checks)."""
     nb = with_answer(solution(variant.assignment), variant.question, variant.source)
     path = tmp_path / f"{variant.assignment}.ipynb"
     nbformat.write(nb, path)
     results = otter_run(path, zips[variant.assignment], tmp_path / "out", seed=11)
     scores = question_scores(results)
+    with uids.lease() as uid:
+        doc = judge(path, path.name, variant.assignment, load_tests(zips[variant.assignment]),
+                    seed=11, uid=uid, limits=Limits(call_timeout=30, submission_timeout=180))
+    assert {q: (v["points"], v["possible"]) for q, v in doc["questions"].items()} == scores
     others = {q: s for q, s in scores.items() if q != variant.question and s[0] != s[1]}
     assert not others, f"lost points on other questions: {others}"
     score, possible = scores[variant.question]
@@ -57,3 +67,5 @@ def test_variant_through_otter_run(variant, zips, tmp_path):
     else:
         assert score < possible
         assert variant.feedback in question_output(results, variant.question)
+        sealed_messages = [t["message"] for t in doc["questions"][variant.question]["tests"]]
+        assert any(variant.feedback in m for m in sealed_messages), sealed_messages

@@ -77,3 +77,20 @@ def parse(name: str, results: dict) -> Graded:
         scores[test["name"]] = (float(test.get("score") or 0.0), float(test["max_score"]))
         details[test["name"]] = test.get("output", "")
     return Graded(name, scores, "Completed", details)
+
+
+class OtterRunner:
+    """Grades submissions one ``otter run`` each (stock otter, in-kernel tests)."""
+
+    def __init__(self, zip_path: Path, seed: int, results: Path, timeout: float = 600.0):
+        self.zip_path, self.seed, self.results, self.timeout = zip_path, seed, results, timeout
+
+    def points(self) -> dict[str, float]:
+        from .tests_zip import load_tests, points_per_question
+
+        return points_per_question(load_tests(self.zip_path))
+
+    def __call__(self, sub) -> Graded:
+        keep = self.results / f"{sub.name}.json"
+        return grade(sub.path, sub.name, self.zip_path, seed=self.seed, timeout=self.timeout,
+                     keep=keep)

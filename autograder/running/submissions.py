@@ -36,6 +36,15 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
     return [vet(p, p.relative_to(folder).as_posix(), assignment) for p in paths]
 
 
+def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
+    """Base name -> the submissions sharing it, where more than one does (``a/x.ipynb`` and
+    ``b/x.ipynb``): both are graded under their full paths, and staff are told."""
+    by_base: dict[str, list[str]] = {}
+    for sub in subs:
+        by_base.setdefault(sub.path.name, []).append(sub.name)
+    return {base: names for base, names in by_base.items() if len(names) > 1}
+
+
 def vet(path: Path, name: str, assignment: str | None) -> Submission:
     """Check that ``path`` is a readable nbformat-4 notebook for a known assignment."""
     def bad(problem: str, found: str | None = None) -> Submission:

@@ -1,0 +1,189 @@
+"""The sealed judge: grade one notebook without ever running its code in this process.
+
+The notebook's code cells run in a confined worker (``sandbox``); the judge runs otter's own
+test functions from the autograder zip, public and hidden, against a ``RemoteNamespace``: the
+hidden ones call the same checks as under ``otter run``, with the judge's seed, and compute
+every reference here. A worker that dies or hangs is replaced (its cells replayed) so that one
+broken function costs only the tests that needed it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .. import RESULT_SCHEMA_VERSION
+from ..checks.calling import RemoteError, WorkerLost, exception_summary
+from ..harness import judging
+from .remote import RemoteNamespace
+from .sandbox import Limits, SandboxError
+from .worker_client import WorkerClient
+
+MAX_RESTARTS = 4
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One otter test case, as the judge runs it."""
+
+    question: str
+    name: str
+    hidden: bool
+    points: float
+    body: Any  # otter's ``test_case`` object; ``call_func(env)`` runs it
+
+
+class Session:
+    """One submission's worker, replaced when it dies; remembers which cells to replay."""
+
+    def __init__(self, cells: list[tuple[int, str]], uid: int, limits: Limits, deadline: float):
+        self.cells, self.uid, self.limits, self.deadline = cells, uid, limits, deadline
+        self.report: dict[int, dict] = {}
+        self.bad: set[int] = set()
+        self.restarts = 0
+        self.outputs: list[str] = []
+        self.client: WorkerClient | None = None
+        self.env: RemoteNamespace | None = None
+
+    def ensure(self) -> RemoteNamespace:
+        """A live worker with every good cell run; raises ``WorkerLost`` past the limits.
+
+        A cell that kills or hangs the worker is marked bad; the worker is replaced and the
+        other cells are replayed without it.
+        """
+        while self.client is None or self.client.lost:
+            if self.client is not None:
+                self._retire()
+                self.restarts += 1
+                if self.restarts > MAX_RESTARTS:
+                    raise WorkerLost("its process was lost too many times; the remaining "
+                                     "tests were not run")
+            self.client = WorkerClient(self.uid, self.limits, self.deadline)
+            self.env = RemoteNamespace(self.client)
+            for index, source in self.cells:
+                if index not in self.bad:
+                    self._run_cell(index, source)
+                    if self.client.lost:
+                        break
+        return self.env
+
+    def _run_cell(self, index: int, source: str) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise WorkerLost("the submission used up its time limit")
+        try:
+            reply = self.client.request({"op": "run_cells", "cells": [[index, source]]},
+                                        min(left, self.limits.cell_timeout))
+        except WorkerLost as exc:
+            self.bad.add(index)
+            self.report[index] = {"index": index, "status": "stopped", "reason": str(exc)}
+            return
+        entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
+        if index not in self.report and entries and isinstance(entries[0], dict):
+            self.report[index] = _clean_cell_entry(index, entries[0])
+
+    def _retire(self) -> None:
+        self.client.close()
+        self.outputs.append(self.client.student_output())
+
+    def close(self) -> str:
+        """Stop the worker; the output of every worker this submission used, in order."""
+        if self.client is not None:
+            self._retire()
+            self.client = None
+        parts = [o for o in self.outputs if o]
+        text, dropped = (parts[0] if parts else ""), 0
+        for part in parts[1:]:  # each part is already capped, with its own note
+            if len(text) + len(part) < self.limits.output_bytes:
+                text += "\n[the notebook's process was replaced; its cells ran again]\n" + part
+            else:
+                dropped += len(part)
+        if dropped:
+            text += (f"\n[... {dropped} more characters of output from replaced processes "
+                     "were dropped]")
+        return text
+
+    def problems(self) -> list[str]:
+        """What went wrong with the notebook's process, in words for staff and student."""
+        found = [f"cell {i + 1} stopped the notebook's process: {self.report[i]['reason']}"
+                 for i in sorted(self.bad) if "reason" in self.report.get(i, {})]
+        if self.restarts:
+            found.append(f"the notebook's process was replaced {self.restarts} time(s)")
+        return found
+
+
+def _clean_cell_entry(index: int, entry: dict) -> dict:
+    """Only the fields we expect, as strings, from the untrusted report."""
+    clean: dict[str, Any] = {"index": index, "status": str(entry.get("status"))[:20],
+                             "notes": [str(n)[:300] for n in entry.get("notes", [])][:20]}
+    error = entry.get("error")
+    if isinstance(error, dict):
+        clean["error"] = {k: str(error.get(k))[:4000] for k in ("type", "message", "traceback")}
+    return clean
+
+
+def code_cells(path: Path) -> list[tuple[int, str]]:
+    nb = nbformat.read(path, as_version=4)
+    return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+
+
+def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
+    """Run one otter test case against the remote namespace; never raises."""
+    outcome: dict[str, Any] = {"name": spec.name, "hidden": spec.hidden, "possible": spec.points}
+    with judging(seed) as state:
+        try:
+            spec.body.call_func(session.ensure())
+            passed, message = True, "passed"
+        except SandboxError:
+            raise
+        except AssertionError as exc:
+            passed, message = False, str(exc) or "a public test assertion failed"
+        except WorkerLost as exc:
+            passed, message = False, f"Your notebook's code did not finish: {exc}."
+        except RemoteError as exc:
+            passed, message = False, f"Your code raised {exception_summary(exc)}\n{exc.traceback_text}"
+        except Exception as exc:  # noqa: BLE001 - a public test tripping over a wrong value
+            passed, message = False, f"{exception_summary(exc)}"
+    outcome.update(passed=passed, points=spec.points if passed else 0.0, message=message)
+    if state.results:
+        outcome["checks"] = [r.to_dict() for r in state.results]
+    return outcome
+
+
+def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
+          uid: int, limits: Limits) -> dict:
+    """Grade ``path``; return its result document (deterministic for a notebook and seed)."""
+    base = {"schema_version": RESULT_SCHEMA_VERSION, "file": name, "assignment": assignment,
+            "seed": seed}
+    session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
+    outcomes: list[tuple[str, dict]] = []
+    status = "graded"
+    try:
+        for spec in tests:
+            outcomes.append((spec.question, run_test(spec, session, seed)))
+    except SandboxError as exc:
+        return {**base, "status": "grader-error", "error": str(exc), "questions": {}}
+    finally:
+        output = session.close()
+    problems = session.problems()
+    if problems:
+        status = "graded-with-worker-restarts"
+    return {**base, "status": status, "problems": problems,
+            "questions": _by_question(tests, outcomes),
+            "notebook": {"cells": [session.report[i] for i in sorted(session.report)]},
+            "output": output}
+
+
+def _by_question(tests: list[TestSpec], outcomes: list[tuple[str, dict]]) -> dict:
+    questions: dict[str, dict] = {}
+    for spec in tests:
+        q = questions.setdefault(spec.question, {"points": 0.0, "possible": 0.0, "tests": []})
+        q["possible"] += spec.points
+    for question, outcome in outcomes:
+        questions[question]["tests"].append(outcome)
+        questions[question]["points"] += outcome["points"]
+    return questions

@@ -1,0 +1,216 @@
+"""Stand-ins for the student's names on the judge's side of the wall.
+
+``RemoteNamespace`` is the ``env`` that otter's test functions receive in the sealed judge: a
+value is fetched once and decoded from plain data; a function becomes a ``RemoteFunction``
+that sends its arguments as data and decodes what comes back. After each call the judge's
+tensor and module arguments are updated to the state the worker reported, so a check that
+inspects its own arguments (a stale ``.grad``, the caller's tensor modified in place, a model
+left in training mode) sees what the student's code did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..checks import context
+from ..checks.calling import RemoteError, WorkerLost
+from ..worker import wire
+from .worker_client import WorkerClient
+
+
+class RemoteFunction:
+    """Calls ``target`` (``"square_grads"``, ``"MyOp.apply"``) in the worker."""
+
+    is_remote = True
+
+    def __init__(self, client: WorkerClient, target: str, backward: Any = None):
+        self.client, self.target, self.backward = client, target, backward
+        self.__name__ = target.rsplit(".", 1)[-1]
+        self.last_observed: dict = {}
+
+    def with_backward(self, upstream: Any) -> "RemoteFunction":
+        """The same function, followed by ``result.backward(upstream)`` in the worker."""
+        return RemoteFunction(self.client, self.target, upstream)
+
+    def __getattr__(self, name: str) -> "RemoteFunction":
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return RemoteFunction(self.client, f"{self.target}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        message = {"op": "call", "target": self.target,
+                   "args": [wire.encode(a) for a in args],
+                   "kwargs": {k: wire.encode(v) for k, v in kwargs.items()},
+                   "context": context.current()}
+        if self.backward is not None:
+            message["backward"] = wire.encode(self.backward)
+        reply = self.client.request(message, self.client.limits.call_timeout)
+        observed = reply.get("observed")
+        self.last_observed = _clean_observed(observed if isinstance(observed, dict) else {})
+        before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
+                  for name, p in a.named_parameters()}
+        _mirror(args, reply.get("args_after"))
+        if "error" in reply:
+            raise _remote_error(reply["error"])
+        return _decode_result(reply.get("ok"), args, before)
+
+
+def _clean_observed(observed: dict) -> dict:
+    """Only the observations checks use, as plain values of the expected types."""
+    clean: dict = {}
+    count = observed.get("saved_tensors")
+    if isinstance(count, int) and not isinstance(count, bool):
+        clean["saved_tensors"] = count
+    dtypes = observed.get("dtypes")
+    if isinstance(dtypes, list):
+        clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
+    return clean
+
+
+def _remote_error(error: Any) -> Exception:
+    if not isinstance(error, dict):
+        return WorkerLost("its process sent a malformed error")
+    if error.get("wire"):
+        return RemoteError("ValueError", f"it returned a value the grader cannot read: "
+                           f"{str(error.get('message'))[:300]}", "")
+    return RemoteError(str(error.get("type"))[:100], str(error.get("message"))[:2000],
+                       str(error.get("traceback"))[:8000])
+
+
+def _decode_result(data: Any, args: tuple, before: dict) -> Any:
+    try:
+        if isinstance(data, dict) and data.get("t") == "optimizer":
+            return wire.decode_optimizer(data, 0,
+                                         resolve=lambda ref: _own_param(args, before, ref))
+        value = wire.decode(data)
+    except (wire.WireError, TypeError, ValueError, KeyError) as exc:
+        raise RemoteError("ValueError", f"it returned a value the grader cannot read ({exc})", "")
+    aliases = data.get("aliases") if isinstance(data, dict) else None
+    if aliases is None:
+        return value
+    if isinstance(value, (list, tuple)) and isinstance(aliases, list):
+        items = [_aliased(v, a, args) for v, a in zip(value, aliases)]
+        return items if isinstance(value, list) else tuple(items)
+    return _aliased(value, aliases, args)
+
+
+def _aliased(value: Any, index: Any, args: tuple) -> Any:
+    """An array the worker reported as a view of argument ``index``: make it a view of the
+    judge's own argument, so that writing to it changes that argument, as it did there."""
+    if not (isinstance(index, int) and 0 <= index < len(args) and isinstance(value, np.ndarray)):
+        return value
+    arg = args[index]
+    if isinstance(arg, torch.Tensor) and arg.device.type == "cpu":
+        view = arg.detach().numpy()
+        if view.shape == value.shape and view.dtype == value.dtype:
+            return view
+    return value
+
+
+def _own_param(args: tuple, before: dict, ref: Any) -> Any:
+    """The judge's own parameter object for a worker reference: ``["now", i, name]`` is the
+    module argument's parameter after the call, ``["before", i, name]`` the one it had before
+    (a different object when the call replaced it, as ``module.to`` may)."""
+    if not (isinstance(ref, list) and len(ref) == 3 and ref[0] in ("now", "before")
+            and isinstance(ref[1], int) and 0 <= ref[1] < len(args)
+            and isinstance(args[ref[1]], nn.Module)):
+        return None
+    if ref[0] == "before":
+        return before.get((ref[1], str(ref[2])))
+    return dict(args[ref[1]].named_parameters()).get(str(ref[2]))
+
+
+def _mirror(args: tuple, after: Any) -> None:
+    """Give the judge's tensor/module arguments the state the worker reported after the call."""
+    if not isinstance(after, list):
+        return
+    for arg, state in zip(args, after):
+        try:
+            if isinstance(arg, torch.Tensor) and isinstance(state, dict):
+                _mirror_tensor(arg, wire.decode_tensor(state))
+            elif isinstance(arg, nn.Module) and isinstance(state, dict):
+                _mirror_module(arg, state)
+        except (wire.WireError, RuntimeError, TypeError, ValueError, KeyError):
+            continue  # a state we cannot mirror leaves the judge's copy as it was
+
+
+def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
+    if state.device.type != "meta" and arg.device.type != "meta" and state.shape == arg.shape:
+        with torch.no_grad():
+            arg.copy_(state.detach().to(arg.dtype))
+    if arg.is_leaf and state.is_leaf and arg.requires_grad != state.requires_grad:
+        arg.requires_grad_(state.requires_grad)
+    if arg.is_leaf and arg.requires_grad:
+        arg.grad = state.grad
+
+
+def _mirror_module(arg: nn.Module, state: dict) -> None:
+    """Values, training flag, and new parameter objects where the worker's call made new
+    ones (so that an optimizer holding the old ones is told apart, as it was there)."""
+    tensors = state.get("state") or {}
+    replaced = state.get("replaced") if isinstance(state.get("replaced"), list) else []
+    for name in replaced:
+        owner_name, _, leaf = str(name).rpartition(".")
+        try:
+            owner = arg.get_submodule(owner_name) if owner_name else arg
+        except AttributeError:
+            continue
+        old = owner._parameters.get(leaf)
+        if isinstance(old, nn.Parameter):
+            owner._parameters[leaf] = nn.Parameter(old.detach().clone(),
+                                                   requires_grad=old.requires_grad)
+    own = arg.state_dict(keep_vars=True)
+    with torch.no_grad():
+        for name, encoded in tensors.items():
+            if name in own:
+                value = wire.decode_tensor(encoded)
+                if value.device.type == "meta" or value.shape == own[name].shape:
+                    own[name].data = value.detach()
+    arg.train(bool(state.get("training", arg.training)))
+
+
+class RemoteNamespace(dict):
+    """The student's globals as the judge sees them: names resolved on first use."""
+
+    def __init__(self, client: WorkerClient):
+        super().__init__()
+        self.client = client
+        self.missing: set[str] = set()
+
+    def _fetch(self, name: str) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        if name in self.missing:
+            return False
+        reply = self.client.request({"op": "lookup", "name": name},
+                                    self.client.limits.call_timeout)
+        found = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
+        kind = found.get("kind")
+        if kind == "callable":
+            dict.__setitem__(self, name, RemoteFunction(self.client, name))
+        elif kind == "value":
+            try:
+                dict.__setitem__(self, name, wire.decode(found.get("value")))
+            except wire.WireError as exc:
+                dict.__setitem__(self, name, wire.Opaque(f"unreadable value ({exc})", False))
+        elif "error" in reply:
+            raise _remote_error(reply["error"])
+        else:
+            self.missing.add(name)
+            return False
+        return True
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._fetch(name)
+
+    def __getitem__(self, name: str) -> Any:
+        if not self._fetch(name):
+            raise KeyError(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default

@@ -1,0 +1,57 @@
+"""The batch runner for the sealed judge: one confined worker per submission."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import uids
+from .judge import judge
+from .otter_run import Graded
+from .sandbox import Limits, SandboxError
+from .submissions import Submission
+from .tests_zip import load_tests, points_per_question
+
+
+
+def result_path(results: Path, name: str) -> Path:
+    """``out/<a>/results/<name>.json``, mirroring the submission's folders (no collisions)."""
+    path = results / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class SealedRunner:
+    """Grades each submission with ``judge``; writes its JSON result document."""
+
+    def __init__(self, zip_path: Path, assignment: str, seed: int, results: Path,
+                 limits: Limits | None = None):
+        self.tests = load_tests(zip_path)
+        self.assignment, self.seed, self.results = assignment, seed, results
+        self.limits = limits or Limits()
+        results.mkdir(parents=True, exist_ok=True)
+
+    def points(self) -> dict[str, float]:
+        return points_per_question(self.tests)
+
+    def __call__(self, sub: Submission) -> Graded:
+        try:
+            with uids.lease() as uid:
+                doc = judge(sub.path, sub.name, self.assignment, self.tests, seed=self.seed,
+                            uid=uid, limits=self.limits)
+        except SandboxError as exc:
+            doc = {"file": sub.name, "status": "grader-error", "error": str(exc), "questions": {}}
+        except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
+            doc = {"file": sub.name, "status": "grader-error",
+                   "error": f"{type(exc).__name__}: {exc}", "questions": {}}
+        result_path(self.results, sub.name).write_text(
+            json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+            encoding="utf-8")
+        scores = {q: (v["points"], v["possible"]) for q, v in doc.get("questions", {}).items()}
+        if doc["status"] == "graded":
+            status = "Completed"
+        elif doc["status"].startswith("graded"):
+            status = f"Completed with problems: {'; '.join(doc.get('problems', []))}"
+        else:
+            status = f"{doc['status']}: {doc.get('error', '')}"
+        return Graded(sub.name, scores, status)

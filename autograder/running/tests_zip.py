@@ -1,0 +1,33 @@
+"""The otter test cases of an autograder zip, as the sealed judge runs them."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from .judge import TestSpec
+
+
+def load_tests(zip_path: Path) -> list[TestSpec]:
+    """Every test case of every question in ``zip_path``, in otter's order (file name, then
+    position), with the points otter resolves for it. The zip is the staff's own build output:
+    it is trusted, unlike anything a submission sends."""
+    from otter.test_files import ExceptionTestFile
+
+    specs = []
+    with zipfile.ZipFile(zip_path) as zf:
+        for member in sorted(zf.namelist()):
+            if not (member.startswith("tests/") and member.endswith(".py")):
+                continue
+            test_file = ExceptionTestFile.from_string(zf.read(member).decode("utf-8"), member)
+            for tc in test_file.test_cases:
+                specs.append(TestSpec(test_file.name, tc.name, bool(tc.hidden),
+                                      float(tc.points or 0.0), tc.body))
+    return specs
+
+
+def points_per_question(tests: list[TestSpec]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for spec in tests:
+        totals[spec.question] = totals.get(spec.question, 0.0) + spec.points
+    return totals

@@ -1,0 +1,159 @@
+"""The judge's handle on one confined worker: requests with deadlines, capped output, kill.
+
+Everything read back is untrusted: replies are size-capped JSON decoded by ``wire.decode``
+only, never unpickled or evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..checks.calling import WorkerLost
+from . import sandbox
+from .uids import kill_uid
+
+MAX_REPLY_BYTES = 64 * 2**20
+
+
+class WorkerClient:
+    """Starts a worker and talks to it.
+
+    Args:
+        uid: the unprivileged uid for this worker.
+        limits: resource limits and timeouts.
+    """
+
+    def __init__(self, uid: int, limits: sandbox.Limits, deadline: float | None = None):
+        self.limits, self.uid = limits, uid
+        self.deadline = deadline if deadline is not None else float("inf")
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-jail-"))
+        self.proc, fd_in, fd_out = sandbox.start(self.root, uid, limits)
+        self.requests = os.fdopen(fd_in, "wb", buffering=0)
+        self.replies = fd_out
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.lost: str | None = None
+        self.closed = False
+        self._buffer = bytearray()
+        self._drain = threading.Thread(target=self._drain_output, daemon=True)
+        self._drain.start()
+
+    def _drain_output(self) -> None:
+        """Keep the first ``output_bytes`` of the student's stdout/stderr, count the rest."""
+        stream = self.proc.stdout
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            room = self.limits.output_bytes - len(self.output)
+            self.output += chunk[:max(room, 0)]
+            self.output_dropped += max(len(chunk) - max(room, 0), 0)
+
+    def request(self, message: dict, timeout: float) -> dict:
+        """Send one request; return the reply, or raise ``WorkerLost`` (and kill the worker).
+        No request outlives the submission's own deadline."""
+        if self.lost:
+            raise WorkerLost(self.lost)
+        if self.deadline - time.monotonic() < timeout:
+            timeout = max(self.deadline - time.monotonic(), 0.0)
+            if timeout <= 0:
+                raise self._lose("the submission used up its time limit")
+        try:
+            self.requests.write(json.dumps(message, allow_nan=False).encode() + b"\n")
+        except (BrokenPipeError, OSError):
+            raise self._lose(self._exit_reason())
+        line = self._read_line(time.monotonic() + timeout, timeout)
+        try:
+            reply = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            raise self._lose("its process sent something that is not a reply")
+        if not isinstance(reply, dict):
+            raise self._lose("its process sent something that is not a reply")
+        return reply
+
+    def _read_line(self, deadline: float, timeout: float) -> bytes:
+        scanned = 0
+        while self._buffer.find(b"\n", scanned) < 0:
+            scanned = len(self._buffer)  # look only at new bytes next time
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
+                                 "step): look for an endless loop or a very long computation")
+            ready, _, _ = select.select([self.replies], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self.replies, 1 << 20)
+            if not chunk:
+                raise self._lose(self._exit_reason())
+            self._buffer += chunk
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                raise self._lose("its reply was larger than the grader accepts")
+        end = self._buffer.find(b"\n")
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        return line
+
+    def _exit_reason(self) -> str:
+        try:
+            code = self.proc.wait(timeout=2)
+        except Exception:  # noqa: BLE001 - still running: it closed the pipe itself
+            return "its process closed the connection to the grader"
+        if code == -signal.SIGKILL:
+            return "its process was killed (memory or process limit, or killed from inside)"
+        if code == -signal.SIGXCPU:
+            return f"its process used more than {self.limits.cpu_seconds} s of CPU time"
+        if code < 0:
+            return f"its process died from signal {signal.Signals(-code).name}"
+        return (f"its process exited with status {code} (sys.exit, os._exit or a crash) "
+                "before the grader finished")
+
+    def _lose(self, reason: str) -> WorkerLost:
+        self.lost = reason
+        self.kill()
+        return WorkerLost(reason)
+
+    def kill(self) -> None:
+        """Kill the worker and every process left running under its uid (one uid per slot,
+        so a child that escaped the process group by ``setsid`` dies too)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+        kill_uid(self.uid)
+
+    def close(self) -> None:
+        """Stop the worker and release everything it held (once; later calls do nothing)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.requests.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=2)
+        except Exception:  # noqa: BLE001
+            pass
+        self.kill()
+        os.close(self.replies)
+        self._drain.join(timeout=2)
+        try:
+            self.root.rmdir()
+        except OSError:
+            pass
+
+    def student_output(self) -> str:
+        text = self.output.decode("utf-8", errors="replace")
+        if self.output_dropped:
+            text += f"\n[... {self.output_dropped} more bytes of output were dropped]"
+        return text

@@ -1,0 +1,287 @@
+"""Hostile submissions against the sealed judge (after PrairieLearn's hostile samples).
+
+Each notebook under ``tests/files/hostile`` is the autograd-exercises solution with one attack
+added, usually a wrong answer for the attacked question plus the attack. All of them are graded
+in one ``autograder grade`` run together with two copies of the perfect solution (first and last
+in the batch); each must get a row, zero on the question it attacks and a message saying what
+happened, and the solutions must keep full marks. A second, one-slot run grades a notebook that
+leaves a process behind to kill the workers of later submissions, then the solution.
+
+Needs root (the sealed judge's sandbox).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from notebooks import ROOT
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge's sandbox needs root")]
+
+ASSIGNMENT = "autograd-exercises"
+HOSTILE = ROOT / "tests" / "files" / "hostile"
+SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
+CLI = [sys.executable, "-m", "autograder"]
+PORT = 47613  # the network notebook connects here (127.0.0.1 and ::1)
+ABSTRACT = b"\0autograder-hostile-probe"  # and to this abstract unix socket
+SANDBOX_UIDS = range(61000, 61002)  # --jobs 2
+POSSIBLE = {"q1_accumulation": 5.0, "q2_saved": 4.0, "q3_multipath": 4.0, "q4_vjp": 4.0,
+            "q5_numpy": 4.0}
+FORGED = [Path(p) for p in ("/work/main/PWNED-forge-results", "/tmp/PWNED-forge-results",
+                            "/PWNED-forge-results", "/etc/PWNED-forge-results",
+                            "/usr/PWNED-forge-results", "/dev/shm/PWNED-forge-results",
+                            "/tmp/results.json", "/tmp/final_grades.csv",
+                            "/autograder/results/results.json")] + [
+    Path(sys.prefix) / "PWNED-forge-results",
+    ROOT / "build" / ASSIGNMENT / "PWNED-forge-results", ROOT / "results.json"]
+
+# (notebook, attacked question, a phrase the attacked question's messages or the notebook's
+# cell report must contain)
+CASES = [
+    ("allclose-always-true", "q3_multipath", "multipath_grads(3.0, 4.0) gave (0.5, 0.25)"),
+    ("always-equal-float", "q3_multipath", "gave (0.5, 0.5)"),
+    ("always-equal-list", "q1_accumulation", "gave [-1.0, -1.0, -1.0, -1.0]"),
+    ("always-equal-ndarray", "q5_numpy", "changed t itself"),
+    ("always-equal-tensor", "q4_vjp", "got shape (3,)"),
+    ("backward-replaced", "q4_vjp", "got shape (1,)"),
+    ("class-spoof", "q3_multipath", "returned a value the grader cannot read"),
+    ("forge-results", "q2_saved", "untracked is (7, 7)"),
+    ("fork-bomb", "q2_saved", "untracked is (7, 7)"),
+    ("grader-modules-patched", "q1_accumulation", "square_grads must return a list; got str"),
+    ("hidden-tests-search", "q5_numpy", "float64"),
+    ("huge-output", "q1_accumulation", "gave [0.0, 0.0, 0.0]"),
+    ("infinite-loop-in-function", "q5_numpy", "stopped after 3 s"),
+    ("infinite-loop-toplevel", "q1_accumulation", "stopped after"),
+    ("memory-hog-in-function", "q5_numpy", "export_numpy("),
+    ("memory-hog-toplevel", "q2_saved", "MemoryError"),
+    ("network", "q4_vjp", "got shape (3,)"),
+    ("os-exit-in-function", "q5_numpy", "exited with status 0"),
+    ("os-exit-toplevel", "q2_saved", "exited with status 0"),
+    ("sleep-in-function", "q5_numpy", "stopped after 3 s"),
+    ("sleep-toplevel", "q3_multipath", "stopped after"),
+    ("subprocess-loop", "q3_multipath", "gave (0.5, 0.25)"),
+    ("sys-exit-in-function", "q4_vjp", "SystemExit"),
+    ("sys-exit-toplevel", "q1_accumulation", "SystemExit"),
+]
+SOLUTIONS = ("aaa-perfect-solution", "zzz-perfect-solution")
+
+
+def test_every_hostile_notebook_is_in_the_table():
+    on_disk = {p.stem for p in HOSTILE.glob("*.ipynb")}
+    assert on_disk == {name for name, _, _ in CASES} | {"survivor-process"}
+
+
+class _Listener:
+    """Host-side sockets the network notebook tries to reach; counts what arrives."""
+
+    def __init__(self):
+        self.hits: list[str] = []
+        self.socks = []
+        for family, address in ((socket.AF_INET, ("127.0.0.1", PORT)),
+                                (socket.AF_INET6, ("::1", PORT)), (socket.AF_UNIX, ABSTRACT)):
+            try:
+                s = socket.socket(family, socket.SOCK_STREAM)
+                if family != socket.AF_UNIX:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(address)
+                s.listen(8)
+                s.settimeout(0.2)
+            except OSError:
+                continue
+            self.socks.append(s)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            for s in self.socks:
+                try:
+                    conn, peer = s.accept()
+                except OSError:
+                    continue
+                self.hits.append(repr(peer))
+                conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=2)
+        for s in self.socks:
+            s.close()
+
+
+def _grade(folder: Path, out: Path, jobs: int) -> subprocess.CompletedProcess:
+    return subprocess.run(CLI + ["grade", "-p", str(folder), "-o", str(out), "--seed", "7",
+                                 "--timeout", "3", "--submission-timeout", "40",
+                                 "--jobs", str(jobs)],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT)
+
+
+def _sandbox_processes() -> list[str]:
+    """Live (not zombie) processes of the sandbox uids."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields.get("Uid", "0").split()[0])
+        if uid in range(61000, 61100) and not fields.get("State", "").strip().startswith("Z"):
+            found.append(f"{entry} uid {uid} {fields.get('Name', '').strip()}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Grade every hostile notebook plus the solution twice, two at a time, in one run."""
+    folder = tmp_path_factory.mktemp("hostile-in")
+    out = tmp_path_factory.mktemp("hostile-out")
+    for path in HOSTILE.glob("*.ipynb"):
+        if path.stem != "survivor-process":
+            shutil.copy(path, folder / path.name)
+    for name in SOLUTIONS:
+        shutil.copy(SOLUTION, folder / f"{name}.ipynb")
+    for path in FORGED:
+        path.unlink(missing_ok=True)
+    listener = _Listener()
+    try:
+        proc = _grade(folder, out, jobs=2)
+    finally:
+        listener.close()
+    results = out / ASSIGNMENT / "results"
+    docs = {p.name.removesuffix(".ipynb.json"): json.loads(p.read_text())
+            for p in results.glob("*.json")}
+    with open(out / ASSIGNMENT / "final_grades.csv", newline="") as f:
+        rows = {r["file"]: r for r in csv.DictReader(f)}
+    return {"proc": proc, "out": out, "docs": docs, "rows": rows, "listener": listener.hits,
+            "leftover": _sandbox_processes()}
+
+
+def test_batch_completes(batch):
+    proc = batch["proc"]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    expected = {name for name, _, _ in CASES} | set(SOLUTIONS)
+    assert set(batch["docs"]) == expected
+    assert {name.removesuffix(".ipynb") for name in batch["rows"]} >= expected
+
+
+@pytest.mark.parametrize("name", SOLUTIONS)
+def test_solutions_in_the_same_batch_keep_full_marks(batch, name):
+    doc = batch["docs"][name]
+    assert doc["status"] == "graded"
+    assert {q: v["points"] for q, v in doc["questions"].items()} == POSSIBLE
+    row = batch["rows"][f"{name}.ipynb"]
+    assert float(row["total_points_earned"]) == 21 and row["grading_status"] == "Completed"
+
+
+@pytest.mark.parametrize("name,question,phrase", CASES, ids=[c[0] for c in CASES])
+def test_attack_earns_nothing_on_its_question(batch, name, question, phrase):
+    doc = batch["docs"][name]
+    assert doc["status"].startswith("graded"), doc.get("error")
+    attacked = doc["questions"][question]
+    assert attacked["points"] == 0.0, [t["message"][:300] for t in attacked["tests"]]
+    assert not any(t["passed"] for t in attacked["tests"])
+    total = sum(v["points"] for v in doc["questions"].values())
+    assert total < 21
+    row = batch["rows"][f"{name}.ipynb"]
+    assert float(row[question]) == 0.0 and row["grading_status"].startswith("Completed")
+    assert abs(float(row["total_points_earned"]) - total) < 1e-9
+    said = [t["message"] for t in attacked["tests"]]
+    said += [json.dumps(c) for c in doc.get("notebook", {}).get("cells", [])]
+    assert any(phrase in text for text in said), said
+
+
+def test_cell_reports_say_what_happened(batch):
+    cells = {name: batch["docs"][name]["notebook"]["cells"] for name in
+             ("os-exit-toplevel", "infinite-loop-toplevel", "sleep-toplevel",
+              "sys-exit-toplevel", "memory-hog-toplevel")}
+    reason = lambda name: " ".join(c.get("reason", "") for c in cells[name])  # noqa: E731
+    assert "exited with status 0" in reason("os-exit-toplevel")
+    assert "stopped after" in reason("infinite-loop-toplevel")
+    assert "stopped after" in reason("sleep-toplevel")
+    errors = lambda name: [c["error"]["type"] for c in cells[name] if "error" in c]  # noqa: E731
+    assert errors("sys-exit-toplevel") == ["SystemExit"]
+    assert errors("memory-hog-toplevel") == ["MemoryError"]
+
+
+def test_functions_that_hang_or_exit_cost_only_their_question(batch):
+    for name in ("infinite-loop-in-function", "sleep-in-function", "os-exit-in-function",
+                 "memory-hog-in-function", "sys-exit-in-function", "class-spoof"):
+        doc = batch["docs"][name]
+        lost = {q for q, v in doc["questions"].items() if v["points"] < POSSIBLE[q]}
+        assert len(lost) == 1, (name, lost)
+
+
+def test_output_is_capped_and_fake_otter_output_is_ignored(batch):
+    doc = batch["docs"]["huge-output"]
+    assert "more bytes of output were dropped" in doc["output"]
+    assert len(doc["output"]) < 100_000
+    path = batch["out"] / ASSIGNMENT / "results" / "huge-output.ipynb.json"
+    assert path.stat().st_size < 200_000
+    assert "All test cases passed!" in doc["output"]  # printed, and it changed nothing
+    assert doc["questions"]["q1_accumulation"]["points"] == 0.0
+
+
+def test_hidden_tests_and_host_are_invisible(batch):
+    output = batch["docs"]["hidden-tests-search"]["output"]
+    assert "PROBE-DONE 0 hits" in output, output[-3000:]
+    assert "LEAK" not in output
+    assert "AUTOGRADER_SEED" not in output
+
+
+def test_no_file_written_outside_the_worker(batch):
+    assert [p for p in FORGED if p.exists()] == []
+    out = batch["out"]
+    files = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    expected = {f"{ASSIGNMENT}/results/{name}.ipynb.json" for name in batch["docs"]}
+    assert files == expected | {f"{ASSIGNMENT}/final_grades.csv", "grading.json"}
+    output = batch["docs"]["forge-results"]["output"]
+    assert "WROTE /work/main/PWNED-forge-results" not in output
+    assert "DENIED /work/main/PWNED-forge-results" in output
+
+
+def test_network_is_unreachable(batch):
+    assert batch["listener"] == []
+    output = batch["docs"]["network"]["output"]
+    assert "CONNECTED" not in output
+    assert "BLOCKED 127.0.0.1" in output and "BLOCKED 1.1.1.1" in output
+
+
+def test_no_sandbox_process_outlives_the_batch(batch):
+    assert batch["leftover"] == []
+
+
+def test_fork_bomb_hits_the_process_limit(batch):
+    assert "fork stopped after" in batch["docs"]["fork-bomb"]["output"]
+
+
+def test_a_process_left_behind_cannot_touch_the_next_submission(tmp_path):
+    """One slot: the survivor's relay (a process that keeps changing pid and kills every other
+    process of its uid) must die with its submission; the solution after it keeps full marks."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(HOSTILE / "survivor-process.ipynb", folder / "a-survivor-process.ipynb")
+    shutil.copy(SOLUTION, folder / "b-perfect-solution.ipynb")
+    proc = _grade(folder, tmp_path / "out", jobs=1)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = tmp_path / "out" / ASSIGNMENT / "results"
+    survivor = json.loads((results / "a-survivor-process.ipynb.json").read_text())
+    assert survivor["questions"]["q2_saved"]["points"] == 0.0
+    solution = json.loads((results / "b-perfect-solution.ipynb.json").read_text())
+    assert solution["status"] == "graded"
+    assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
+    assert _sandbox_processes() == []

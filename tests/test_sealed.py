@@ -1,0 +1,99 @@
+"""The sealed judge: does it grade like otter does, reproducibly, with a row for every file?"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder.authoring.layout import ASSIGNMENTS, Layout
+from autograder.running.batch import ensure_zip
+from autograder.running import uids
+from autograder.running.judge import judge
+from autograder.running.sandbox import Limits
+from autograder.running.tests_zip import load_tests
+from notebooks import ROOT, solution, variants, with_answer
+
+pytestmark = pytest.mark.slow
+LIMITS = Limits(call_timeout=20, submission_timeout=120)
+
+
+@pytest.fixture(scope="module")
+def zips(tmp_path_factory):
+    layout = Layout.at(ROOT, tmp_path_factory.mktemp("build"))
+    return {a: ensure_zip(a, layout) for a in ASSIGNMENTS}
+
+
+def sealed(path, assignment, zip_path, seed):
+    with uids.lease() as uid:
+        return judge(path, path.name, assignment, load_tests(zip_path), seed=seed, uid=uid,
+                     limits=LIMITS)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solution_scores_full_marks_for_20_seeds(assignment, zips):
+    for seed in range(100, 120):
+        doc = sealed(ROOT / "solutions" / f"{assignment}.ipynb", assignment, zips[assignment],
+                     seed)
+        lost = {q: [t["message"] for t in v["tests"] if not t["passed"]]
+                for q, v in doc["questions"].items() if v["points"] != v["possible"]}
+        assert doc["status"] == "graded" and not lost, (seed, lost)
+
+
+def test_same_submission_and_seed_give_byte_identical_json(zips, tmp_path):
+    """Twenty runs of a submission with mistakes: one JSON text."""
+    variant = next(v for v in variants() if v.name == "grads-not-cleared")
+    path = tmp_path / "mistakes.ipynb"
+    nbformat.write(with_answer(solution(variant.assignment), variant.question, variant.source),
+                   path)
+    texts = {json.dumps(sealed(path, variant.assignment, zips[variant.assignment], 7),
+                        sort_keys=True) for _ in range(20)}
+    assert len(texts) == 1
+
+
+def test_template_scores_zero_and_every_bad_file_gets_a_row(zips, tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "sec1").mkdir(parents=True)
+    (subs / "sec2").mkdir()
+    template = ROOT / "student_templates" / "autograd-exercises" / "autograd-exercises.ipynb"
+    (subs / "sec1" / "ada.ipynb").write_bytes(template.read_bytes())
+    (subs / "sec2" / "ada.ipynb").write_bytes((ROOT / "solutions" /
+                                               "autograd-exercises.ipynb").read_bytes())
+    (subs / "notes.ipynb").write_text("these are my notes, not a notebook")
+    (subs / "latin1.ipynb").write_bytes("{\"cells\": \"caf\xe9\"}".encode("latin-1"))
+    old = nbformat.v4.new_notebook()
+    old["nbformat"] = 3
+    (subs / "old.ipynb").write_text(json.dumps(old))
+    (subs / "porting.ipynb").write_bytes((ROOT / "solutions" / "autograd-porting.ipynb")
+                                         .read_bytes())
+    with open(subs / "huge.ipynb", "wb") as f:
+        f.truncate(100 * 2**20)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--build", str(zips[
+        "autograd-exercises"].parent.parent), "grade", "-p", str(subs), "-o", str(out), "-a",
+        "autograd-exercises", "--seed", "1"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["file"]: r for r in csv.DictReader(open(out / "autograd-exercises" /
+                                                       "final_grades.csv"))}
+    assert rows["sec2/ada.ipynb"]["percent_correct"] == "1.0"
+    assert rows["sec1/ada.ipynb"]["total_points_earned"] == "0"
+    assert rows["sec1/ada.ipynb"]["grading_status"] == "Completed"
+    expected = {"notes.ipynb": "not a notebook: invalid JSON",
+                "latin1.ipynb": "not UTF-8 text",
+                "old.ipynb": "nbformat 3 is not supported",
+                "porting.ipynb": "this notebook is for 'autograd-porting'",
+                "huge.ipynb": "a notebook over 20 MB is refused"}
+    for name, problem in expected.items():
+        assert problem in rows[name]["grading_status"], rows[name]
+        assert rows[name]["total_points_earned"] == "0"
+    assert "2 autograd-exercises submissions are named ada.ipynb" in proc.stdout
+
+
+def test_empty_folder_is_a_clear_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p", str(tmp_path),
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "no .ipynb files to grade" in proc.stderr
