@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
+
+from .files import write_atomic
 
 from .otter_run import Graded
 
@@ -20,16 +23,16 @@ def write(path: Path, graded: list[Graded], questions: dict[str, float]) -> None
     """
     names = sorted(questions)
     possible = sum(questions.values())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        out = csv.writer(f)
-        out.writerow(["file", *names, "total_points_earned", "percent_correct", "grading_status"])
-        out.writerow([POINTS_ROW, *(_num(questions[q]) for q in names), _num(possible), 1, "--"])
-        for g in sorted(graded, key=lambda g: g.name):
-            earned = [g.scores.get(q, (0.0, questions[q]))[0] for q in names]
-            total = sum(earned)
-            percent = round(total / possible, 4) if possible else 0
-            out.writerow([g.name, *(_num(e) for e in earned), _num(total), percent, g.status])
+    f = io.StringIO(newline="")
+    out = csv.writer(f)
+    out.writerow(["file", *names, "total_points_earned", "percent_correct", "grading_status"])
+    out.writerow([POINTS_ROW, *(_num(questions[q]) for q in names), _num(possible), 1, "--"])
+    for g in sorted(graded, key=lambda g: g.name):
+        earned = [g.scores.get(q, (0.0, questions[q]))[0] for q in names]
+        total = sum(earned)
+        percent = round(total / possible, 4) if possible else 0
+        out.writerow([g.name, *(_num(e) for e in earned), _num(total), percent, g.status])
+    write_atomic(path, f.getvalue())  # a stopped run leaves the old CSV, never half of one
 
 
 def _num(x: float) -> str:

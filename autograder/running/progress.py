@@ -1,0 +1,113 @@
+"""What ``autograder grade`` shows while it works: a progress bar on a terminal, the plain
+per-submission lines elsewhere (logs, CI), and with ``--json`` one JSON summary on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator, TextIO
+
+
+class Display:
+    """Plain lines (not a TTY): one per submission, as before; a text summary at the end.
+
+    Args:
+        stream: where human-readable lines go (stderr in ``--json`` mode, keeping stdout clean).
+        machine: print the final summary as one JSON object on stdout instead of a table.
+    """
+
+    def __init__(self, stream: TextIO, machine: bool = False):
+        self.stream, self.machine = stream, machine
+
+    def say(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    @contextmanager
+    def group(self, assignment: str, total: int) -> Iterator[Callable[[str], None]]:
+        """Yield ``advance(line)``, called once per finished submission."""
+        done = 0
+
+        def advance(line: str) -> None:
+            nonlocal done
+            done += 1
+            self.say(f"  [{assignment} {done}/{total}] {line}")
+
+        yield advance
+
+    def finish(self, summary: dict) -> None:
+        """The end of the run: a table for people, or the JSON summary for machines."""
+        if self.machine:
+            print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
+            return
+        for line in summary_lines(summary):
+            self.say(line)
+
+
+class RichDisplay(Display):
+    """A terminal: a progress bar per assignment with counts and ETA, a table at the end."""
+
+    def __init__(self, stream: TextIO):
+        from rich.console import Console
+
+        super().__init__(stream)
+        self.console = Console(file=stream)
+
+    def say(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False)
+
+    @contextmanager
+    def group(self, assignment: str, total: int) -> Iterator[Callable[[str], None]]:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                      console=self.console, transient=False) as bar:
+            task = bar.add_task(assignment, total=total)
+
+            def advance(line: str) -> None:
+                bar.console.print(f"  {line}", markup=False, highlight=False)
+                bar.advance(task)
+
+            yield advance
+
+    def finish(self, summary: dict) -> None:
+        from rich.table import Table
+
+        table = Table(title=f"seed {summary['seed']}, {summary['runner']} runner")
+        for col in SUMMARY_COLUMNS:
+            table.add_column(col, justify="left" if col == "assignment" else "right")
+        for row in summary_rows(summary):
+            table.add_row(*row)
+        self.console.print(table)
+
+
+def choose(machine: bool) -> Display:
+    """The display for this process: JSON for machines, a bar on a TTY, plain lines otherwise."""
+    if machine:
+        return Display(sys.stderr, machine=True)
+    if sys.stdout.isatty():
+        return RichDisplay(sys.stdout)
+    return Display(sys.stdout)
+
+
+SUMMARY_COLUMNS = ["assignment", "submissions", "graded now", "skipped", "with problems",
+                   "grader errors", "mean", "possible"]
+
+
+def summary_rows(summary: dict) -> list[list[str]]:
+    rows = []
+    for name, a in sorted(summary["assignments"].items()):
+        rows.append([name, str(a["submissions"]), str(a["graded_now"]), str(a["skipped"]),
+                     str(len(a["student_problems"])), str(len(a["grader_errors"])),
+                     f"{a['mean']:.2f}", f"{a['possible']:g}"])
+    return rows
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """The summary as fixed-width text lines."""
+    rows = [SUMMARY_COLUMNS, *summary_rows(summary)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(SUMMARY_COLUMNS))]
+    return ["summary:"] + ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                           for r in rows]

@@ -1,0 +1,107 @@
+"""Feedback goldens, the class report in a real headless browser, and partial regrades.
+
+Grades the sample submissions once with the sealed judge (root) and seed 3.
+"""
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "files" / "golden"
+SAMPLES = sorted((ROOT / "submissions").rglob("*.ipynb"))
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge needs root")]
+
+
+def grade(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "--root", str(ROOT), "grade", "-p",
+         str(ROOT / "submissions"), "-o", str(out), "--seed", "3", "--runner", "sealed",
+         *extra],
+        capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("graded")
+    proc = grade(out)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.mark.parametrize("notebook", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_is_the_feedback_as_pinned(graded, notebook, request):
+    assignment = notebook.parent.name
+    got = (graded / assignment / "feedback" / assignment / f"{notebook.stem}.md").read_text()
+    golden = GOLDEN / assignment / f"{notebook.stem}.md"
+    if request.config.getoption("--update-goldens"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(got)
+    assert got == golden.read_text(), f"rerun with --update-goldens if {golden} should change"
+
+
+def test_does_resume_skip_and_only_regrade_keep_the_others(graded, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    before = {p: p.read_bytes() for p in out.rglob("results/**/*.json")}
+    csv_before = (out / "autograd-exercises" / "final_grades.csv").read_bytes()
+    proc = grade(out, "--resume", "--json", "--no-reports")
+    assert proc.returncode == 0 and proc.stdout.lstrip().startswith("{"), proc.stderr
+    assert '"graded_now": 0' in proc.stdout
+    proc = grade(out, "--only", "alan-turing", "--question", "q5_numpy", "--no-reports")
+    assert proc.returncode == 0, proc.stderr
+    after = {p: p.read_bytes() for p in out.rglob("results/**/*.json")}
+    assert after == before  # same seed: the merged question equals the original
+    assert (out / "autograd-exercises" / "final_grades.csv").read_bytes() == csv_before
+
+
+def browser():
+    """A headless Chromium driven by selenium, or a skip that says what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    binary = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if not binary or not driver:
+        pytest.skip("chromium and chromium-driver are not installed "
+                    "(apt-get install -y chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--window-size=1200,3000"):
+        options.add_argument(arg)
+    return webdriver, options, driver
+
+
+def test_does_the_class_report_render_and_match_the_csv(graded, tmp_path):
+    webdriver, options, driver_path = browser()
+    from selenium.webdriver.common.by import By
+
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    folder = graded / "autograd-exercises"
+    page = webdriver.Chrome(options=options,
+                            service=webdriver.ChromeService(executable_path=driver_path))
+    try:
+        page.get((folder / "report" / "class_report.html").as_uri())
+        images = page.find_elements(By.TAG_NAME, "img")
+        assert len(images) == 4
+        for img in images:
+            assert page.execute_script("return arguments[0].complete && "
+                                       "arguments[0].naturalWidth", img) > 0
+        rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                for tr in page.find_elements(By.CSS_SELECTOR, "#grades tbody tr")]
+        header = [th.text for th in page.find_elements(By.CSS_SELECTOR, "#grades th")]
+        page.save_screenshot(str(tmp_path / "class_report.png"))
+    finally:
+        page.quit()
+    with open(folder / "final_grades.csv", newline="") as f:
+        expected = list(csv.reader(f))
+    assert header == expected[0]
+    assert rows == [r for r in expected[1:] if r[0] != "points-per-question"]
+    assert (tmp_path / "class_report.png").read_bytes()[:4] == b"\x89PNG"
