@@ -6,7 +6,21 @@ JOBS    ?= 2
 SUBMISSIONS ?= submissions
 OUT     ?= out
 
-.PHONY: install assign check-assign grade test test-fast clean
+.PHONY: install assign check-assign grade test test-fast clean image image-gpu grade-gpu gradescope
+
+## The grading image (docker/Dockerfile): wheelhouse built here, then `docker build` through
+## the Engine API; the debian:bookworm-slim base is debootstrapped when missing (no registry).
+image: install
+	$(PY) docker/build_image.py --variant cpu
+
+## The CUDA variant (PyPI's CUDA torch wheel; needs the NVIDIA container toolkit to run).
+image-gpu: install
+	$(PY) docker/build_image.py --variant cuda
+
+## Grade in CUDA containers with every GPU; fails with the reason when the engine cannot give
+## containers a GPU (never a silent CPU run).
+grade-gpu: image-gpu
+	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) --runner docker-gpu
 
 install: $(VENV)/.installed
 
@@ -25,8 +39,13 @@ check-assign: install
 	$(AG) assign --check
 
 ## The main job: grade every notebook under submissions/ into out/<assignment>/final_grades.csv.
+## Also writes the reports: out/<a>/feedback/, out/<a>/report/class_report.html,
+## out/<a>/canvas_gradebook.csv (ROSTER=file.csv maps files to student ids), out/<a>/results.jsonl.
+## With a Docker engine: builds the grading image if needed (cached) and grades in containers;
+## without one, says so and grades with the local sealed runner (root).
 grade: install
-	$(AG) grade -p $(SUBMISSIONS) -o $(OUT)
+	$(PY) docker/build_image.py --if-engine
+	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) $(if $(ROSTER),--roster $(ROSTER))
 
 ## Everything CI runs: fast checks, then real otter on real notebooks (a few minutes).
 test: install
@@ -38,3 +57,8 @@ test-fast: install
 
 clean:
 	rm -rf build $(OUT)
+
+## Gradescope / stock `otter grade` zips (build/<a>/<a>-gradescope.zip): the sealed judge on the
+## grading image writes Gradescope's results.json and otter's results.pkl.
+gradescope: install
+	$(PY) -m autograder.authoring.gradescope

@@ -1,7 +1,9 @@
 """``autograder``: the command staff run.
 
     autograder assign [ASSIGNMENT ...] [--check]
-    autograder grade -p submissions/ [-a ASSIGNMENT] [-o OUT]
+    autograder grade -p submissions/ [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
+                     [--question Q] [--json] [--roster FILE]
+    autograder report [-o OUT] [--roster FILE]
 """
 
 from __future__ import annotations
@@ -37,14 +39,40 @@ def _assign(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from .running.batch import grade_folder
+    from .running.progress import choose
+    from .running.selection import Selection
 
     from .running.sandbox import Limits
 
     limits = Limits(call_timeout=args.timeout, cell_timeout=4 * args.timeout,
                     submission_timeout=args.submission_timeout)
-    return grade_folder(Path(args.path), Layout.at(args.root, args.build),
-                        assignment=args.assignment, out=Path(args.output), seed=args.seed,
-                        runner=args.runner, jobs=args.jobs, limits=limits)
+    selection = Selection(resume=args.resume, only=tuple(args.only or ()),
+                          question=args.question)
+    display = choose(machine=args.json)
+    status = grade_folder(Path(args.path), Layout.at(args.root, args.build),
+                          assignment=args.assignment, out=Path(args.output), seed=args.seed,
+                          runner=args.runner, jobs=args.jobs, limits=limits,
+                          selection=selection, display=display)
+    if status in (0, 3) and not args.no_reports:  # 3: some grader errors, still results
+        _write_reports(Path(args.output), args.roster, display.say)
+    return status
+
+
+def _report(args: argparse.Namespace) -> int:
+    return _write_reports(Path(args.output), args.roster, print)
+
+
+def _write_reports(out: Path, roster: str | None, say) -> int:
+    """Feedback, class reports and exports from the results in ``out``."""
+    from .reporting.build import write_reports
+
+    try:
+        for path in write_reports(out, Path(roster) if roster else None):
+            say(f"wrote {path}")
+    except (OSError, ValueError) as exc:
+        print(f"error: reports: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,10 +102,34 @@ def build_parser() -> argparse.ArgumentParser:
                         "take four times as long (default: 30)")
     p.add_argument("--submission-timeout", type=float, default=300.0,
                    help="seconds one submission may take in all (default: 300)")
-    p.add_argument("--runner", choices=("sealed", "otter"), default="sealed",
-                   help="sealed: the judge never runs student code in its own process "
-                        "(default); otter: stock `otter run`, tests in the student's kernel")
+    p.add_argument("--runner", choices=("auto", "docker", "docker-gpu", "sealed", "otter"),
+                   default="auto",
+                   help="docker: one container of the grading image per submission; sealed: "
+                        "the judge here, student code in a local confined worker (root); "
+                        "auto (default): docker when an engine is reachable and the image "
+                        "is built, else sealed; docker-gpu: the CUDA image with every GPU "
+                        "(an error without the NVIDIA container toolkit); otter: stock "
+                        "`otter run`, tests in the student's kernel")
+    p.add_argument("--resume", action="store_true",
+                   help="skip submissions that already have a result in OUT (same seed)")
+    p.add_argument("--only", action="append", metavar="NAME",
+                   help="grade only this submission (path, file name or stem; repeatable); "
+                        "the others' results are kept")
+    p.add_argument("--question", metavar="Q",
+                   help="regrade only question Q, merging into the existing results")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON summary on stdout and nothing else (progress on stderr)")
+    p.add_argument("--roster", metavar="FILE",
+                   help="CSV with columns file,student_id for the Canvas gradebook")
+    p.add_argument("--no-reports", action="store_true",
+                   help="skip feedback, class reports and exports after grading")
     p.set_defaults(func=_grade)
+
+    p = sub.add_parser("report", help="write feedback, class reports and exports from OUT")
+    p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
+    p.add_argument("--roster", metavar="FILE",
+                   help="CSV with columns file,student_id for the Canvas gradebook")
+    p.set_defaults(func=_report)
     return parser
 
 

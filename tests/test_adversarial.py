@@ -13,6 +13,7 @@ Needs root (the sealed judge's sandbox).
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.running import uids
 from notebooks import ROOT
 
 pytestmark = [pytest.mark.slow,
@@ -123,14 +125,34 @@ class _Listener:
 
 def _grade(folder: Path, out: Path, jobs: int) -> subprocess.CompletedProcess:
     return subprocess.run(CLI + ["grade", "-p", str(folder), "-o", str(out), "--seed", "7",
+                                 "--runner", "sealed", "--no-reports",
                                  "--timeout", "3", "--submission-timeout", "40",
                                  "--jobs", str(jobs)],
                           capture_output=True, text=True, timeout=900, cwd=ROOT)
 
 
+def _idle_uids() -> set[int]:
+    """Sandbox uids no grader holds right now (another test may be grading concurrently:
+    its live workers are not leftovers)."""
+    idle = set()
+    folder = uids._lock_dir()
+    for uid in range(uids.FIRST_UID, uids.FIRST_UID + 100):
+        fd = os.open(folder / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            idle.add(uid)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            pass
+        finally:
+            os.close(fd)
+    return idle
+
+
 def _sandbox_processes() -> list[str]:
-    """Live (not zombie) processes of the sandbox uids."""
+    """Live (not zombie) processes of sandbox uids that no grader holds."""
     found = []
+    idle = _idle_uids()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -140,7 +162,7 @@ def _sandbox_processes() -> list[str]:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         uid = int(fields.get("Uid", "0").split()[0])
-        if uid in range(61000, 61100) and not fields.get("State", "").strip().startswith("Z"):
+        if uid in idle and not fields.get("State", "").strip().startswith("Z"):
             found.append(f"{entry} uid {uid} {fields.get('Name', '').strip()}")
     return found
 
@@ -248,7 +270,8 @@ def test_no_file_written_outside_the_worker(batch):
     out = batch["out"]
     files = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     expected = {f"{ASSIGNMENT}/results/{name}.ipynb.json" for name in batch["docs"]}
-    assert files == expected | {f"{ASSIGNMENT}/final_grades.csv", "grading.json"}
+    assert files == expected | {f"{ASSIGNMENT}/final_grades.csv", f"{ASSIGNMENT}/timings.json",
+                                "grading.json"}
     output = batch["docs"]["forge-results"]["output"]
     assert "WROTE /work/main/PWNED-forge-results" not in output
     assert "DENIED /work/main/PWNED-forge-results" in output

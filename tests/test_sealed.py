@@ -75,7 +75,8 @@ def test_template_scores_zero_and_every_bad_file_gets_a_row(zips, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "autograder", "--build", str(zips[
         "autograd-exercises"].parent.parent), "grade", "-p", str(subs), "-o", str(out), "-a",
-        "autograd-exercises", "--seed", "1"], capture_output=True, text=True, cwd=ROOT)
+        "autograd-exercises", "--seed", "1", "--runner", "sealed"], capture_output=True,
+        text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {r["file"]: r for r in csv.DictReader(open(out / "autograd-exercises" /
                                                        "final_grades.csv"))}

@@ -2,23 +2,29 @@
 
 Two runners: ``sealed`` (default; the judge in this process, each notebook's code in a confined
 worker) and ``otter`` (stock ``otter run``: the notebook and the tests share one kernel, for
-trusted work and for comparison).
+trusted work and for comparison), and ``docker`` (the sealed judge inside one container of the
+grading image per submission; ``auto``, the default, picks it when an engine is reachable).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..authoring.layout import Layout
 from . import grades_csv, otter_run
+from .files import write_atomic
 from .otter_run import Graded
+from .progress import Display
+from .selection import Selection, on_disk, pick, regrade_question, write_timings
 from .submissions import Submission, duplicate_names, find
 
 
@@ -39,12 +45,29 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
 
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
-                 limits=None) -> int:
+                 limits=None, selection: Selection | None = None,
+                 display: Display | None = None) -> int:
     """Grade every notebook under ``folder``; return the process exit status.
 
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
     status is nonzero only when there is nothing to grade or the grader itself failed.
+    ``selection`` grades part of the batch and merges into ``out`` (``--resume``, ``--only``,
+    ``--question``); ``display`` shows progress and prints the final summary.
     """
+    selection = selection or Selection()
+    display = display or Display(sys.stdout)
+    if runner in ("auto", "docker", "docker-gpu"):
+        from .docker_runner import resolve_runner
+
+        runner, why = resolve_runner(runner)
+        if runner is None:
+            print(why, file=sys.stderr)
+            return 2
+        display.say(why)
+    if selection.question and runner in ("otter", "docker", "docker-gpu"):
+        print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
+              file=sys.stderr)
+        return 2
     try:
         subs = find(folder, assignment)
     except FileNotFoundError as exc:
@@ -58,34 +81,48 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
               "unprivileged uid, which needs root: run `sudo make grade`, or grade trusted "
               "work with --runner otter", file=sys.stderr)
         return 2
+    if seed is None and selection.partial:
+        seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
     seed = secrets.randbelow(2**31) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
-    print(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
-          f"({runner} runner, {jobs} job(s))", flush=True)
+    display.say(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
+                f"({runner} runner, {jobs} job(s))")
     out.mkdir(parents=True, exist_ok=True)
+    # Written first: a run stopped midway can be resumed with the same seed.
+    write_atomic(out / "grading.json", json.dumps(
+        {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
     groups, unidentified = _group(subs)
     for sub in unidentified:
-        print(f"  cannot grade {sub.problem}", flush=True)
+        display.say(f"  cannot grade {sub.problem}")
     if unidentified:
-        (out / "unidentified.txt").write_text("".join(f"{s.problem}\n" for s in unidentified))
-    failed = False
+        write_atomic(out / "unidentified.txt", "".join(f"{s.problem}\n" for s in unidentified))
+    summary = {"seed": seed, "runner": runner, "out": str(out), "assignments": {},
+               "unidentified": [s.problem for s in unidentified]}
     for name, group in sorted(groups.items()):
-        failed |= _grade_group(name, group, layout, out / name, seed, runner, jobs, limits)
-    (out / "grading.json").write_text(json.dumps(
-        {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
-    return 3 if failed else 0
+        summary["assignments"][name] = _grade_group(
+            name, group, layout, out / name, seed, runner, jobs, limits, selection, display)
+    failed = any(a["grader_errors"] for a in summary["assignments"].values())
+    summary["exit_status"] = 3 if failed else 0
+    display.finish(summary)
+    return summary["exit_status"]
+
+
+def _previous_seed(out: Path) -> int | None:
+    """The seed ``out/grading.json`` recorded, if any."""
+    try:
+        return int(json.loads((out / "grading.json").read_text(encoding="utf-8"))["seed"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _write_rejection(results: Path, sub: Submission) -> None:
     """The result document of a file that was not run at all, and why."""
     from .. import RESULT_SCHEMA_VERSION
 
-    path = results / f"{sub.name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"schema_version": RESULT_SCHEMA_VERSION, "file": sub.name,
            "assignment": sub.assignment, "status": "rejected", "error": sub.problem,
            "questions": {}}
-    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(results / f"{sub.name}.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Submission]]:
@@ -103,36 +140,86 @@ def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Su
 
 
 def _grade_group(assignment: str, subs: list[Submission], layout: Layout, out: Path, seed: int,
-                 runner: str, jobs: int, limits) -> bool:
+                 runner: str, jobs: int, limits, selection: Selection, display: Display) -> dict:
+    """Grade one assignment's submissions (those ``selection`` picks); return its summary."""
     for base, names in duplicate_names(subs).items():
-        print(f"  note: {len(names)} {assignment} submissions are named {base} "
-              f"({', '.join(names)}); each is graded under its folder path", flush=True)
+        display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
+                    f"({', '.join(names)}); each is graded under its folder path")
     zip_path = ensure_zip(assignment, layout)
     if runner == "sealed":
         from .sealed import SealedRunner
 
         grade_one = SealedRunner(zip_path, assignment, seed, out / "results", limits)
+    elif runner in ("docker", "docker-gpu"):
+        from .docker_runner import IMAGES, ContainerLimits, DockerRunner
+
+        gpu = runner == "docker-gpu"
+        grade_one = DockerRunner(zip_path, assignment, seed, out / "results", limits,
+                                 image=IMAGES["cuda" if gpu else "cpu"],
+                                 box=ContainerLimits(gpus=gpu))
     else:
         grade_one = otter_run.OtterRunner(zip_path, seed, out / "results")
     questions = grade_one.points()
     possible = sum(questions.values())
-    graded: list[Graded] = []
-    done = 0
+    now, kept = pick(subs, out / "results", selection)
+    grade = _grader(grade_one, out, selection)
+    if grade is None:  # --question names a question of another assignment
+        now, kept = [], subs
+    fresh: list[Graded] = []
+    seconds: dict[str, float] = {}
 
     def task(sub: Submission) -> tuple[Graded, float]:
         start = time.monotonic()
         if sub.problem:
             _write_rejection(out / "results", sub)
             return Graded(sub.name, {}, sub.problem), 0.0
-        return grade_one(sub), time.monotonic() - start
+        return grade(sub), time.monotonic() - start
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for result, seconds in pool.map(task, subs):
-            done += 1
-            graded.append(result)
+    with ThreadPoolExecutor(max_workers=jobs) as pool, \
+            display.group(assignment, len(now)) as advance:
+        futures = [pool.submit(task, sub) for sub in now]
+        for future in as_completed(futures):  # progress as they finish, not in order
+            result, took = future.result()
+            fresh.append(result)
+            seconds[result.name] = took
             total = sum(s for s, _ in result.scores.values())
-            print(f"  [{assignment} {done}/{len(subs)}] {result.name}: {total:g}/{possible:g} "
-                  f"({result.status}, {seconds:.1f} s)", flush=True)
-    grades_csv.write(out / "final_grades.csv", graded, questions)
-    print(f"{assignment}: wrote {out / 'final_grades.csv'}", flush=True)
-    return any(g.status.startswith("grader-error") for g in graded)
+            advance(f"{result.name}: {total:g}/{possible:g} ({result.status}, {took:.1f} s)")
+    shutil.rmtree(out / ".regrade", ignore_errors=True)
+    write_timings(out / "timings.json", {k: v for k, v in seconds.items() if v})
+    rows = fresh + on_disk(out / "results", kept)
+    grades_csv.write(out / "final_grades.csv", rows, questions)
+    display.say(f"{assignment}: wrote {out / 'final_grades.csv'}")
+    return _group_summary(rows, fresh, len(kept), possible)
+
+
+def _grader(grade_one, out: Path, selection: Selection):
+    """``grade_one``, or with ``--question`` a function that grades that question alone and
+    merges it into the document on disk (grading everything where there is none); ``None``
+    when this assignment has no such question."""
+    if selection.question is None:
+        return grade_one
+    scratch = out / ".regrade"
+    partial = copy.copy(grade_one)
+    partial.tests = [t for t in grade_one.tests if t.question == selection.question]
+    partial.results = scratch
+    if not partial.tests:
+        return None
+
+    def grade(sub: Submission) -> Graded:
+        merged = regrade_question(partial, scratch, out / "results", sub, selection.question)
+        return merged if merged is not None else grade_one(sub)
+
+    return grade
+
+
+def _group_summary(rows: list[Graded], fresh: list[Graded], skipped: int,
+                   possible: float) -> dict:
+    """What ``--json`` and the final table say about one assignment."""
+    totals = [sum(s for s, _ in g.scores.values()) for g in rows]
+    return {
+        "submissions": len(rows), "graded_now": len(fresh), "skipped": skipped,
+        "possible": possible, "mean": round(sum(totals) / len(totals), 4) if totals else 0.0,
+        "grader_errors": sorted(g.name for g in rows if g.status.startswith("grader-error")),
+        "student_problems": sorted(g.name for g in rows if g.status != "Completed"
+                                   and not g.status.startswith("grader-error")),
+    }

@@ -9,27 +9,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..harness import SEED_VARIABLE
-
-
-@dataclass(frozen=True)
-class Graded:
-    """Scores for one submission.
-
-    Attributes:
-        name: the submission's name (the ``file`` column).
-        scores: question -> (score, max_score).
-        status: ``"Completed"`` or why grading failed.
-        details: question -> otter's test output for it (messages included).
-    """
-
-    name: str
-    scores: dict[str, tuple[float, float]]
-    status: str
-    details: dict[str, str] = field(default_factory=dict)
+from .results import Graded  # noqa: F401 - re-exported: callers import it from here
 
 
 def grade(notebook: Path, name: str, zip_path: Path, *, seed: int, timeout: float,

@@ -5,6 +5,15 @@ hidden tests, the references, the seed and the results: the worker cannot see th
 
 Confinement needs root (namespaces, ``setuid``); as any other user it is refused with a clear
 message rather than silently weakened.
+
+Two confinement modes (``Limits.confinement``):
+
+- ``"namespaces"`` (the local sealed runner): the jail above, built here.
+- ``"container"`` (the judge already runs inside the grading image's container, without
+  CAP_SYS_ADMIN, so no unshare or pivot_root): the container is the jail (no network, read-only
+  root, its own pids and memory limits); the checks, the zip and the judge's files are
+  root-only by file permissions; the worker only drops to the unprivileged uid, takes the
+  rlimits and ``no_new_privs``. Its code is the copy baked in at ``CONTAINER_WORKER_DIR``.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x80
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 MNT_DETACH, PR_SET_NO_NEW_PRIVS = 2, 38
+CONTAINER_WORKER_DIR = "/opt/agworker"
 
 
 class SandboxError(RuntimeError):
@@ -45,6 +55,7 @@ class Limits:
     call_timeout: float = 30.0
     cell_timeout: float = 120.0
     submission_timeout: float = 300.0
+    confinement: str = "namespaces"  # or "container": see the module docstring
 
 
 def worker_sources() -> dict[str, bytes]:
@@ -73,7 +84,7 @@ def _site_packages() -> list[str]:
 def worker_command(fd_in: int, fd_out: int) -> list[str]:
     """``python -I -S``: no site hooks (the editable install would point back at the project),
     only the venv's site-packages and the worker's copy on the path."""
-    paths = ["/opt/agworker", *_site_packages()]
+    paths = [CONTAINER_WORKER_DIR, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
             f"from autograder.worker.main import serve; serve({fd_in}, {fd_out})")
     return [os.path.realpath(sys.executable), "-I", "-S", "-c", code]
@@ -148,12 +159,26 @@ def _confine(root: str, uid: int, limits: Limits, files: dict[str, bytes]) -> No
     libc.umount2("/.old", MNT_DETACH)
     os.rmdir("/.old")
     libc.mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+    _drop_privileges(libc, uid, limits)
+
+
+def _drop_privileges(libc: _Libc, uid: int, limits: Limits) -> None:
+    """The last steps of both modes: rlimits, then the unprivileged uid (which also clears
+    every capability), then ``no_new_privs`` so no setuid binary can give them back."""
     _limit(limits)
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
     libc.no_new_privs()
     os.chdir("/student")
+
+
+def install_worker(folder: Path) -> None:
+    """Write the worker's code to ``folder`` (the grading image does this at build time for
+    the ``container`` mode); everything else of the package can then be made root-only."""
+    for name, data in worker_sources().items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
 
 
 def _limit(limits: Limits) -> None:
@@ -175,6 +200,8 @@ def start(root_dir: Path, uid: int, limits: Limits) -> tuple[subprocess.Popen, i
         uid: the unprivileged uid (and gid) to run as; one per live worker (``uids.lease``).
         limits: resource limits.
     """
+    if limits.confinement not in ("namespaces", "container"):
+        raise SandboxError(f"unknown confinement mode {limits.confinement!r}")
     if os.geteuid() != 0:
         raise SandboxError("the sealed judge's local mode needs root (namespaces and an "
                            "unprivileged uid for student code); run it as root or in Docker")
@@ -188,7 +215,10 @@ def start(root_dir: Path, uid: int, limits: Limits) -> tuple[subprocess.Popen, i
 
     def child() -> None:
         try:
-            _confine(str(root_dir), uid, limits, files)
+            if limits.confinement == "container":
+                _drop_privileges(_Libc(), uid, limits)
+            else:
+                _confine(str(root_dir), uid, limits, files)
         except BaseException as exc:
             os.write(err_w, f"{type(exc).__name__}: {exc}".encode()[:2000])
             raise

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from . import uids
 from .judge import judge
-from .otter_run import Graded
+from .results import Graded, graded, result_path, write_document  # noqa: F401
 from .sandbox import Limits, SandboxError
 from .submissions import Submission
 from .tests_zip import load_tests, points_per_question
 
-
-
-def result_path(results: Path, name: str) -> Path:
-    """``out/<a>/results/<name>.json``, mirroring the submission's folders (no collisions)."""
-    path = results / f"{name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 class SealedRunner:
@@ -44,14 +36,5 @@ class SealedRunner:
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
             doc = {"file": sub.name, "status": "grader-error",
                    "error": f"{type(exc).__name__}: {exc}", "questions": {}}
-        result_path(self.results, sub.name).write_text(
-            json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8")
-        scores = {q: (v["points"], v["possible"]) for q, v in doc.get("questions", {}).items()}
-        if doc["status"] == "graded":
-            status = "Completed"
-        elif doc["status"].startswith("graded"):
-            status = f"Completed with problems: {'; '.join(doc.get('problems', []))}"
-        else:
-            status = f"{doc['status']}: {doc.get('error', '')}"
-        return Graded(sub.name, scores, status)
+        write_document(self.results, doc)
+        return graded(doc)

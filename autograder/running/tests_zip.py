@@ -12,17 +12,26 @@ def load_tests(zip_path: Path) -> list[TestSpec]:
     """Every test case of every question in ``zip_path``, in otter's order (file name, then
     position), with the points otter resolves for it. The zip is the staff's own build output:
     it is trusted, unlike anything a submission sends."""
+    with zipfile.ZipFile(zip_path) as zf:
+        return _specs({member: zf.read(member).decode("utf-8") for member in zf.namelist()
+                       if member.startswith("tests/") and member.endswith(".py")})
+
+
+def load_test_folder(folder: Path) -> list[TestSpec]:
+    """The same from an unpacked zip's ``tests/`` folder (``/autograder/source/tests``)."""
+    return _specs({f"tests/{p.name}": p.read_text(encoding="utf-8")
+                   for p in Path(folder).glob("*.py")})
+
+
+def _specs(files: dict[str, str]) -> list[TestSpec]:
     from otter.test_files import ExceptionTestFile
 
     specs = []
-    with zipfile.ZipFile(zip_path) as zf:
-        for member in sorted(zf.namelist()):
-            if not (member.startswith("tests/") and member.endswith(".py")):
-                continue
-            test_file = ExceptionTestFile.from_string(zf.read(member).decode("utf-8"), member)
-            for tc in test_file.test_cases:
-                specs.append(TestSpec(test_file.name, tc.name, bool(tc.hidden),
-                                      float(tc.points or 0.0), tc.body))
+    for member in sorted(files):
+        test_file = ExceptionTestFile.from_string(files[member], member)
+        for tc in test_file.test_cases:
+            specs.append(TestSpec(test_file.name, tc.name, bool(tc.hidden),
+                                  float(tc.points or 0.0), tc.body))
     return specs
 
 

@@ -1,0 +1,98 @@
+"""The grading image's entry point: the trusted judge for one notebook, inside its container.
+
+The host (``docker_runner``) sends one job on stdin as JSON: the notebook and the autograder
+zip (base64), the seed, the limits. They are written under the judge's private tmpfs
+(``$TMPDIR``, mode 0700, root-only); the notebook's code runs in a worker as the unprivileged
+uid (``sandbox`` mode ``"container"``). The result document goes back on stdout as one JSON
+line after ``RESULT_MARKER``: the worker's output is a pipe to the judge, so student code
+cannot write there. Nothing is pickled either way.
+
+    python -m autograder.running.container_entry < job.json
+    python -m autograder.running.container_entry --install-worker /opt/agworker  # image build
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+RESULT_MARKER = "AUTOGRADER-RESULT-V1 "
+STUDENT_UIDS = range(61000, 62000)  # the host leases one (``uids.lease``) per container
+MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
+
+
+def grade_job(job: dict, work: Path) -> dict:
+    """Grade the job's notebook; return the result document (never raises for the student's
+    doing; a broken job is the grader's error)."""
+    from .judge import judge
+    from .sandbox import Limits
+    from .tests_zip import load_tests
+
+    if job.get("require_cuda"):
+        import torch
+
+        if not torch.cuda.is_available():  # never a silent CPU run of a GPU grading job
+            return _error(job, "a GPU was requested but torch sees no CUDA device in the "
+                               "container (is the NVIDIA container toolkit installed?)")
+    notebook, zip_path = work / "submission.ipynb", work / "autograder.zip"
+    notebook.write_bytes(base64.b64decode(job["notebook"]))
+    zip_path.write_bytes(base64.b64decode(job["zip"]))
+    limits = Limits(**{**job.get("limits", {}), "confinement": "container"})
+    uid = int(job.get("uid", STUDENT_UIDS[0]))
+    if uid not in STUDENT_UIDS:  # never root or a system account for student code
+        raise ValueError(f"uid {uid} is not a sandbox uid")
+    return judge(notebook, job["name"], job["assignment"], load_tests(zip_path),
+                 seed=int(job["seed"]), uid=uid, limits=limits)
+
+
+def _error(job: dict, message: str) -> dict:
+    from .. import RESULT_SCHEMA_VERSION
+
+    return {"schema_version": RESULT_SCHEMA_VERSION, "file": job.get("name", "?"),
+            "assignment": job.get("assignment"), "status": "grader-error",
+            "error": message, "questions": {}}
+
+
+def run(stdin: BinaryIO, stdout: TextIO) -> int:
+    """Read one job, grade it, print the result line. Exit status 0 unless the job was
+    unreadable (the result line says why either way)."""
+    raw = stdin.read(MAX_JOB_BYTES + 1)
+    job: dict = {}
+    try:
+        if len(raw) > MAX_JOB_BYTES:
+            raise ValueError("the job is larger than the grader accepts")
+        job = json.loads(raw)
+        with tempfile.TemporaryDirectory(prefix="judge-") as work:
+            doc = grade_job(job, Path(work))
+        status = 0
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        doc, status = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}"), 2
+    except Exception as exc:  # noqa: BLE001 - the host must always get a result line
+        doc, status = _error(job, f"{type(exc).__name__}: {exc}"), 0
+    stdout.write(RESULT_MARKER + json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n")
+    stdout.flush()
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="container_entry", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--install-worker", metavar="DIR",
+                        help="write the worker's code to DIR (image build step) and exit")
+    args = parser.parse_args(argv)
+    if args.install_worker:
+        from .sandbox import install_worker
+
+        install_worker(Path(args.install_worker))
+        return 0
+    return run(sys.stdin.buffer, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

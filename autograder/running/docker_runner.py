@@ -1,0 +1,259 @@
+"""The Docker runner: one container of the grading image per submission.
+
+The host side only: it never imports torch and never runs a check. Each container gets the
+notebook, the autograder zip, the seed and the limits as one JSON job on stdin; inside, the
+trusted judge (``container_entry``) grades it with the notebook's code in a worker under an
+unprivileged uid; the result document comes back as one JSON line on stdout, never a pickle,
+and is checked against the zip's own points before it is written.
+
+Containers run with no network, a read-only root, tmpfs for the writable paths, memory, process
+and CPU limits, ``no-new-privileges`` and every capability dropped except the three the judge
+needs to hand the notebook to the student uid:
+
+- ``SETUID``, ``SETGID``: ``setgroups``/``setgid``/``setuid`` to uid 61000 before the worker
+  runs (which also clears every capability in the worker);
+- ``KILL``: the judge (root) kills the worker, a process of another uid, on a timeout.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import uids
+from .results import Graded, graded, write_document
+from .sandbox import Limits
+from .submissions import Submission
+
+IMAGES = {"cpu": "autograder-grader:cpu", "cuda": "autograder-grader:cuda"}
+RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
+CAPABILITIES = ["SETUID", "SETGID", "KILL"]
+ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
+
+
+class ContainerError(RuntimeError):
+    """The container could not be run or gave no usable result (the grader's fault)."""
+
+
+@dataclass(frozen=True)
+class ContainerLimits:
+    """What one grading container may use, on top of the worker's own ``Limits``.
+
+    Attributes:
+        memory: judge + worker (the worker's address space is capped at 4 GiB inside).
+        pids: processes and threads in the container (torch starts a few per process).
+        cpus: CPU share (``nano_cpus``); one per container matches one job per core.
+        margin: seconds past the submission timeout before the container is killed: the
+            judge enforces the submission timeout itself, this only catches a stuck judge.
+        gpus: request every GPU (needs the NVIDIA container toolkit on the host).
+    """
+
+    memory: str = "6g"
+    pids: int = 512
+    cpus: float = 1.0
+    margin: float = 180.0
+    gpus: bool = False
+
+
+def engine(timeout: float = 10.0):
+    """A Docker client for a reachable engine (``DOCKER_HOST`` or the local socket), or None."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+        return client
+    except Exception:  # noqa: BLE001 - no SDK, no socket, no permission: all mean "no engine"
+        return None
+
+
+def zip_points(zip_path: Path) -> dict[str, float]:
+    """Points per question, as otter resolves them from the zip's test files (no torch: the
+    test files import the harness only inside their test functions)."""
+    import zipfile
+
+    from otter.test_files import ExceptionTestFile
+
+    totals: dict[str, float] = {}
+    with zipfile.ZipFile(zip_path) as zf:
+        for member in sorted(zf.namelist()):
+            if member.startswith("tests/") and member.endswith(".py"):
+                tf = ExceptionTestFile.from_string(zf.read(member).decode("utf-8"), member)
+                totals[tf.name] = sum(float(tc.points or 0.0) for tc in tf.test_cases)
+    return totals
+
+
+def host_config(limits: Limits, box: ContainerLimits) -> dict:
+    """The ``containers.create`` arguments that confine one grading container."""
+    import docker
+
+    config = dict(
+        network_mode="none", read_only=True, ipc_mode="private", user="0",
+        mem_limit=box.memory, memswap_limit=box.memory, pids_limit=box.pids,
+        nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], cap_add=CAPABILITIES,
+        security_opt=["no-new-privileges"],
+        # /judge: the judge's scratch (the zip, the notebook), root-only; /tmp and /student
+        # (the worker's cwd) for the student's files
+        tmpfs={"/judge": "size=256m,mode=0700",
+               "/tmp": f"size={limits.tmp_bytes},mode=1777",
+               "/student": f"size={limits.tmp_bytes},mode=1777"},
+        # one intra-op thread: the container has one CPU, more threads only get throttled
+        environment={"TMPDIR": "/judge", "HOME": "/judge", "OMP_NUM_THREADS": "1"},
+    )
+    if box.gpus:
+        config["device_requests"] = [docker.types.DeviceRequest(count=-1,
+                                                                capabilities=[["gpu"]])]
+    return config
+
+
+class DockerRunner:
+    """Grades each submission in its own container; same interface as ``SealedRunner``."""
+
+    def __init__(self, zip_path: Path, assignment: str, seed: int, results: Path,
+                 limits: Limits | None = None, *, image: str = IMAGES["cpu"],
+                 box: ContainerLimits | None = None, client=None):
+        self.client = client or engine()
+        if self.client is None:
+            raise ContainerError("no Docker engine is reachable")
+        self.assignment, self.seed, self.results, self.image = assignment, seed, results, image
+        self.limits, self.box = limits or Limits(), box or ContainerLimits()
+        self.zip_b64 = base64.b64encode(Path(zip_path).read_bytes()).decode()
+        self.questions = zip_points(zip_path)
+        results.mkdir(parents=True, exist_ok=True)
+
+    def points(self) -> dict[str, float]:
+        return dict(self.questions)
+
+    def __call__(self, sub: Submission) -> Graded:
+        try:
+            # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
+            # host's, so two workers sharing one would share its process limit, and the local
+            # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
+            with uids.lease() as uid:
+                doc = self.checked(self.run(sub, uid), sub.name)
+        except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
+            doc = {"file": sub.name, "assignment": self.assignment, "seed": self.seed,
+                   "status": "grader-error", "error": f"container: {exc}", "questions": {}}
+        write_document(self.results, doc)
+        return graded(doc)
+
+    def job(self, sub: Submission, uid: int) -> bytes:
+        limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
+                  if k != "confinement"}
+        return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
+                           "uid": uid, "limits": limits, "zip": self.zip_b64,
+                           "require_cuda": self.box.gpus,
+                           "notebook": base64.b64encode(sub.path.read_bytes()).decode()}
+                          ).encode()
+
+    def run(self, sub: Submission, uid: int) -> dict:
+        """Run one container to the end; return the result document it printed."""
+        container = self.client.containers.create(
+            # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
+            self.image, ENTRY, stdin_open=True, detach=False,
+            labels={"autograder": self.assignment},
+            **host_config(self.limits, self.box))
+        try:
+            stream = self.client.api.attach_socket(container.id,
+                                                   params={"stdin": 1, "stream": 1})
+            container.start()
+            _send(stream, self.job(sub, uid))
+            self._wait(container)
+            out = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+            err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+        finally:
+            container.remove(force=True)
+        return _parse(out, err)
+
+    def _wait(self, container) -> None:
+        limit = self.limits.submission_timeout + self.box.margin
+        try:
+            container.wait(timeout=limit)
+        except Exception as exc:  # requests' ReadTimeout/ConnectionError: the judge is stuck
+            container.kill()
+            raise ContainerError(f"the container did not finish within {limit:g} s") from exc
+
+    def checked(self, doc: dict, name: str) -> dict:
+        """The container's document with only known questions and points within the zip's
+        (a judge that misbehaved cannot award more than the assignment is worth)."""
+        doc = {**doc, "file": name}
+        questions = doc.get("questions") if isinstance(doc.get("questions"), dict) else {}
+        clean = {}
+        for q, v in questions.items():
+            if q in self.questions and isinstance(v, dict):
+                possible = self.questions[q]
+                points = min(max(float(v.get("points", 0.0)), 0.0), possible)
+                clean[q] = {**v, "points": points, "possible": possible}
+        doc["questions"] = clean
+        doc["status"] = str(doc.get("status", "grader-error"))
+        return doc
+
+
+def _send(stream, data: bytes) -> None:
+    """Write the job to the container's stdin and close it (``stdin_once``: EOF for the
+    judge)."""
+    raw = getattr(stream, "_sock", stream)
+    try:
+        raw.sendall(data)
+        raw.shutdown(socket.SHUT_WR)
+    finally:
+        stream.close()
+
+
+def _parse(stdout: str, stderr: str) -> dict:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(RESULT_MARKER):
+            doc = json.loads(line[len(RESULT_MARKER):])
+            if isinstance(doc, dict):
+                return doc
+    tail = (stderr.strip().splitlines() or ["no output"])[-1][:500]
+    raise ContainerError(f"the judge printed no result ({tail})")
+
+
+def resolve_runner(requested: str) -> tuple[str | None, str]:
+    """``auto`` -> ``docker`` when an engine is reachable and the CPU image is built, else
+    ``sealed``; ``docker`` and ``docker-gpu`` -> themselves or None (an error: never a silent
+    fallback, and never a CPU run for a GPU request). Returns the runner and a line saying why,
+    for staff."""
+    if requested not in ("auto", "docker", "docker-gpu"):
+        return requested, ""
+    image = IMAGES["cuda" if requested == "docker-gpu" else "cpu"]
+    client = engine()
+    if client is None:
+        why = "no Docker engine is reachable"
+    else:
+        try:
+            client.images.get(image)
+            why = gpu_problem(client, image) if requested == "docker-gpu" else None
+            if why is None:
+                return ("docker" if requested == "auto" else requested,
+                        f"grading in containers of {image}")
+        except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
+            why = f"the grading image {image} is not built (run `make image" + (
+                "-gpu`)" if requested == "docker-gpu" else "`)")
+    if requested != "auto":
+        return None, f"error: --runner {requested}: {why}"
+    return "sealed", f"note: {why}: grading with the local sealed runner instead (needs root)"
+
+
+def gpu_problem(client, image: str) -> str | None:
+    """Why this engine cannot give ``image``'s containers a GPU (no NVIDIA container toolkit:
+    "could not select device driver"), or None; found by starting a throwaway container."""
+    import docker
+
+    request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+    probe = client.containers.create(image, entrypoint=["true"], device_requests=[request],
+                                     network_mode="none")
+    try:
+        probe.start()
+        probe.wait(timeout=60)
+        return None
+    except docker.errors.DockerException as exc:
+        return (f"the engine cannot give containers a GPU (is the NVIDIA container toolkit "
+                f"installed and the engine restarted?): {exc}")
+    finally:
+        probe.remove(force=True)

@@ -1,0 +1,122 @@
+"""Build the grading image (``make image``, ``make image-gpu``) with no registry and no network
+inside the build: a wheelhouse made here by pip, our package as a wheel, the classic builder
+driven through the Engine API (the Docker SDK; this host's CLI has no buildx).
+
+    python docker/build_image.py [--variant cpu|cuda] [--if-engine]
+
+Prints the image size and how long the build took. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from autograder.running.docker_runner import IMAGES, engine  # noqa: E402
+
+BUILD = ROOT / "build" / "docker"
+LOCK = ROOT / "docker" / "requirements.lock"
+# torch: the CPU wheel (the one on the course machines), or PyPI's default Linux wheel, which is
+# the CUDA build and pulls the nvidia-* wheels that carry the CUDA libraries.
+TORCH = {"cpu": "torch==2.13.0+cpu", "cuda": "torch==2.13.0"}
+REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes -> cache hit
+
+
+def pip(*args: str, env: dict | None = None) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
+                   check=True, env={**os.environ, **(env or {})})
+
+
+def wheelhouse(variant: str) -> Path:
+    """The pinned deps (once) and the variant's torch wheel(s), downloaded on this host."""
+    deps, torch_dir = BUILD / "wheelhouse", BUILD / f"torch-{variant}"
+    if not (deps / ".complete").exists():
+        pip("wheel", "--no-deps", "-r", str(LOCK), "-w", str(deps))
+        (deps / ".complete").touch()
+    if not (torch_dir / ".complete").exists():
+        # --isolated: ignore pip's config, whose find-links hold the local 2.13.0+cpu wheel,
+        # which `torch==2.13.0` also matches (and prefers) - the CUDA image must not get it
+        extra = [] if variant == "cpu" else ["--isolated", "--index-url",
+                                             "https://pypi.org/simple"]
+        # --no-deps for CPU (the lock has torch's deps); CUDA needs its nvidia-* wheels too
+        pip("download", *(["--no-deps"] if variant == "cpu" else []), *extra,
+            "--only-binary", ":all:", TORCH[variant], "-d", str(torch_dir))
+        (torch_dir / ".complete").touch()
+    return torch_dir
+
+
+def our_wheel(into: Path) -> None:
+    """``autograder`` as a wheel, rebuilt from clean so a deleted module cannot linger."""
+    for stale in [ROOT / "build" / "lib", *(ROOT / "build").glob("bdist.*"), into]:
+        shutil.rmtree(stale, ignore_errors=True)
+    into.mkdir(parents=True)
+    pip("wheel", "--no-deps", "--no-build-isolation", str(ROOT), "-w", str(into),
+        env=REPRODUCIBLE)
+
+
+def stage(variant: str) -> Path:
+    """The build context: Dockerfile, lock, wheelhouse (hard links), our wheel."""
+    torch_dir = wheelhouse(variant)
+    context = BUILD / f"context-{variant}"
+    shutil.rmtree(context / "wheelhouse", ignore_errors=True)
+    (context / "wheelhouse").mkdir(parents=True)
+    for wheel in [*(BUILD / "wheelhouse").glob("*.whl"), *torch_dir.glob("*.whl")]:
+        os.link(wheel, context / "wheelhouse" / wheel.name)
+    for name in ("Dockerfile", "requirements.lock"):
+        shutil.copy2(ROOT / "docker" / name, context / name)
+    our_wheel(context / "app")
+    return context
+
+
+def base_image(client) -> None:
+    """``debian:bookworm-slim``, debootstrapped by ``bootstrap-base.sh`` when this engine has
+    none (an air-gapped server cannot pull it)."""
+    try:
+        client.images.get("debian:bookworm-slim")
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
+        subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
+
+
+def build(client, variant: str) -> None:
+    """Build and tag ``IMAGES[variant]``, streaming the builder's steps."""
+    base_image(client)
+    start = time.monotonic()
+    context = stage(variant)
+    staged = time.monotonic()
+    for chunk in client.api.build(path=str(context), tag=IMAGES[variant], rm=True,
+                                  forcerm=True, decode=True,
+                                  buildargs={"TORCH_SPEC": TORCH[variant]}):
+        if "error" in chunk:
+            raise SystemExit(f"error: image build failed: {chunk['error'].strip()}")
+        line = chunk.get("stream", "").strip()
+        if line.startswith("Step ") or "Using cache" in line:
+            print(f"  {line}", flush=True)
+    size = client.images.get(IMAGES[variant]).attrs["Size"]
+    print(f"built {IMAGES[variant]}: {size / 1e9:.2f} GB; wheelhouse + wheel "
+          f"{staged - start:.0f} s, docker build {time.monotonic() - staged:.0f} s", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--variant", choices=sorted(IMAGES), default="cpu")
+    parser.add_argument("--if-engine", action="store_true",
+                        help="when no Docker engine is reachable, say so and exit 0")
+    args = parser.parse_args(argv)
+    client = engine()
+    if client is None:
+        print("no Docker engine reachable: the grading image was not built", file=sys.stderr)
+        return 0 if args.if_engine else 2
+    build(client, args.variant)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

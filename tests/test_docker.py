@@ -1,0 +1,240 @@
+"""The Docker runner: the sealed judge inside one container of the grading image per notebook.
+
+The container tests need a Docker engine and the image (``make image``; CI builds both) and are
+skipped with the reason otherwise; the comparison with the local sealed runner also needs root.
+The first tests need neither: the host side must stay light and fail safe.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notebooks import ROOT
+
+CLI = [sys.executable, "-m", "autograder"]
+HOSTILE = ROOT / "tests" / "files" / "hostile"
+SEED = 20261129
+
+
+def _image_problem() -> str | None:
+    from autograder.running.docker_runner import IMAGES, engine
+
+    client = engine()
+    if client is None:
+        return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
+    try:
+        client.images.get(IMAGES["cpu"])
+    except Exception:  # noqa: BLE001
+        return f"the grading image {IMAGES['cpu']} is not built: run `make image`"
+    return None
+
+
+needs_image = pytest.mark.skipif(_image_problem() is not None,
+                                 reason=_image_problem() or "")
+
+
+def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[str, str]]:
+    """Run ``autograder grade`` on ``folder``; return every assignment's CSV rows by file."""
+    proc = subprocess.run([*CLI, "grade", "-p", str(folder), "-o", str(out), "--seed",
+                           str(SEED), "--runner", runner, "--jobs", "2", "--no-reports", *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {}
+    for csv_path in sorted(out.glob("*/final_grades.csv")):
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            rows[csv_path.parent.name] = {r["file"]: r for r in csv.DictReader(f)}
+    return rows
+
+
+def test_host_side_never_imports_torch():
+    """Does importing the Docker runner (and resolving a runner) stay free of torch?"""
+    code = ("import sys, autograder.running.docker_runner as d; d.resolve_runner('auto'); "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
+    """Without an engine, does auto pick the sealed runner and say why, and docker refuse?"""
+    from autograder.running import docker_runner
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    runner, why = docker_runner.resolve_runner("auto")
+    assert runner == "sealed" and "no Docker engine is reachable" in why
+    runner, why = docker_runner.resolve_runner("docker")
+    assert runner is None and why.startswith("error: --runner docker")
+
+
+def test_container_cannot_award_more_than_the_zip():
+    """Is a result document from a container clamped to the zip's questions and points?"""
+    from autograder.running.docker_runner import DockerRunner
+
+    runner = DockerRunner.__new__(DockerRunner)
+    runner.questions = {"q1": 2.0}
+    doc = runner.checked({"file": "forged", "status": "graded", "questions": {
+        "q1": {"points": 99.0, "possible": 99.0, "tests": []},
+        "q-invented": {"points": 5.0, "possible": 5.0}}}, "real.ipynb")
+    assert doc["file"] == "real.ipynb"
+    assert doc["questions"] == {"q1": {"points": 2.0, "possible": 2.0, "tests": []}}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_solutions_score_full_marks_in_containers(tmp_path):
+    """Do both solutions score 100% when graded in containers?"""
+    rows = grade(ROOT / "solutions", tmp_path / "out", "docker")
+    assert set(rows) == {"autograd-exercises", "autograd-porting"}
+    for assignment, by_file in rows.items():
+        for name, row in by_file.items():
+            if name != "points-per-question":
+                assert float(row["percent_correct"]) == 1.0, (assignment, row)
+                assert row["grading_status"] == "Completed", row
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+def test_containers_give_the_same_rows_as_the_local_sealed_runner(tmp_path):
+    """Does every sample submission get the same row (and messages) in a container as with
+    the local sealed runner, for one seed?"""
+    docker_rows = grade(ROOT / "submissions", tmp_path / "docker", "docker")
+    sealed_rows = grade(ROOT / "submissions", tmp_path / "sealed", "sealed")
+    assert docker_rows == sealed_rows
+    for path in sorted((tmp_path / "sealed").glob("*/results/**/*.json")):
+        twin = tmp_path / "docker" / path.relative_to(tmp_path / "sealed")
+        assert json.loads(twin.read_text())["questions"] == json.loads(path.read_text())[
+            "questions"], path.name
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+@pytest.mark.parametrize("notebook, attacked, phrase", [
+    ("infinite-loop-in-function", "q5_numpy", "stopped after 3 s"),
+    ("network", "q4_vjp", "got shape (3,)"),
+])
+def test_hostile_notebook_earns_nothing_in_a_container(tmp_path, notebook, attacked, phrase):
+    """Does a hostile notebook lose the question it attacks when graded in a container?"""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / f"{notebook}.ipynb").write_bytes((HOSTILE / f"{notebook}.ipynb").read_bytes())
+    rows = grade(folder, tmp_path / "out", "docker", "--timeout", "3")
+    row = rows["autograd-exercises"][f"{notebook}.ipynb"]
+    assert float(row[attacked]) == 0.0, row
+    doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
+                      f"{notebook}.ipynb.json").read_text())
+    messages = " ".join(t["message"] for t in doc["questions"][attacked]["tests"])
+    assert phrase in messages + json.dumps(doc.get("notebook", {})), messages[:2000]
+
+
+@pytest.mark.docker
+@needs_image
+def test_gpu_request_without_nvidia_toolkit_is_refused_with_the_reason():
+    """Without the NVIDIA container toolkit, is a GPU request refused (no silent CPU run)?"""
+    from autograder.running.docker_runner import IMAGES, engine, gpu_problem
+
+    client = engine()
+    if "nvidia" in client.info().get("Runtimes", {}):
+        pytest.skip("this engine has the NVIDIA runtime: the GPU path is tested on GPU machines")
+    problem = gpu_problem(client, IMAGES["cpu"])
+    assert problem is not None and "NVIDIA container toolkit" in problem, problem
+
+
+def _gradescope_tar(zip_path: Path, notebook: Path) -> bytes:
+    """Gradescope's layout as a tar: the zip unpacked in /autograder/source, run_autograder at
+    /autograder/run_autograder, the notebook in /autograder/submission."""
+    import io
+    import tarfile
+    import zipfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar, zipfile.ZipFile(zip_path) as zf:
+        def add(name: str, data: bytes, mode: int = 0o644) -> None:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+
+        for member in zf.namelist():
+            add(f"autograder/source/{member}", zf.read(member), 0o755)
+        add("autograder/run_autograder", zf.read("run_autograder"), 0o755)
+        add(f"autograder/submission/{notebook.name}", notebook.read_bytes())
+    return buf.getvalue()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+@pytest.mark.parametrize("notebook, expected", [
+    (ROOT / "solutions" / "autograd-exercises.ipynb", 21.0),
+    (HOSTILE / "forge-results.ipynb", None),
+])
+def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, expected):
+    """Does the Gradescope zip's run_autograder, run in the grading image the way Gradescope
+    lays it out, write results.json with otter's scores (full for the solution, and not full
+    for a notebook that tries to forge its results)?"""
+    import io
+    import tarfile
+
+    from autograder.authoring.gradescope import gradescope_zip
+    from autograder.running.docker_runner import IMAGES, engine
+
+    zip_path = gradescope_zip(ROOT / "build" / "autograd-exercises" /
+                              "autograd-exercises-autograder.zip", tmp_path / "gs.zip")
+    client = engine()
+    container = client.containers.create(IMAGES["cpu"], ["/autograder/run_autograder"],
+                                         network_mode="none",
+                                         environment={"AUTOGRADER_SEED": str(SEED)})
+    try:
+        container.put_archive("/", _gradescope_tar(zip_path, notebook))
+        container.start()
+        assert container.wait(timeout=600)["StatusCode"] == 0, container.logs()[-3000:]
+        stream, _ = container.get_archive("/autograder/results/results.json")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            results = json.load(tar.extractfile("results.json"))
+    finally:
+        container.remove(force=True)
+    # no top-level score: Gradescope adds up the tests' scores, as otter leaves it
+    assert {t["name"] for t in results["tests"]} >= {"q1_accumulation", "q5_numpy"}
+    score = sum(t.get("score", 0.0) for t in results["tests"])
+    if expected is not None:
+        assert score == expected, results
+    else:
+        assert score < 21.0, results
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
+    """Does stock `otter grade` (through the labelled buildx shim, as this host has no buildx)
+    grade with the Gradescope zip on the grading image and give the sealed runner's points?"""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for path in (ROOT / "solutions" / "autograd-exercises.ipynb",
+                 ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    subprocess.run([sys.executable, "-m", "autograder.authoring.gradescope",
+                    "autograd-exercises"], cwd=ROOT, check=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "docker" / "otter_grade_legacy.py"), "grade",
+         "-n", "autograd-exercises", "-a",
+         str(ROOT / "build" / "autograd-exercises" / "autograd-exercises-gradescope.zip"),
+         "--image", "autograder-grader:cpu", "--containers", "2", "--timeout", "600",
+         "-o", str(out), *sorted(str(p) for p in folder.glob("*.ipynb"))],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(out / "final_grades.csv", newline="") as f:
+        rows = {r["file"]: r for r in csv.DictReader(f)}
+    assert float(rows["autograd-exercises.ipynb"]["percent_correct"]) == 1.0, rows
+    # alan-turing's mistakes cost the same points for any seed: 14.5 of 21
+    assert float(rows["alan-turing.ipynb"]["total_points_earned"]) == 14.5, rows
