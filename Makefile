@@ -49,7 +49,7 @@ grade: install
 
 ## Everything CI runs: fast checks, then real otter on real notebooks (a few minutes).
 test: install
-	$(PY) -m pytest -n $(JOBS) -p no:cacheprovider
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
 
 ## The fast part only (no otter subprocesses).
 test-fast: install

@@ -28,7 +28,8 @@ import pytest
 from autograder.running import uids
 from notebooks import ROOT
 
-pytestmark = [pytest.mark.slow,
+# one xdist worker holds the whole module: its batch fixture listens on fixed host ports
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"),
               pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge's sandbox needs root")]
 
 ASSIGNMENT = "autograd-exercises"

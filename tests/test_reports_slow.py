@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "files" / "golden"
 SAMPLES = sorted((ROOT / "submissions").rglob("*.ipynb"))
 
-pytestmark = [pytest.mark.slow,
+# one xdist worker holds the whole module, so its grading run happens once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("reports"),
               pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge needs root")]
 
 
