@@ -7,7 +7,7 @@ container of the grading image laid out the Gradescope way.
                              results.pkl (what stock ``otter grade`` loads), autograder.json
                              (our result document)
 
-The judge runs here as root; the notebook's code runs in a worker as the sandbox uid 61000
+The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (62000-62999)
 (``sandbox`` mode ``"container"``). Before that, the source, submission and results folders are
 made root-only, so the notebook can neither read the tests nor write a result. The seed comes
 from ``AUTOGRADER_SEED`` when set (to reproduce a grade), else it is fresh.
@@ -22,7 +22,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path("/autograder")
-STUDENT_UID = 61000
+# Outside 61000-61999, the range our own runners lease host-wide: without user namespaces a
+# container's uid is the host's, and a host runner cleaning up its leased uid (kill -1 as that
+# uid) would otherwise reach this container's worker. Random, so that concurrent containers
+# rarely share a uid's process limit.
+STUDENT_UID = 62000 + secrets.randbelow(1000)
 
 
 def lock_down(root: Path) -> None:

@@ -85,11 +85,16 @@ def check_pick_device(pick_device: Callable, rng: np.random.Generator, *,
 def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
     """A small MLP with dropout, in training mode (as a model arrives mid-training), and a batch."""
     n_in, hidden, n_out = (int(v) for v in rng.integers(2, 9, size=3))
-    torch_seed = int(rng.integers(0, 2**31))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(torch_seed)
+    with torch.random.fork_rng(devices=[]):  # leave the global torch RNG as it was
         model = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(0.5),
                               nn.Linear(hidden, n_out))
+    # weights from ``rng``, not torch's global RNG: that one is shared by the judge's threads,
+    # so seeding it here would let concurrent gradings draw each other's models
+    with torch.no_grad():
+        for param in model.parameters():
+            bound = 1.0 / np.sqrt(param.shape[-1] if param.dim() > 1 else hidden)
+            param.copy_(torch.tensor(rng.uniform(-bound, bound, tuple(param.shape)),
+                                     dtype=torch.float32))
     batch = torch.tensor(rng.standard_normal((int(rng.integers(3, 12)), n_in)),
                          dtype=torch.float32)
     return model.train(), batch
