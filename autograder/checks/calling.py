@@ -7,7 +7,7 @@ import math
 import os
 import sysconfig
 import traceback
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from .files import write_atomic
 
-from .files import write_atomic
-
 
 @dataclass(frozen=True)
 class Graded:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from . import uids
 from .judge import judge
-from .results import Graded, graded, result_path, write_document  # noqa: F401
+from .results import Graded, graded, write_document
 from .sandbox import Limits, SandboxError
 from .submissions import Submission
 from .tests_zip import load_tests, points_per_question

@@ -14,7 +14,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from ..checks.calling import WorkerLost
 from . import sandbox
