@@ -156,7 +156,7 @@ def _grade_group(assignment: str, subs: list[Submission], layout: Layout, out: P
         gpu = runner == "docker-gpu"
         grade_one = DockerRunner(zip_path, assignment, seed, out / "results", limits,
                                  image=IMAGES["cuda" if gpu else "cpu"],
-                                 box=ContainerLimits(gpus=gpu))
+                                 box=ContainerLimits(gpus=gpu), spares=jobs)
     else:
         grade_one = otter_run.OtterRunner(zip_path, seed, out / "results")
     questions = grade_one.points()
@@ -175,15 +175,19 @@ def _grade_group(assignment: str, subs: list[Submission], layout: Layout, out: P
             return Graded(sub.name, {}, sub.problem), 0.0
         return grade(sub), time.monotonic() - start
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool, \
-            display.group(assignment, len(now)) as advance:
-        futures = [pool.submit(task, sub) for sub in now]
-        for future in as_completed(futures):  # progress as they finish, not in order
-            result, took = future.result()
-            fresh.append(result)
-            seconds[result.name] = took
-            total = sum(s for s, _ in result.scores.values())
-            advance(f"{result.name}: {total:g}/{possible:g} ({result.status}, {took:.1f} s)")
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool, \
+                display.group(assignment, len(now)) as advance:
+            futures = [pool.submit(task, sub) for sub in now]
+            for future in as_completed(futures):  # progress as they finish, not in order
+                result, took = future.result()
+                fresh.append(result)
+                seconds[result.name] = took
+                total = sum(s for s, _ in result.scores.values())
+                advance(f"{result.name}: {total:g}/{possible:g} ({result.status}, {took:.1f} s)")
+    finally:
+        if hasattr(grade_one, "close"):
+            grade_one.close()  # e.g. containers started ahead of need
     shutil.rmtree(out / ".regrade", ignore_errors=True)
     write_timings(out / "timings.json", {k: v for k, v in seconds.items() if v})
     rows = fresh + on_disk(out / "results", kept)

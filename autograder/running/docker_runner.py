@@ -21,6 +21,9 @@ import base64
 import dataclasses
 import json
 import socket
+import threading
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,12 +113,27 @@ def host_config(limits: Limits, box: ContainerLimits) -> dict:
     return config
 
 
+def uses_optimizers(zip_path: Path) -> bool:
+    """Whether the assignment's tests build torch optimizers (then each container imports
+    torch's optimizer machinery once, before forking the workers, instead of in the judge and
+    again in the worker)."""
+    with zipfile.ZipFile(zip_path) as zf:
+        return any(b"optim" in zf.read(m) for m in zf.namelist()
+                   if m.startswith("tests/") and m.endswith(".py"))
+
+
 class DockerRunner:
-    """Grades each submission in its own container; same interface as ``SealedRunner``."""
+    """Grades each submission in its own container; same interface as ``SealedRunner``.
+
+    Containers are started ahead of need (``spares``, up to one per job): a started container
+    imports torch and forks its worker zygote while it waits for its job, so a submission
+    does not wait for that. A spare holds nothing of any submission until its job arrives.
+    ``close()`` removes the spares left at the end of the batch.
+    """
 
     def __init__(self, zip_path: Path, assignment: str, seed: int, results: Path,
                  limits: Limits | None = None, *, image: str = IMAGES["cpu"],
-                 box: ContainerLimits | None = None, client=None):
+                 box: ContainerLimits | None = None, client=None, spares: int = 0):
         self.client = client or engine()
         if self.client is None:
             raise ContainerError("no Docker engine is reachable")
@@ -123,7 +141,59 @@ class DockerRunner:
         self.limits, self.box = limits or Limits(), box or ContainerLimits()
         self.zip_b64 = base64.b64encode(Path(zip_path).read_bytes()).decode()
         self.questions = zip_points(zip_path)
+        self.command = ENTRY + (["--warm-optimizers"] if uses_optimizers(zip_path) else [])
+        self.max_spares, self.spares, self.closed = spares, [], False
+        self.lock = threading.Lock()
+        self.starter = ThreadPoolExecutor(max_workers=1) if spares else None
         results.mkdir(parents=True, exist_ok=True)
+
+    def _launch(self):
+        """Create and start one container waiting for its job; return it with its stdin."""
+        container = self.client.containers.create(
+            # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
+            self.image, self.command, stdin_open=True, detach=False,
+            labels={"autograder": self.assignment},
+            **host_config(self.limits, self.box))
+        try:
+            stream = self.client.api.attach_socket(container.id,
+                                                   params={"stdin": 1, "stream": 1})
+            container.start()
+        except BaseException:
+            container.remove(force=True)
+            raise
+        return container, stream
+
+    def _take(self):
+        with self.lock:
+            spare = self.spares.pop() if self.spares else None
+        if self.starter is not None:
+            self.starter.submit(self._add_spare)
+        return spare if spare is not None else self._launch()
+
+    def _add_spare(self) -> None:
+        with self.lock:
+            if self.closed or len(self.spares) >= self.max_spares:
+                return
+        try:
+            spare = self._launch()
+        except Exception:  # noqa: BLE001 - the next submission starts its own
+            return
+        with self.lock:
+            if not self.closed and len(self.spares) < self.max_spares:
+                self.spares.append(spare)
+                return
+        _discard(spare)
+
+    def close(self) -> None:
+        """Remove the containers started ahead of need (never given a job)."""
+        with self.lock:
+            self.closed = True
+        if self.starter is not None:
+            self.starter.shutdown(wait=True)
+        with self.lock:
+            spares, self.spares = self.spares, []
+        for spare in spares:
+            _discard(spare)
 
     def points(self) -> dict[str, float]:
         return dict(self.questions)
@@ -152,15 +222,8 @@ class DockerRunner:
 
     def run(self, sub: Submission, uid: int) -> dict:
         """Run one container to the end; return the result document it printed."""
-        container = self.client.containers.create(
-            # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
-            self.image, ENTRY, stdin_open=True, detach=False,
-            labels={"autograder": self.assignment},
-            **host_config(self.limits, self.box))
+        container, stream = self._take()
         try:
-            stream = self.client.api.attach_socket(container.id,
-                                                   params={"stdin": 1, "stream": 1})
-            container.start()
             _send(stream, self.job(sub, uid))
             self._wait(container)
             out = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
@@ -191,6 +254,15 @@ class DockerRunner:
         doc["questions"] = clean
         doc["status"] = str(doc.get("status", "grader-error"))
         return doc
+
+
+def _discard(spare) -> None:
+    container, stream = spare
+    try:
+        stream.close()
+        container.remove(force=True)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
 
 
 def _send(stream, data: bytes) -> None:

@@ -1,7 +1,9 @@
-"""Starting the worker confined: its own mount and network namespaces, a minimal read-only
-root (Python, the venv's packages, the worker's own code, nothing else of the project), an
-unprivileged uid, no new privileges, resource limits. The judge keeps the only copy of the
-hidden tests, the references, the seed and the results: the worker cannot see them.
+"""Confining workers: a minimal read-only root (Python, the venv's packages, the worker's own
+code, nothing else of the project) for the zygote that forks them (``zygote``); for each
+worker its own mount, network, IPC and UTS namespaces, an unprivileged uid, no new
+privileges and resource limits (``autograder.worker.confine``, applied in the forked worker).
+The judge keeps the only copy of the hidden tests, the references, the seed and the results:
+the worker cannot see them.
 
 Confinement needs root (namespaces, ``setuid``); as any other user it is refused with a clear
 message rather than silently weakened.
@@ -13,16 +15,14 @@ Two confinement modes (``Limits.confinement``):
   CAP_SYS_ADMIN, so no unshare or pivot_root): the container is the jail (no network, read-only
   root, its own pids and memory limits); the checks, the zip and the judge's files are
   root-only by file permissions; the worker only drops to the unprivileged uid, takes the
-  rlimits and ``no_new_privs``. Its code is the copy baked in at ``CONTAINER_WORKER_DIR``.
+  rlimits and ``no_new_privs``.
 """
 
 from __future__ import annotations
 
-import ctypes
+import glob
 import os
-import resource
 import site
-import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -30,11 +30,14 @@ from pathlib import Path
 
 import autograder
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 32, 4096, 16384, 1 << 18)
-MNT_DETACH, PR_SET_NO_NEW_PRIVS = 2, 38
+from ..worker.confine import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MNT_DETACH,
+                              MS_BIND, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC,
+                              MS_REMOUNT, Libc)
+
 CONTAINER_WORKER_DIR = "/opt/agworker"
+# The environment of the zygote and so of every worker.
+WORKER_ENV = {"HOME": "/student", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+              "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
 
 class SandboxError(RuntimeError):
@@ -81,44 +84,17 @@ def _site_packages() -> list[str]:
             if os.path.isdir(p)]
 
 
-def worker_command(fd_in: int, fd_out: int) -> list[str]:
+def zygote_command(fd: int, confinement: str) -> list[str]:
     """``python -I -S``: no site hooks (the editable install would point back at the project),
-    only the venv's site-packages and the worker's copy on the path."""
+    only the worker's copy and the venv's site-packages on the path."""
     paths = [CONTAINER_WORKER_DIR, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
-            f"from autograder.worker.main import serve; serve({fd_in}, {fd_out})")
+            f"from autograder.worker.zygote import serve_zygote; "
+            f"serve_zygote({fd}, {confinement!r})")
     return [os.path.realpath(sys.executable), "-I", "-S", "-c", code]
 
 
-class _Libc:
-    def __init__(self) -> None:
-        self.lib = ctypes.CDLL(None, use_errno=True)
-
-    def check(self, rc: int, what: str) -> None:
-        if rc != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"{what}: {os.strerror(err)}")
-
-    def unshare(self, flags: int) -> None:
-        self.check(self.lib.unshare(flags), "unshare")
-
-    def mount(self, src: str | None, target: str, fstype: str | None, flags: int,
-              data: str | None = None) -> None:
-        enc = lambda s: s.encode() if s is not None else None  # noqa: E731
-        self.check(self.lib.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags),
-                                  enc(data)), f"mount {target}")
-
-    def pivot_root(self, new: str, old: str) -> None:
-        self.check(self.lib.syscall(155, new.encode(), old.encode()), "pivot_root")
-
-    def umount2(self, target: str, flags: int) -> None:
-        self.check(self.lib.umount2(target.encode(), flags), f"umount {target}")
-
-    def no_new_privs(self) -> None:
-        self.check(self.lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
-
-
-def _bind(libc: _Libc, root: str, path: str, readonly: bool = True) -> None:
+def _bind(libc: Libc, root: str, path: str, readonly: bool = True) -> None:
     target = root + path
     if os.path.isdir(path):
         os.makedirs(target, exist_ok=True)
@@ -130,9 +106,13 @@ def _bind(libc: _Libc, root: str, path: str, readonly: bool = True) -> None:
         libc.mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_REC)
 
 
-def _confine(root: str, uid: int, limits: Limits, files: dict[str, bytes]) -> None:
-    """Runs in the forked child, as root, before ``exec``: build the jail and drop privileges."""
-    libc = _Libc()
+def build_jail(root: str) -> None:
+    """Runs in the zygote's process, as root, before ``exec``: its own namespaces and a root
+    that holds only what workers need, read-only; ``/tmp`` and ``/student`` are mount points
+    on which each worker mounts its own tmpfs. The zygote stays root here only to set up
+    workers; it runs no student code."""
+    libc = Libc()
+    files = worker_sources()
     libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     libc.mount(None, "/", None, MS_REC | MS_PRIVATE)
     libc.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
@@ -141,13 +121,14 @@ def _confine(root: str, uid: int, limits: Limits, files: dict[str, bytes]) -> No
             os.symlink(os.readlink(f"/{link}"), f"{root}/{link}")
     for dev in ("null", "zero", "random", "urandom", "full"):
         _bind(libc, root, f"/dev/{dev}", readonly=False)
+    for dev in sorted(glob.glob("/dev/nvidia*")):  # a GPU, when the host has one
+        _bind(libc, root, dev, readonly=False)
     os.makedirs(f"{root}/proc")
     libc.mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
     for writable in ("tmp", "student"):  # first: a venv under /tmp is bound on top of it
         os.makedirs(f"{root}/{writable}")
         libc.mount("tmpfs", f"{root}/{writable}", "tmpfs", MS_NOSUID | MS_NODEV,
-                   f"size={limits.tmp_bytes},mode=1777")
-    os.chown(f"{root}/student", uid, uid)
+                   "size=16m,mode=755")
     for path in _readonly_binds():
         _bind(libc, root, path)
     for name, data in files.items():
@@ -159,18 +140,6 @@ def _confine(root: str, uid: int, limits: Limits, files: dict[str, bytes]) -> No
     libc.umount2("/.old", MNT_DETACH)
     os.rmdir("/.old")
     libc.mount(None, "/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
-    _drop_privileges(libc, uid, limits)
-
-
-def _drop_privileges(libc: _Libc, uid: int, limits: Limits) -> None:
-    """The last steps of both modes: rlimits, then the unprivileged uid (which also clears
-    every capability), then ``no_new_privs`` so no setuid binary can give them back."""
-    _limit(limits)
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-    libc.no_new_privs()
-    os.chdir("/student")
 
 
 def install_worker(folder: Path) -> None:
@@ -179,64 +148,3 @@ def install_worker(folder: Path) -> None:
     for name, data in worker_sources().items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
-
-
-def _limit(limits: Limits) -> None:
-    for kind, value in ((resource.RLIMIT_AS, limits.memory_bytes),
-                        (resource.RLIMIT_CPU, limits.cpu_seconds),
-                        (resource.RLIMIT_NPROC, limits.processes),
-                        (resource.RLIMIT_FSIZE, limits.file_bytes),
-                        (resource.RLIMIT_NOFILE, limits.open_files),
-                        (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(kind, (value, value))
-
-
-def start(root_dir: Path, uid: int, limits: Limits) -> tuple[subprocess.Popen, int, int]:
-    """Start one confined worker; return it with the judge's ends of the two pipes.
-
-    Args:
-        root_dir: an empty folder owned by root where the worker's root is mounted (in its
-            own namespace; the host sees the folder empty).
-        uid: the unprivileged uid (and gid) to run as; one per live worker (``uids.lease``).
-        limits: resource limits.
-    """
-    if limits.confinement not in ("namespaces", "container"):
-        raise SandboxError(f"unknown confinement mode {limits.confinement!r}")
-    if os.geteuid() != 0:
-        raise SandboxError("the sealed judge's local mode needs root (namespaces and an "
-                           "unprivileged uid for student code); run it as root or in Docker")
-    req_r, req_w = os.pipe()
-    rep_r, rep_w = os.pipe()
-    files = worker_sources()
-    env = {"HOME": "/student", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-
-    err_r, err_w = os.pipe()
-
-    def child() -> None:
-        try:
-            if limits.confinement == "container":
-                _drop_privileges(_Libc(), uid, limits)
-            else:
-                _confine(str(root_dir), uid, limits, files)
-        except BaseException as exc:
-            os.write(err_w, f"{type(exc).__name__}: {exc}".encode()[:2000])
-            raise
-
-    try:
-        proc = subprocess.Popen(worker_command(req_r, rep_w), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/",
-                                preexec_fn=child, pass_fds=(req_r, rep_w),
-                                start_new_session=True)
-    except subprocess.SubprocessError as exc:
-        os.close(err_w)
-        with os.fdopen(err_r, "rb") as f:
-            reason = f.read().decode(errors="replace") or str(exc)
-        for fd in (req_r, req_w, rep_r, rep_w):
-            os.close(fd)
-        raise SandboxError(f"could not confine the worker: {reason}") from exc
-    os.close(err_w)
-    os.close(err_r)
-    os.close(req_r)
-    os.close(rep_w)
-    return proc, req_w, rep_r

@@ -10,33 +10,32 @@ import json
 import os
 import select
 import signal
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from ..checks.calling import WorkerLost
-from . import sandbox
+from . import sandbox, zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
 
 
 class WorkerClient:
-    """Starts a worker and talks to it.
+    """Starts a worker (forked by the zygote, confined before it reads a request) and talks
+    to it.
 
     Args:
         uid: the unprivileged uid for this worker.
         limits: resource limits and timeouts.
+        deadline: ``time.monotonic()`` past which no request may run (the submission's).
     """
 
     def __init__(self, uid: int, limits: sandbox.Limits, deadline: float | None = None):
         self.limits, self.uid = limits, uid
         self.deadline = deadline if deadline is not None else float("inf")
-        self.root = Path(tempfile.mkdtemp(prefix="autograder-jail-"))
-        self.proc, fd_in, fd_out = sandbox.start(self.root, uid, limits)
-        self.requests = os.fdopen(fd_in, "wb", buffering=0)
-        self.replies = fd_out
+        self.proc = zygote.shared(limits.confinement).spawn(uid, limits)
+        self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
+        self.replies = self.proc.replies
         self.output = bytearray()
         self.output_dropped = 0
         self.lost: str | None = None
@@ -44,12 +43,30 @@ class WorkerClient:
         self._buffer = bytearray()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
+        self._confined()
+
+    def _confined(self) -> None:
+        """The worker's first line says whether it could confine itself (the grader's
+        problem if not, never the student's)."""
+        try:
+            line = self._read_line(time.monotonic() + zygote.SPAWN_TIMEOUT, zygote.SPAWN_TIMEOUT)
+            hello = json.loads(line)
+        except (WorkerLost, ValueError) as exc:
+            self.close()
+            raise sandbox.SandboxError(f"the worker did not start: {exc}") from exc
+        if not isinstance(hello, dict) or hello.get("confined") is not True:
+            self.close()
+            error = hello.get("error") if isinstance(hello, dict) else hello
+            raise sandbox.SandboxError(f"could not confine the worker: {error}")
 
     def _drain_output(self) -> None:
         """Keep the first ``output_bytes`` of the student's stdout/stderr, count the rest."""
         stream = self.proc.stdout
         while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            try:
+                chunk = stream.read(65536)
+            except (OSError, ValueError):
+                return
             if not chunk:
                 return
             room = self.limits.output_bytes - len(self.output)
@@ -125,13 +142,18 @@ class WorkerClient:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
                 pass
-        self.proc.wait()
         kill_uid(self.uid)
+        try:
+            self.proc.wait(timeout=10)
+        except TimeoutError:
+            pass
 
     def close(self) -> None:
-        """Stop the worker and release everything it held (once; later calls do nothing)."""
+        """Stop the worker and release everything it held (once; later calls do nothing).
+        No graceful exit: everything the judge needs came with the replies (the worker flushes
+        the student's output before each), and a torch process takes ~0.5 s to shut down."""
         if self.closed:
             return
         self.closed = True
@@ -139,17 +161,12 @@ class WorkerClient:
             self.requests.close()
         except OSError:
             pass
-        try:
-            self.proc.wait(timeout=2)
-        except Exception:  # noqa: BLE001
-            pass
         self.kill()
         os.close(self.replies)
         self._drain.join(timeout=2)
-        try:
-            self.root.rmdir()
-        except OSError:
-            pass
+        if not self._drain.is_alive():
+            self.proc.stdout.close()
+        self.proc.zygote.forget(self.proc.pid)
 
     def student_output(self) -> str:
         text = self.output.decode("utf-8", errors="replace")

@@ -1,0 +1,85 @@
+"""The last steps before student code runs, taken by each worker as root right after it is
+forked (``zygote``): its own namespaces and scratch space where the kernel allows them, then
+resource limits and an unprivileged uid with ``no_new_privs``.
+
+Standard library only; it runs in the jail, beside the worker's code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1, 2, 4, 32, 4096, 16384, 1 << 18)
+MNT_DETACH, PR_SET_NO_NEW_PRIVS = 2, 38
+
+
+class Libc:
+    """The few system calls Python's ``os`` lacks, raising ``OSError`` on failure."""
+
+    def __init__(self) -> None:
+        self.lib = ctypes.CDLL(None, use_errno=True)
+
+    def check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+
+    def unshare(self, flags: int) -> None:
+        self.check(self.lib.unshare(flags), "unshare")
+
+    def mount(self, src: str | None, target: str, fstype: str | None, flags: int,
+              data: str | None = None) -> None:
+        enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+        self.check(self.lib.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags),
+                                  enc(data)), f"mount {target}")
+
+    def pivot_root(self, new: str, old: str) -> None:
+        self.check(self.lib.syscall(155, new.encode(), old.encode()), "pivot_root")
+
+    def umount2(self, target: str, flags: int) -> None:
+        self.check(self.lib.umount2(target.encode(), flags), f"umount {target}")
+
+    def no_new_privs(self) -> None:
+        self.check(self.lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
+
+
+def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
+    """Inside the jail (already read-only, pivoted): a network, IPC, UTS and mount namespace
+    of this worker's own, so that two students' workers forked from one zygote share no
+    loopback, abstract socket, SysV/POSIX IPC or scratch folder; fresh tmpfs on ``/tmp`` and
+    ``/student`` (its working directory, owned by ``uid``)."""
+    libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    libc.mount(None, "/", None, MS_REC | MS_PRIVATE)
+    for folder in ("/tmp", "/student"):
+        libc.mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV,
+                   f"size={tmp_bytes},mode=1777")
+    os.chown("/student", uid, uid)
+
+
+def set_limits(limits: dict) -> None:
+    """rlimits from the judge's ``Limits`` fields (address space, CPU, processes per uid,
+    file size, open files; no core files)."""
+    for kind, value in ((resource.RLIMIT_AS, limits["memory_bytes"]),
+                        (resource.RLIMIT_CPU, limits["cpu_seconds"]),
+                        (resource.RLIMIT_NPROC, limits["processes"]),
+                        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+                        (resource.RLIMIT_NOFILE, limits["open_files"]),
+                        (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(kind, (int(value), int(value)))
+
+
+def drop_privileges(libc: Libc, uid: int, limits: dict) -> None:
+    """rlimits, then the unprivileged uid (which also clears every capability), then
+    ``no_new_privs`` so no setuid binary can give them back."""
+    if not 61000 <= uid < 63000:  # never root or a system account for student code
+        raise ValueError(f"uid {uid} is not a sandbox uid")
+    set_limits(limits)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    libc.no_new_privs()
+    os.chdir("/student")
