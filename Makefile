@@ -6,7 +6,8 @@ JOBS    ?= 2
 SUBMISSIONS ?= submissions
 OUT     ?= out
 
-.PHONY: install assign check-assign grade test test-fast clean image image-gpu grade-gpu gradescope
+.PHONY: install assign check-assign grade test test-fast clean image image-gpu grade-gpu gradescope \
+	benchmark gpu-bundle
 
 ## The grading image (docker/Dockerfile): wheelhouse built here, then `docker build` through
 ## the Engine API; the debian:bookworm-slim base is debootstrapped when missing (no registry).
@@ -62,3 +63,14 @@ clean:
 ## grading image writes Gradescope's results.json and otter's results.pkl.
 gradescope: install
 	$(PY) -m autograder.authoring.gradescope
+
+## Throughput: the same batch through stock `otter grade` (offline base, anchors' recipe) and
+## each of our modes; ratios, memory, image sizes, and our modes at N=10/60/300. Needs root and
+## a Docker engine. Writes benchmarks/results/<date>-throughput.{json,md}.
+benchmark: image assign
+	$(PY) benchmarks/throughput.py --n 60 --scale 10,60,300 --record
+
+## The prepared GPU check's luggage (build/gpu-bundle/): wheels for what the judge needs beyond
+## the GPU machine's torch, numpy and pytest. Then there: `bash gpu/run.sh` (see gpu/check.py).
+gpu-bundle: install assign
+	$(PY) gpu/bundle.py

@@ -24,6 +24,7 @@ from . import grades_csv, otter_run
 from .files import write_atomic
 from .otter_run import Graded
 from .progress import Display
+from .sandbox import gpu_devices, with_gpu
 from .selection import Selection, on_disk, pick, regrade_question, write_timings
 from .submissions import Submission, duplicate_names, find
 
@@ -64,6 +65,10 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
             print(why, file=sys.stderr)
             return 2
         display.say(why)
+    if runner == "docker-gpu" or (runner == "sealed" and gpu_devices()):
+        from .sandbox import Limits
+
+        limits = with_gpu(limits or Limits())  # CUDA cannot start under an address-space cap
     if selection.question and runner in ("otter", "docker", "docker-gpu"):
         print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
               file=sys.stderr)
@@ -98,9 +103,20 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         write_atomic(out / "unidentified.txt", "".join(f"{s.problem}\n" for s in unidentified))
     summary = {"seed": seed, "runner": runner, "out": str(out), "assignments": {},
                "unidentified": [s.problem for s in unidentified]}
-    for name, group in sorted(groups.items()):
-        summary["assignments"][name] = _grade_group(
-            name, group, layout, out / name, seed, runner, jobs, limits, selection, display)
+    # One pool for every assignment: a slow or timed-out notebook of the first assignment
+    # never leaves a core idle while the second one waits.
+    plans: list[_Group] = []
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for name, group in sorted(groups.items()):
+                plans.append(_Group(name, group, layout, out / name, seed, runner, jobs, limits,
+                                    selection, display))
+                plans[-1].submit(pool)
+            for plan in plans:
+                summary["assignments"][plan.assignment] = plan.finish()
+    finally:
+        for plan in plans:
+            plan.close()
     failed = any(a["grader_errors"] for a in summary["assignments"].values())
     summary["exit_status"] = 3 if failed else 0
     display.finish(summary)
@@ -139,61 +155,75 @@ def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Su
     return groups, unknown
 
 
-def _grade_group(assignment: str, subs: list[Submission], layout: Layout, out: Path, seed: int,
-                 runner: str, jobs: int, limits, selection: Selection, display: Display) -> dict:
-    """Grade one assignment's submissions (those ``selection`` picks); return its summary."""
-    for base, names in duplicate_names(subs).items():
-        display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
-                    f"({', '.join(names)}); each is graded under its folder path")
-    zip_path = ensure_zip(assignment, layout)
-    if runner == "sealed":
-        from .sealed import SealedRunner
+class _Group:
+    """One assignment's part of the batch: its runner, the submissions to grade now (those
+    ``selection`` picks), their results as they finish, then its CSV and summary."""
 
-        grade_one = SealedRunner(zip_path, assignment, seed, out / "results", limits)
-    elif runner in ("docker", "docker-gpu"):
-        from .docker_runner import IMAGES, ContainerLimits, DockerRunner
+    def __init__(self, assignment: str, subs: list[Submission], layout: Layout, out: Path,
+                 seed: int, runner: str, jobs: int, limits, selection: Selection,
+                 display: Display):
+        self.assignment, self.out, self.display = assignment, out, display
+        for base, names in duplicate_names(subs).items():
+            display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
+                        f"({', '.join(names)}); each is graded under its folder path")
+        zip_path = ensure_zip(assignment, layout)
+        if runner == "sealed":
+            from .sealed import SealedRunner
 
-        gpu = runner == "docker-gpu"
-        grade_one = DockerRunner(zip_path, assignment, seed, out / "results", limits,
-                                 image=IMAGES["cuda" if gpu else "cpu"],
-                                 box=ContainerLimits(gpus=gpu), spares=jobs)
-    else:
-        grade_one = otter_run.OtterRunner(zip_path, seed, out / "results")
-    questions = grade_one.points()
-    possible = sum(questions.values())
-    now, kept = pick(subs, out / "results", selection)
-    grade = _grader(grade_one, out, selection)
-    if grade is None:  # --question names a question of another assignment
-        now, kept = [], subs
-    fresh: list[Graded] = []
-    seconds: dict[str, float] = {}
+            self.runner = SealedRunner(zip_path, assignment, seed, out / "results", limits)
+        elif runner in ("docker", "docker-gpu"):
+            from .docker_runner import IMAGES, ContainerLimits, DockerRunner
 
-    def task(sub: Submission) -> tuple[Graded, float]:
+            gpu = runner == "docker-gpu"
+            self.runner = DockerRunner(zip_path, assignment, seed, out / "results", limits,
+                                       image=IMAGES["cuda" if gpu else "cpu"],
+                                       box=ContainerLimits(gpus=gpu), spares=jobs)
+        else:
+            self.runner = otter_run.OtterRunner(zip_path, seed, out / "results")
+        self.questions = self.runner.points()
+        self.now, self.kept = pick(subs, out / "results", selection)
+        self.grade = _grader(self.runner, out, selection)
+        if self.grade is None:  # --question names a question of another assignment
+            self.now, self.kept = [], subs
+        self.futures: list = []
+
+    def _task(self, sub: Submission) -> tuple[Graded, float]:
         start = time.monotonic()
         if sub.problem:
-            _write_rejection(out / "results", sub)
+            _write_rejection(self.out / "results", sub)
             return Graded(sub.name, {}, sub.problem), 0.0
-        return grade(sub), time.monotonic() - start
+        return self.grade(sub), time.monotonic() - start
 
-    try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool, \
-                display.group(assignment, len(now)) as advance:
-            futures = [pool.submit(task, sub) for sub in now]
-            for future in as_completed(futures):  # progress as they finish, not in order
+    def submit(self, pool: ThreadPoolExecutor) -> None:
+        if hasattr(self.runner, "expect"):
+            self.runner.expect(len(self.now))  # e.g. start containers ahead of need
+        self.futures = [pool.submit(self._task, sub) for sub in self.now]
+
+    def finish(self) -> dict:
+        """Wait for this group's submissions (progress as they finish, not in order); write
+        its timings and CSV; return its summary."""
+        possible = sum(self.questions.values())
+        fresh: list[Graded] = []
+        seconds: dict[str, float] = {}
+        with self.display.group(self.assignment, len(self.now)) as advance:
+            for future in as_completed(self.futures):
                 result, took = future.result()
                 fresh.append(result)
                 seconds[result.name] = took
                 total = sum(s for s, _ in result.scores.values())
                 advance(f"{result.name}: {total:g}/{possible:g} ({result.status}, {took:.1f} s)")
-    finally:
-        if hasattr(grade_one, "close"):
-            grade_one.close()  # e.g. containers started ahead of need
-    shutil.rmtree(out / ".regrade", ignore_errors=True)
-    write_timings(out / "timings.json", {k: v for k, v in seconds.items() if v})
-    rows = fresh + on_disk(out / "results", kept)
-    grades_csv.write(out / "final_grades.csv", rows, questions)
-    display.say(f"{assignment}: wrote {out / 'final_grades.csv'}")
-    return _group_summary(rows, fresh, len(kept), possible)
+        shutil.rmtree(self.out / ".regrade", ignore_errors=True)
+        write_timings(self.out / "timings.json", {k: v for k, v in seconds.items() if v})
+        rows = fresh + on_disk(self.out / "results", self.kept)
+        grades_csv.write(self.out / "final_grades.csv", rows, self.questions)
+        self.display.say(f"{self.assignment}: wrote {self.out / 'final_grades.csv'}")
+        return _group_summary(rows, fresh, len(self.kept), possible)
+
+    def close(self) -> None:
+        for future in self.futures:
+            future.cancel()
+        if hasattr(self.runner, "close"):
+            self.runner.close()  # e.g. containers started ahead of need
 
 
 def _grader(grade_one, out: Path, selection: Selection):

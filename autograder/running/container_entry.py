@@ -7,7 +7,7 @@ uid (``sandbox`` mode ``"container"``). The result document goes back on stdout 
 line after ``RESULT_MARKER``: the worker's output is a pipe to the judge, so student code
 cannot write there. Nothing is pickled either way.
 
-    python -m autograder.running.container_entry [--warm-optimizers] < job.json
+    python -m autograder.running.container_entry < job.json
     python -m autograder.running.container_entry --install-worker /opt/agworker  # image build
 """
 
@@ -71,17 +71,18 @@ def _light_otter() -> None:
             sys.modules["otter"] = importlib.util.module_from_spec(spec)  # not executed
 
 
-def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True, optimizers: bool = True) -> int:
+def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     """Read one job, grade it, print the result line. Exit status 0 unless the job was
     unreadable (the result line says why either way).
 
     First, before the job is read (so while the container may still be waiting for it), the
     worker zygote is forked from this process with torch imported: the judge and the
-    notebook's workers share one ``import torch``."""
+    notebook's workers share one ``import torch``. Not torch's optimizer machinery (0.7 s):
+    with one notebook per container, only the worker that builds an optimizer pays for it."""
     if zygote:
         from .zygote import Zygote
 
-        Zygote.fork_here("container", optimizers=optimizers)
+        Zygote.fork_here("container", optimizers=False)
     _light_otter()
     raw = stdin.read(MAX_JOB_BYTES + 1)
     job: dict = {}
@@ -106,16 +107,13 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--install-worker", metavar="DIR",
                         help="write the worker's code to DIR (image build step) and exit")
-    parser.add_argument("--warm-optimizers", action="store_true",
-                        help="import torch's optimizer machinery before forking the workers "
-                             "(for assignments whose notebooks build optimizers)")
     args = parser.parse_args(argv)
     if args.install_worker:
         from .sandbox import install_worker
 
         install_worker(Path(args.install_worker))
         return 0
-    return run(sys.stdin.buffer, sys.stdout, optimizers=args.warm_optimizers)
+    return run(sys.stdin.buffer, sys.stdout)
 
 
 if __name__ == "__main__":

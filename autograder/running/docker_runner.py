@@ -22,7 +22,6 @@ import dataclasses
 import json
 import socket
 import threading
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,15 +112,6 @@ def host_config(limits: Limits, box: ContainerLimits) -> dict:
     return config
 
 
-def uses_optimizers(zip_path: Path) -> bool:
-    """Whether the assignment's tests build torch optimizers (then each container imports
-    torch's optimizer machinery once, before forking the workers, instead of in the judge and
-    again in the worker)."""
-    with zipfile.ZipFile(zip_path) as zf:
-        return any(b"optim" in zf.read(m) for m in zf.namelist()
-                   if m.startswith("tests/") and m.endswith(".py"))
-
-
 class DockerRunner:
     """Grades each submission in its own container; same interface as ``SealedRunner``.
 
@@ -141,8 +131,8 @@ class DockerRunner:
         self.limits, self.box = limits or Limits(), box or ContainerLimits()
         self.zip_b64 = base64.b64encode(Path(zip_path).read_bytes()).decode()
         self.questions = zip_points(zip_path)
-        self.command = ENTRY + (["--warm-optimizers"] if uses_optimizers(zip_path) else [])
         self.max_spares, self.spares, self.closed = spares, [], False
+        self.pending = 0  # submissions announced (``expect``) and not yet given a container
         self.lock = threading.Lock()
         self.starter = ThreadPoolExecutor(max_workers=1) if spares else None
         results.mkdir(parents=True, exist_ok=True)
@@ -151,7 +141,7 @@ class DockerRunner:
         """Create and start one container waiting for its job; return it with its stdin."""
         container = self.client.containers.create(
             # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
-            self.image, self.command, stdin_open=True, detach=False,
+            self.image, ENTRY, stdin_open=True, detach=False,
             labels={"autograder": self.assignment},
             **host_config(self.limits, self.box))
         try:
@@ -163,23 +153,36 @@ class DockerRunner:
             raise
         return container, stream
 
+    def expect(self, count: int) -> None:
+        """``count`` more submissions are coming: start spares for them (never more)."""
+        with self.lock:
+            self.pending += count
+        for _ in range(min(count, self.max_spares)):
+            if self.starter is not None:
+                self.starter.submit(self._add_spare)
+
     def _take(self):
         with self.lock:
             spare = self.spares.pop() if self.spares else None
+            self.pending = max(self.pending - 1, 0)
         if self.starter is not None:
             self.starter.submit(self._add_spare)
         return spare if spare is not None else self._launch()
 
+    def _wanted(self) -> bool:  # with ``self.lock`` held
+        return (not self.closed and len(self.spares) < self.max_spares
+                and len(self.spares) < self.pending)
+
     def _add_spare(self) -> None:
         with self.lock:
-            if self.closed or len(self.spares) >= self.max_spares:
+            if not self._wanted():
                 return
         try:
             spare = self._launch()
         except Exception:  # noqa: BLE001 - the next submission starts its own
             return
         with self.lock:
-            if not self.closed and len(self.spares) < self.max_spares:
+            if self._wanted():
                 self.spares.append(spare)
                 return
         _discard(spare)

@@ -20,8 +20,10 @@ Two confinement modes (``Limits.confinement``):
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
+import resource
 import site
 import sys
 import sysconfig
@@ -61,6 +63,18 @@ class Limits:
     confinement: str = "namespaces"  # or "container": see the module docstring
 
 
+def gpu_devices() -> list[str]:
+    """The host's NVIDIA device files (bound into the jail when present)."""
+    return sorted(glob.glob("/dev/nvidia*"))
+
+
+def with_gpu(limits: Limits) -> Limits:
+    """``limits`` for grading with a GPU: no address-space rlimit, because CUDA reserves tens
+    of GB of virtual address space when it initialises and fails under one (in a container
+    the memory cgroup still caps what is really used)."""
+    return dataclasses.replace(limits, memory_bytes=resource.RLIM_INFINITY)
+
+
 def worker_sources() -> dict[str, bytes]:
     """The files the worker runs, read by the judge: ``autograder/__init__.py`` and the
     ``worker`` subpackage. Nothing else of the package (the checks) is copied."""
@@ -72,10 +86,13 @@ def worker_sources() -> dict[str, bytes]:
 
 
 def _readonly_binds() -> list[str]:
-    """Host paths the worker sees read-only: system libraries, Python, the venv's packages."""
-    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix]
+    """Host paths the worker sees read-only: system libraries, Python, the venv's packages
+    (and any other site-packages folder on the path, e.g. a system torch under a venv made
+    with ``--system-site-packages``)."""
+    paths = ["/usr", "/etc", sys.base_prefix, sys.prefix, *_site_packages()]
     paths += [p for p in ("/lib", "/lib64", "/bin", "/sbin") if not os.path.islink(p)]
-    return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if os.path.isdir(p)]
+    found = [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if os.path.isdir(p)]
+    return [p for p in found if not any(p.startswith(q.rstrip("/") + "/") for q in found)]
 
 
 def _site_packages() -> list[str]:
@@ -84,10 +101,11 @@ def _site_packages() -> list[str]:
             if os.path.isdir(p)]
 
 
-def zygote_command(fd: int, confinement: str) -> list[str]:
+def zygote_command(fd: int, confinement: str, worker_dir: str = CONTAINER_WORKER_DIR
+                   ) -> list[str]:
     """``python -I -S``: no site hooks (the editable install would point back at the project),
-    only the worker's copy and the venv's site-packages on the path."""
-    paths = [CONTAINER_WORKER_DIR, *_site_packages()]
+    only the worker's copy (``worker_dir``) and the venv's site-packages on the path."""
+    paths = [worker_dir, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
             f"from autograder.worker.zygote import serve_zygote; "
             f"serve_zygote({fd}, {confinement!r})")
@@ -121,8 +139,10 @@ def build_jail(root: str) -> None:
             os.symlink(os.readlink(f"/{link}"), f"{root}/{link}")
     for dev in ("null", "zero", "random", "urandom", "full"):
         _bind(libc, root, f"/dev/{dev}", readonly=False)
-    for dev in sorted(glob.glob("/dev/nvidia*")):  # a GPU, when the host has one
+    for dev in gpu_devices():  # a GPU, when the host has one (CUDA also reads /sys)
         _bind(libc, root, dev, readonly=False)
+    if gpu_devices():
+        _bind(libc, root, "/sys")
     os.makedirs(f"{root}/proc")
     libc.mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
     for writable in ("tmp", "student"):  # first: a venv under /tmp is bound on top of it

@@ -144,6 +144,10 @@ class WorkerClient:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        try:  # reaped first, so kill_uid usually finds nothing (no fork of this big process)
+            self.proc.wait(timeout=2)
+        except TimeoutError:
+            pass
         kill_uid(self.uid)
         try:
             self.proc.wait(timeout=10)

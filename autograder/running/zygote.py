@@ -93,6 +93,13 @@ class Zygote:
                                "unprivileged uid for student code); run it as root or in Docker")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = Path(tempfile.mkdtemp(prefix="autograder-jail-"))
+        worker_dir = sandbox.CONTAINER_WORKER_DIR
+        if confinement == "container" and not os.path.isdir(f"{worker_dir}/autograder/worker"):
+            # not in the grading image (e.g. the GPU check on a bare machine): a copy of the
+            # worker's code, readable by the student uid; nothing else of the package
+            os.chmod(root, 0o755)
+            sandbox.install_worker(root)
+            worker_dir = str(root)
         err_r, err_w = os.pipe()
 
         def confine() -> None:
@@ -105,7 +112,7 @@ class Zygote:
 
         try:
             process = subprocess.Popen(
-                sandbox.zygote_command(theirs.fileno(), confinement),
+                sandbox.zygote_command(theirs.fileno(), confinement, worker_dir),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 env=sandbox.WORKER_ENV, cwd="/", preexec_fn=confine,
                 pass_fds=(theirs.fileno(),), start_new_session=True)
@@ -140,6 +147,11 @@ class Zygote:
                 null = os.open("/dev/null", os.O_RDWR)
                 os.dup2(null, 0)
                 os.dup2(null, 1)
+                # the workers' environment, not the judge's (its TMPDIR is root-only)
+                os.environ.clear()
+                os.environ.update(sandbox.WORKER_ENV)
+                tempfile.tempdir = None  # cached from the judge's TMPDIR by torch's import
+                os.chdir("/")
                 serve_zygote(theirs.detach(), confinement, warm=False)
             except BaseException:  # noqa: BLE001
                 status = 1

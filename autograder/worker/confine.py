@@ -77,9 +77,21 @@ def drop_privileges(libc: Libc, uid: int, limits: dict) -> None:
     ``no_new_privs`` so no setuid binary can give them back."""
     if not 61000 <= uid < 63000:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
+    workdir = "/student" if os.path.isdir("/student") else _scratch(uid)
     set_limits(limits)
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
     libc.no_new_privs()
-    os.chdir("/student")
+    os.chdir(workdir)
+    os.environ["HOME"] = workdir
+
+
+def _scratch(uid: int) -> str:
+    """A private working folder where there is no ``/student`` (the container confinement
+    used on a bare machine, e.g. the GPU check where namespaces are missing)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix=f"autograder-student-{uid}-")
+    os.chown(folder, uid, uid)
+    return folder

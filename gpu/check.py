@@ -1,0 +1,170 @@
+"""The prepared GPU check: grade solutions/ and the q4_device variants through the sealed judge
+on CUDA, on a machine that has a GPU, torch and pytest but no Docker and no otter.
+
+    make gpu-bundle          # here: wheels for what the judge needs besides torch (build/gpu-bundle/)
+    bash gpu/run.sh          # there, as root, from a copy of the repository with build/ carried
+
+What it proves, on CUDA:
+- both solutions score full marks through the sealed judge (zygote-forked workers in their own
+  namespaces with the GPU's device files bound in, no address-space rlimit): the public test
+  ``test_pick_device_here`` passes only if the worker itself sees CUDA;
+- every wrong q4_device variant loses points on q4_device only, with the feedback sentence
+  pinned in its header (the device-change checks move models CPU -> CUDA here, not to the
+  simulated ``meta`` device); every correct variant keeps them.
+
+``--allow-cpu`` runs the same on a machine without CUDA (the checks then simulate the device
+change with ``meta``): that is how the script itself is tested where no GPU is lent.
+Writes ``$OUT/gpu-check.json`` when ``OUT`` is set. Exit 0 when every expectation holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+QUESTION = "q4_device"
+
+
+def cases() -> list[tuple[str, str, object, str, str]]:
+    """(name, assignment, notebook, kind, feedback sentence) for every notebook graded."""
+    import notebooks
+
+    found = []
+    for assignment in ("autograd-exercises", "autograd-porting"):
+        found.append((f"{assignment}-solution", assignment, notebooks.solution(assignment),
+                      "solution", ""))
+    porting = notebooks.solution("autograd-porting")
+    for v in notebooks.variants():
+        if v.assignment == "autograd-porting" and v.question == QUESTION:
+            found.append((f"{QUESTION}-{v.name}", v.assignment,
+                          notebooks.with_answer(porting, QUESTION, v.source), v.kind, v.feedback))
+    return found
+
+
+def verdict(doc: dict, kind: str, feedback: str) -> list[str]:
+    """What is wrong with this result, in words (empty when it is as expected)."""
+    problems = []
+    questions = doc.get("questions", {})
+    if doc.get("status") != "graded":
+        problems.append(f"status {doc.get('status')}: {doc.get('error') or doc.get('problems')}")
+    for q, v in questions.items():
+        full = v["points"] == v["possible"]
+        if kind in ("solution", "correct") or q != QUESTION:
+            if not full:
+                failed = [t["message"][:300] for t in v["tests"] if not t["passed"]]
+                problems.append(f"{q}: {v['points']}/{v['possible']}: {failed}")
+        elif full:
+            problems.append(f"{q}: full marks for a wrong variant")
+        elif feedback and not any(feedback in t["message"] for t in v["tests"]):
+            problems.append(f"{q}: no test says {feedback!r}")
+    if not questions:
+        problems.append("no questions graded")
+    return problems
+
+
+def confinement(limits, wanted: str):
+    """``limits`` with the confinement this machine allows (``auto``: try namespaces)."""
+    import dataclasses
+
+    from autograder.running.sandbox import SandboxError
+    from autograder.running.zygote import shared
+
+    if wanted != "auto":
+        return dataclasses.replace(limits, confinement=wanted)
+    try:
+        shared("namespaces")
+        return dataclasses.replace(limits, confinement="namespaces")
+    except SandboxError as exc:
+        print(f"note: no namespace jail here ({exc}); workers run with the container mode's "
+              "confinement (own uid, rlimits, no_new_privs)", flush=True)
+        return dataclasses.replace(limits, confinement="container")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--allow-cpu", action="store_true",
+                        help="run without CUDA (to test this script where no GPU is lent)")
+    parser.add_argument("--confinement", choices=("auto", "namespaces", "container"),
+                        default="auto",
+                        help="the worker's jail: namespaces (the local sealed runner's), "
+                             "container (uid, rlimits and no_new_privs only, for runtimes "
+                             "without namespaces), auto: namespaces, else container")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 8))
+    args = parser.parse_args(argv)
+    start = time.monotonic()
+
+    import nbformat
+    import torch
+
+    from autograder.running.container_entry import _light_otter
+
+    _light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
+    from autograder.checks.porting.device import changed_device
+    from autograder.running import uids
+    from autograder.running.judge import judge
+    from autograder.running.sandbox import Limits, gpu_devices, with_gpu
+    from autograder.running.tests_zip import load_tests
+
+    cuda = torch.cuda.is_available()
+    if not cuda and not args.allow_cpu:
+        print("error: torch sees no CUDA device here (use --allow-cpu to test the script)",
+              file=sys.stderr)
+        return 2
+    limits = with_gpu(Limits()) if cuda else Limits()
+    limits = confinement(limits, args.confinement)
+    zips = {a: ROOT / "build" / a / f"{a}-autograder.zip"
+            for a in ("autograd-exercises", "autograd-porting")}
+    missing = [str(z) for z in zips.values() if not z.exists()]
+    if missing:
+        print(f"error: missing {missing}: run `make assign` (or carry build/)", file=sys.stderr)
+        return 2
+    tests = {a: load_tests(z) for a, z in zips.items()}
+    info = {"torch": torch.__version__, "cuda": cuda, "confinement": limits.confinement,
+            "device": torch.cuda.get_device_name(0) if cuda else None,
+            "moved_to": str(changed_device()), "gpu_device_files": gpu_devices()}
+    print(json.dumps(info), flush=True)
+
+    work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
+
+    def grade(case) -> dict:
+        name, assignment, nb, kind, feedback = case
+        path = work / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        began = time.monotonic()
+        with uids.lease() as uid:
+            doc = judge(path, path.name, assignment, tests[assignment], seed=args.seed,
+                        uid=uid, limits=limits)
+        problems = verdict(doc, kind, feedback)
+        return {"name": name, "kind": kind, "seconds": round(time.monotonic() - began, 2),
+                "points": sum(v["points"] for v in doc.get("questions", {}).values()),
+                "problems": problems}
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(grade, cases()))
+    for row in rows:
+        mark = "ok  " if not row["problems"] else "FAIL"
+        print(f"{mark} {row['name']:<45} {row['kind']:<8} {row['points']:>5g} pts "
+              f"{row['seconds']:>6.2f} s  {'; '.join(row['problems'])[:400]}")
+    failed = [r["name"] for r in rows if r["problems"]]
+    summary = {**info, "graded": len(rows), "failed": failed,
+               "seconds": round(time.monotonic() - start, 1), "rows": rows}
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "gpu-check.json").write_text(json.dumps(summary, indent=2))
+    print(f"{len(rows) - len(failed)}/{len(rows)} as expected on "
+          f"{'CUDA' if cuda else 'CPU (meta stands in for the device)'} in {summary['seconds']} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The prepared GPU check (gpu/check.py) on this CPU machine (``--allow-cpu``): the same
+notebooks, verdicts and both confinement modes it uses on a GPU machine, with ``meta`` for the
+device. What only CUDA can show is left to a machine that has one (see README)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from notebooks import ROOT
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge's sandbox needs root")]
+
+
+@pytest.mark.parametrize("confinement", ["namespaces", "container"])
+def test_gpu_check_passes_on_cpu(tmp_path, confinement):
+    proc = subprocess.run([sys.executable, str(ROOT / "gpu" / "check.py"), "--allow-cpu",
+                           "--confinement", confinement, "--jobs", "2"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env={**os.environ, "OUT": str(tmp_path)})
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
+    summary = json.loads((tmp_path / "gpu-check.json").read_text())
+    assert summary["confinement"] == confinement and not summary["cuda"]
+    kinds = [row["kind"] for row in summary["rows"]]
+    assert kinds.count("solution") == 2 and kinds.count("wrong") >= 5
+    assert summary["failed"] == []
+
+
+def test_gpu_check_refuses_without_cuda_unless_asked():
+    proc = subprocess.run([sys.executable, str(ROOT / "gpu" / "check.py")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "no CUDA device" in proc.stderr
