@@ -14,7 +14,7 @@ import resource
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
-MNT_DETACH, PR_SET_NO_NEW_PRIVS = 2, 38
+MS_MOVE, MNT_DETACH, PR_SET_NO_NEW_PRIVS = 8192, 2, 38
 
 
 class Libc:
@@ -51,13 +51,36 @@ def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
     """Inside the jail (already read-only, pivoted): a network, IPC, UTS and mount namespace
     of this worker's own, so that two students' workers forked from one zygote share no
     loopback, abstract socket, SysV/POSIX IPC or scratch folder; fresh tmpfs on ``/tmp`` and
-    ``/student`` (its working directory, owned by ``uid``)."""
+    ``/student`` (its working directory, owned by ``uid``). Read-only binds that live under
+    ``/tmp`` (a venv there: the worker imports lazily from it) are moved onto the new
+    ``/tmp``, not hidden by it."""
     libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     libc.mount(None, "/", None, MS_REC | MS_PRIVATE)
-    for folder in ("/tmp", "/student"):
-        libc.mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV,
-                   f"size={tmp_bytes},mode=1777")
+    flags = MS_NOSUID | MS_NODEV
+    libc.mount("tmpfs", "/student", "tmpfs", flags, f"size={tmp_bytes},mode=1777")
+    kept = mounts_under("/tmp")
+    for i, path in enumerate(kept):
+        os.mkdir(f"/student/.keep{i}")
+        libc.mount(path, f"/student/.keep{i}", None, MS_BIND | MS_REC)
+    libc.mount("tmpfs", "/tmp", "tmpfs", flags, f"size={tmp_bytes},mode=1777")
+    for i, path in enumerate(kept):
+        os.makedirs(path, mode=0o755)
+        libc.mount(f"/student/.keep{i}", path, None, MS_MOVE)
+        libc.mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags | MS_REC)
+        os.rmdir(f"/student/.keep{i}")
     os.chown("/student", uid, uid)
+
+
+def mounts_under(folder: str) -> list[str]:
+    """Mount points strictly under ``folder``, outermost only (binds are recursive)."""
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            point = line.split()[4].encode().decode("unicode_escape")  # \040 is a space
+            if point.startswith(folder.rstrip("/") + "/"):
+                points.append(point)
+    return [p for p in dict.fromkeys(points)
+            if not any(p.startswith(q + "/") for q in points if q != p)]
 
 
 def set_limits(limits: dict) -> None:
