@@ -184,7 +184,7 @@ def patched_zip(assignment: str) -> Path:
     return target
 
 
-def run_stock(batch: Path, out: Path, jobs: int, timeout: int, logs: Path) -> dict:
+def run_stock(batch: Path, out: Path, jobs: int, timeout: int, logs: Path, tag: str = "") -> dict:
     """One `otter grade` per assignment (otter grades one zip at a time), times summed."""
     total = {"seconds": 0.0, "peak_extra_memory_mb": 0}
     for assignment in ASSIGNMENTS:
@@ -194,9 +194,9 @@ def run_stock(batch: Path, out: Path, jobs: int, timeout: int, logs: Path) -> di
                         "-n", f"bench-{assignment}", "-a", str(patched_zip(assignment)),
                         "--image", STOCK_BASE, "--containers", str(jobs),
                         "--timeout", str(timeout), "-o", str(out / assignment), *files],
-                       logs / f"stock-{assignment}.log", check=False)
+                       logs / f"stock-{assignment}{tag}.log", check=False)
         if not (out / assignment / "final_grades.csv").exists():
-            tail = (logs / f"stock-{assignment}.log").read_text(errors="replace")[-2000:]
+            tail = (logs / f"stock-{assignment}{tag}.log").read_text(errors="replace")[-2000:]
             raise SystemExit(f"otter grade wrote no final_grades.csv for {assignment}:\n{tail}")
         total["seconds"] += result["seconds"]
         total["peak_extra_memory_mb"] = max(total["peak_extra_memory_mb"],
@@ -233,30 +233,38 @@ def scores(out: Path) -> dict[str, float]:
 
 # -- reporting -------------------------------------------------------------------------------
 def table(record: dict) -> str:
-    lines = ["| mode | N | seconds | s / submission | ratio vs stock | peak extra memory |",
+    lines = ["| mode | N | seconds | s / submission | ratio vs stock (same N) | peak extra memory |",
              "|---|---|---|---|---|---|"]
-    stock = record["modes"].get("stock", {}).get("seconds")
-    for mode, r in record["modes"].items():
-        ratio = f"{stock / r['seconds']:.1f}x" if stock else "-"
-        lines.append(f"| {mode} | {record['n']} | {r['seconds']:.1f} | "
-                     f"{r['seconds'] / record['n']:.3f} | {ratio} | "
-                     f"{r['peak_extra_memory_mb']} MB |")
-    if record.get("scale"):
-        lines += ["", "| mode | N | seconds | s / submission | peak extra memory |",
-                  "|---|---|---|---|---|"]
-        for row in record["scale"]:
-            lines.append(f"| {row['mode']} | {row['n']} | {row['seconds']:.1f} | "
-                         f"{row['seconds'] / row['n']:.3f} | {row['peak_extra_memory_mb']} MB |")
+    stock = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "stock"}
+    for r in sorted(record["runs"], key=lambda r: (r["n"], r["mode"] != "stock", r["mode"])):
+        ratio = f"{stock[r['n']] / r['seconds']:.1f}x" if r["n"] in stock else "-"
+        lines.append(f"| {r['mode']} | {r['n']} | {r['seconds']:.1f} | "
+                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {r['peak_extra_memory_mb']} MB |")
     lines += ["", "images: " + ", ".join(f"{k} {v} MB" for k, v in record["images"].items())]
     return "\n".join(lines)
+
+
+def run_mode(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
+    out = BENCH / f"out-{mode}-{n}"
+    shutil.rmtree(out, ignore_errors=True)
+    print(f"grading {n} with {mode} ...", flush=True)
+    if mode == "stock":
+        row = run_stock(batch, out, args.jobs, args.timeout, logs, tag=str(n))
+    else:
+        runner = {"local": "sealed", "docker": "docker"}[mode]
+        row = run_ours(runner, batch, out, args.jobs, args.timeout, logs, f"{mode}-{n}")
+    print(f"  {row}", flush=True)
+    return {"mode": mode, "n": n, **row, "scores": scores(out)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=60, help="submissions in the compared batch")
+    parser.add_argument("--n", default="60",
+                        help="batch sizes graded by every mode, side by side (e.g. 60,300)")
     parser.add_argument("--modes", default="stock,local,docker")
-    parser.add_argument("--scale", default="", help="batch sizes for our modes, e.g. 10,60,300")
+    parser.add_argument("--scale", default="",
+                        help="more batch sizes for our modes only, e.g. 10,60,300")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=int, default=10,
                         help="per-submission time limit for every mode (seconds)")
@@ -265,51 +273,35 @@ def main(argv: list[str] | None = None) -> int:
                         help="write benchmarks/results/<date>-throughput.{json,md}")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
+    compared = [int(x) for x in args.n.split(",") if x]
+    ours_only = [int(x) for x in args.scale.split(",") if x and int(x) not in compared]
     BENCH.mkdir(parents=True, exist_ok=True)
     logs = BENCH / "logs"
     logs.mkdir(exist_ok=True)
-    subprocess.run([*AUTOGRADER, "assign"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL) \
-        if not all((ROOT / "build" / a / f"{a}-autograder.zip").exists()
-                   for a in ASSIGNMENTS) else None
+    if not all((ROOT / "build" / a / f"{a}-autograder.zip").exists() for a in ASSIGNMENTS):
+        subprocess.run([*AUTOGRADER, "assign"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     client = engine() if {"stock", "docker"} & set(modes) else None
     if "stock" in modes:
         print("building the offline stock base (cached after the first run) ...", flush=True)
         stock_base(client)
-    batch = BENCH / "batch"
-    kinds = make_batch(args.n, args.seed, batch)
     record: dict = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
-        "n": args.n, "jobs": args.jobs, "timeout_s": args.timeout,
-        "batch": {k: len(v) for k, v in kinds.items()}, "modes": {}, "scale": [],
-        "images": {},
+        "jobs": args.jobs, "timeout_s": args.timeout, "seed": args.seed,
+        "batches": {}, "runs": [], "agree": {}, "images": {},
     }
-    results = {}
-    for mode in modes:
-        print(f"grading {args.n} with {mode} ...", flush=True)
-        out = BENCH / f"out-{mode}"
-        shutil.rmtree(out, ignore_errors=True)
-        if mode == "stock":
-            record["modes"][mode] = run_stock(batch, out, args.jobs, args.timeout, logs)
-        else:
-            runner = {"local": "sealed", "docker": "docker"}[mode]
-            record["modes"][mode] = run_ours(runner, batch, out, args.jobs, args.timeout,
-                                             logs, mode)
-        results[mode] = scores(out)
-        print(f"  {record['modes'][mode]}", flush=True)
-    if "local" in results and "docker" in results:
-        record["local_and_docker_agree"] = results["local"] == results["docker"]
-    for n in [int(x) for x in args.scale.split(",") if x]:
-        scale_batch = BENCH / f"batch-{n}"
-        make_batch(n, args.seed, scale_batch)
-        for mode in [m for m in modes if m != "stock"]:
-            runner = {"local": "sealed", "docker": "docker"}[mode]
-            print(f"scaling: {n} with {mode} ...", flush=True)
-            row = run_ours(runner, scale_batch, BENCH / f"out-{mode}-{n}", args.jobs,
-                           args.timeout, logs, f"{mode}-{n}")
-            record["scale"].append({"mode": mode, "n": n, **row})
-            print(f"  {row}", flush=True)
-        shutil.rmtree(scale_batch, ignore_errors=True)
+    for n in sorted(compared + ours_only):
+        batch = BENCH / f"batch-{n}"
+        kinds = make_batch(n, args.seed, batch)
+        record["batches"][n] = {k: len(v) for k, v in kinds.items()}
+        for mode in modes:
+            if mode == "stock" and n not in compared:
+                continue
+            record["runs"].append(run_mode(mode, batch, n, args, logs))
+        ours = {r["mode"]: r.pop("scores") for r in record["runs"] if r["n"] == n}
+        if "local" in ours and "docker" in ours:
+            record["agree"][n] = ours["local"] == ours["docker"]  # same seed: same points
+        shutil.rmtree(batch, ignore_errors=True)
     if client is not None:
         record["images"] = {OUR_IMAGE: image_size_mb(client, OUR_IMAGE),
                             STOCK_BASE: image_size_mb(client, STOCK_BASE)}
@@ -321,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{record['date'][:10]}-throughput"
         stem.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-        stem.with_suffix(".md").write_text(f"# Throughput, {record['date']}\n\n{text}\n")
+        stem.with_suffix(".md").write_text(f"# Throughput, {record['date']}\n\n"
+                                           f"batches: {record['batches']}\n\n{text}\n")
         print(f"wrote {stem}.json and .md")
     return 0
 

@@ -57,11 +57,13 @@ class Session:
         """
         while self.client is None or self.client.lost:
             if self.client is not None:
-                self._retire()
-                self.restarts += 1
-                if self.restarts > MAX_RESTARTS:
+                if self.restarts >= MAX_RESTARTS:  # the lost one is retired by close()
                     raise WorkerLost("its process was lost too many times; the remaining "
                                      "tests were not run")
+                if self.deadline - time.monotonic() <= 0:
+                    raise WorkerLost("the submission used up its time limit")
+                self._retire()
+                self.restarts += 1
             self.client = WorkerClient(self.uid, self.limits, self.deadline)
             self.env = RemoteNamespace(self.client)
             for index, source in self.cells:
