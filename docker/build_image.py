@@ -84,9 +84,17 @@ def base_image(client) -> None:
         subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
 
 
+def _image_id(client, tag: str) -> str | None:
+    try:
+        return client.images.get(tag).id
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
+        return None
+
+
 def build(client, variant: str) -> None:
     """Build and tag ``IMAGES[variant]``, streaming the builder's steps."""
     base_image(client)
+    previous = _image_id(client, IMAGES[variant])
     start = time.monotonic()
     context = stage(variant)
     staged = time.monotonic()
@@ -99,6 +107,11 @@ def build(client, variant: str) -> None:
         if line.startswith("Step ") or "Using cache" in line:
             print(f"  {line}", flush=True)
     size = client.images.get(IMAGES[variant]).attrs["Size"]
+    if previous and previous != _image_id(client, IMAGES[variant]):
+        try:  # the image this build replaced, now untagged: 1.2 GB each rebuild otherwise
+            client.images.remove(previous)
+        except Exception:  # noqa: BLE001 - still used by a container or another tag
+            pass
     print(f"built {IMAGES[variant]}: {size / 1e9:.2f} GB; wheelhouse + wheel "
           f"{staged - start:.0f} s, docker build {time.monotonic() - staged:.0f} s", flush=True)
 
