@@ -238,3 +238,36 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
     assert float(rows["autograd-exercises.ipynb"]["percent_correct"]) == 1.0, rows
     # alan-turing's mistakes cost the same points for any seed: 14.5 of 21
     assert float(rows["alan-turing.ipynb"]["total_points_earned"]) == 14.5, rows
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_spare_containers_are_used_then_removed(tmp_path):
+    """With spares (more cores than jobs), is each submission graded in a container started
+    ahead of need, and is no container left once the runner is closed?"""
+    from autograder.running.docker_runner import DockerRunner, engine
+    from autograder.running.submissions import find
+
+    assignment = "autograd-exercises"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("ada-lovelace", "alan-turing"):
+        (folder / f"{name}.ipynb").write_bytes(
+            (ROOT / "submissions" / assignment / f"{name}.ipynb").read_bytes())
+    subs = find(folder, assignment)
+    client = engine()
+    label = {"label": f"autograder={assignment}"}
+    before = {c.id for c in client.containers.list(all=True, filters=label)}
+    runner = DockerRunner(ROOT / "build" / assignment / f"{assignment}-autograder.zip",
+                          assignment, SEED, tmp_path / "results", client=client, spares=1)
+    try:
+        runner.expect(len(subs))
+        results = [runner(sub) for sub in subs]
+        assert runner.spares == []  # the spare started for the second one was used by it
+    finally:
+        runner.close()
+    assert {r.name: sum(s for s, _ in r.scores.values()) for r in results} == {
+        "ada-lovelace.ipynb": 21.0, "alan-turing.ipynb": 14.5}
+    left = {c.id for c in client.containers.list(all=True, filters=label)} - before
+    assert left == set()
