@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -40,3 +42,22 @@ def test_a_solution_failing_its_tests_stops_the_build(tmp_path):
     nbformat.write(nb, master)
     with pytest.raises(AssignError, match="q1_accumulation"):
         assign(assignment, Layout.at(root), templates=tmp_path / "t", solution=tmp_path / "s.ipynb")
+
+
+@pytest.mark.slow
+def test_two_graders_on_a_fresh_checkout_build_the_zip_once(tmp_path):
+    """Two graders (or two test workers) that start together with no zip must not run otter
+    assign into the same folder at once (one of them crashed in CI before the lock)."""
+    code = ("import sys; from pathlib import Path; "
+            "from autograder.authoring.layout import Layout; "
+            "from autograder.running.batch import ensure_zip; "
+            "print(ensure_zip('autograd-exercises', Layout.at(sys.argv[1], sys.argv[2])))")
+    build = tmp_path / "build"
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(build)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(2)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert sum("building the autograder zip" in out for out in outputs) == 1, outputs
+    zips = list(build.glob("autograd-exercises/*.zip"))
+    assert [z.name for z in zips] == ["autograd-exercises-autograder.zip"]

@@ -11,6 +11,7 @@ for byte.
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
 import subprocess
 import sys
@@ -107,7 +108,9 @@ def assign(assignment: str, layout: Layout, *, templates: Path | None = None,
     zips = sorted((out / "autograder").glob(f"{assignment}-autograder_*.zip"))
     if len(zips) != 1:
         raise AssignError(f"expected one autograder zip in {out / 'autograder'}, found {len(zips)}")
-    shutil.copyfile(zips[0], layout.zip(assignment))
+    partial = layout.zip(assignment).with_suffix(".zip.partial")
+    shutil.copyfile(zips[0], partial)
+    os.replace(partial, layout.zip(assignment))  # a reader never sees half a zip
     return layout.zip(assignment)
 
 

@@ -9,6 +9,7 @@ grading image per submission; ``auto``, the default, picks it when an engine is 
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import secrets
@@ -34,13 +35,24 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
     """The assignment's autograder zip, built (without touching committed files) if missing
     or older than its master."""
     zip_path, master = layout.zip(assignment), layout.master(assignment)
-    if not zip_path.exists() or zip_path.stat().st_mtime < master.stat().st_mtime:
+
+    def stale() -> bool:
+        return not zip_path.exists() or zip_path.stat().st_mtime < master.stat().st_mtime
+
+    if stale():
         from ..authoring.assign import assign
 
-        print(f"{assignment}: building the autograder zip (otter assign) ...", flush=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            assign(assignment, layout, templates=Path(tmp) / "templates",
-                   solution=Path(tmp) / "solution.ipynb")
+        zip_path.parent.mkdir(parents=True, exist_ok=True)
+        # two graders (or test workers) starting at once on a fresh checkout would run otter
+        # assign into the same folder: one builds, the other waits and finds it built
+        with open(zip_path.parent / ".assign.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if stale():
+                print(f"{assignment}: building the autograder zip (otter assign) ...",
+                      flush=True)
+                with tempfile.TemporaryDirectory() as tmp:
+                    assign(assignment, layout, templates=Path(tmp) / "templates",
+                           solution=Path(tmp) / "solution.ipynb")
     return layout.zip(assignment)
 
 
