@@ -149,12 +149,9 @@ def stock_base(client) -> None:
     sys.path.insert(0, str(ROOT / "docker"))
     import build_image
 
-    torch_dir = build_image.wheelhouse("cpu")
     context = BENCH / "stock-base"
     shutil.rmtree(context, ignore_errors=True)
-    (context / "wheelhouse").mkdir(parents=True)
-    for wheel in [*(build_image.BUILD / "wheelhouse").glob("*.whl"), *torch_dir.glob("*.whl")]:
-        os.link(wheel, context / "wheelhouse" / wheel.name)
+    build_image.link_wheelhouse("cpu", context)
     shutil.copy2(ANCHORS / "base" / "requirements.lock", context / "requirements.lock")
     build_image.our_wheel(context / "app")
     dockerfile = (ANCHORS / "base" / "Dockerfile").read_text()

@@ -61,14 +61,19 @@ def our_wheel(into: Path) -> None:
         env=REPRODUCIBLE)
 
 
-def stage(variant: str) -> Path:
-    """The build context: Dockerfile, lock, wheelhouse (hard links), our wheel."""
+def link_wheelhouse(variant: str, context: Path) -> None:
+    """``context/wheelhouse``: hard links to the pinned deps and the variant's torch."""
     torch_dir = wheelhouse(variant)
-    context = BUILD / f"context-{variant}"
     shutil.rmtree(context / "wheelhouse", ignore_errors=True)
     (context / "wheelhouse").mkdir(parents=True)
     for wheel in [*(BUILD / "wheelhouse").glob("*.whl"), *torch_dir.glob("*.whl")]:
         os.link(wheel, context / "wheelhouse" / wheel.name)
+
+
+def stage(variant: str) -> Path:
+    """The build context: Dockerfile, lock, wheelhouse (hard links), our wheel."""
+    context = BUILD / f"context-{variant}"
+    link_wheelhouse(variant, context)
     for name in ("Dockerfile", "requirements.lock"):
         shutil.copy2(ROOT / "docker" / name, context / name)
     our_wheel(context / "app")

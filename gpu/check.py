@@ -107,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     import nbformat
     import torch
 
-    from autograder.running.container_entry import _light_otter
+    from autograder.running.container_entry import light_otter
 
-    _light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
+    light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
     from autograder.running import uids
     from autograder.running.judge import judge

@@ -59,7 +59,7 @@ def _error(job: dict, message: str) -> dict:
             "error": message, "questions": {}}
 
 
-def _light_otter() -> None:
+def light_otter() -> None:
     """Make ``import otter.test_files`` skip ``otter/__init__.py``, which imports otter's whole
     API (pandas, nbconvert: 0.4 s of every grading container) to define names the judge never
     uses. Only in this one-job process, where nothing else imports otter."""
@@ -77,13 +77,12 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
 
     First, before the job is read (so while the container may still be waiting for it), the
     worker zygote is forked from this process with torch imported: the judge and the
-    notebook's workers share one ``import torch``. Not torch's optimizer machinery (0.7 s):
-    with one notebook per container, only the worker that builds an optimizer pays for it."""
+    notebook's workers share one ``import torch``."""
     if zygote:
         from .zygote import Zygote
 
-        Zygote.fork_here("container", optimizers=False)
-    _light_otter()
+        Zygote.fork_here("container")
+    light_otter()
     raw = stdin.read(MAX_JOB_BYTES + 1)
     job: dict = {}
     try:

@@ -157,8 +157,8 @@ class DockerRunner:
         """``count`` more submissions are coming: start spares for them (never more)."""
         with self.lock:
             self.pending += count
-        for _ in range(min(count, self.max_spares)):
-            if self.starter is not None:
+        if self.starter is not None:
+            for _ in range(min(count, self.max_spares)):
                 self.starter.submit(self._add_spare)
 
     def _take(self):

@@ -130,7 +130,6 @@ def build_jail(root: str) -> None:
     on which each worker mounts its own tmpfs. The zygote stays root here only to set up
     workers; it runs no student code."""
     libc = Libc()
-    files = worker_sources()
     libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     libc.mount(None, "/", None, MS_REC | MS_PRIVATE)
     libc.mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
@@ -139,9 +138,10 @@ def build_jail(root: str) -> None:
             os.symlink(os.readlink(f"/{link}"), f"{root}/{link}")
     for dev in ("null", "zero", "random", "urandom", "full"):
         _bind(libc, root, f"/dev/{dev}", readonly=False)
-    for dev in gpu_devices():  # a GPU, when the host has one (CUDA also reads /sys)
+    gpus = gpu_devices()
+    for dev in gpus:  # a GPU, when the host has one (CUDA also reads /sys)
         _bind(libc, root, dev, readonly=False)
-    if gpu_devices():
+    if gpus:
         _bind(libc, root, "/sys")
     os.makedirs(f"{root}/proc")
     libc.mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
@@ -151,9 +151,7 @@ def build_jail(root: str) -> None:
                    "size=16m,mode=755")
     for path in _readonly_binds():
         _bind(libc, root, path)
-    for name, data in files.items():
-        os.makedirs(os.path.dirname(f"{root}/opt/agworker/{name}"), exist_ok=True)
-        Path(f"{root}/opt/agworker/{name}").write_bytes(data)
+    install_worker(Path(root + CONTAINER_WORKER_DIR))
     os.makedirs(f"{root}/.old")
     libc.pivot_root(root, f"{root}/.old")
     os.chdir("/")

@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,12 +45,9 @@ class Worker:
         self.requests, self.replies = requests, replies
         self.stdout = os.fdopen(output, "rb", buffering=0)
 
-    @property
-    def returncode(self) -> int | None:
-        return self.zygote.exit_code(self.pid)
-
     def poll(self) -> int | None:
-        return self.returncode
+        """The exit status once the zygote has reported it, else None."""
+        return self.zygote.exit_code(self.pid)
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit status (``-signal`` when killed); ``TimeoutError`` if still running."""
@@ -121,7 +117,7 @@ class Zygote:
             with os.fdopen(err_r, "rb") as f:
                 reason = f.read().decode(errors="replace") or str(exc)
             ours.close()
-            theirs.close()
+            shutil.rmtree(root, ignore_errors=True)
             raise SandboxError(f"could not confine the worker zygote: {reason}") from exc
         finally:
             theirs.close()
@@ -130,14 +126,14 @@ class Zygote:
         return cls(confinement, ours, process.pid, process, root)
 
     @classmethod
-    def fork_here(cls, confinement: str = "container", optimizers: bool = True) -> "Zygote":
+    def fork_here(cls, confinement: str = "container") -> "Zygote":
         """Fork the zygote from this process (which must hold no secret yet and run no
-        thread); stdin and stdout are closed in it, stderr kept for its errors.
-        ``optimizers``: also pay torch's lazy optimizer imports here, once for the judge and
-        the workers (worth it only when the notebooks build optimizers)."""
+        thread); stdin and stdout are closed in it, stderr kept for its errors. Not torch's
+        optimizer machinery (0.7 s): with one notebook per process, only a worker that builds
+        an optimizer pays for it."""
         from ..worker.zygote import serve_zygote, warm_up
 
-        warm_up(optimizers)
+        warm_up(optimizers=False)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the zygote; covered by the Docker tests
@@ -255,17 +251,15 @@ class Zygote:
                     reply = self.replies.get(timeout=SPAWN_TIMEOUT)
                 except queue.Empty:
                     raise SandboxError("the worker zygote did not answer") from None
+            if "spawned" not in reply:
+                raise SandboxError(f"could not start a worker: {reply.get('error')}")
         except BaseException:
             for fd in (req_w, rep_r, out_r):
                 os.close(fd)
             raise
-        finally:
+        finally:  # the worker's ends: the zygote has its own copies now
             for fd in (req_r, rep_w, out_w):
                 os.close(fd)
-        if "spawned" not in reply:
-            for fd in (req_w, rep_r, out_r):
-                os.close(fd)
-            raise SandboxError(f"could not start a worker: {reply.get('error')}")
         return Worker(self, int(reply["spawned"]), req_w, rep_r, out_r)
 
     def close(self) -> None:

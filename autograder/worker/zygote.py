@@ -90,8 +90,7 @@ def serve_zygote(ctl_fd: int, confinement: str, warm: bool = True) -> None:
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the worker, covered by the sealed tests
                     ctl.close()
-                    _worker(int(request["uid"]), request["limits"], fds, confinement,
-                            (wake_r, wake_w))
+                    _worker(int(request["uid"]), request["limits"], fds, confinement)
                 _send(ctl, {"spawned": pid})
             except Exception as exc:  # noqa: BLE001 - the judge hears why, the zygote lives on
                 _send(ctl, {"error": f"{type(exc).__name__}: {exc}"})
@@ -112,8 +111,7 @@ def _reap(ctl: socket.socket) -> None:
         _send(ctl, {"exit": pid, "code": code})
 
 
-def _worker(uid: int, limits: dict, fds: list[int], confinement: str,
-            wake: tuple[int, int]) -> None:
+def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
     """In the forked child, as root: descriptors, confinement, privileges; then serve."""
     status = 70
     try:
