@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "take four times as long (default: 30)")
     p.add_argument("--submission-timeout", type=float, default=300.0,
                    help="seconds one submission may take in all (default: 300)")
-    p.add_argument("--runner", choices=("auto", "docker", "docker-gpu", "sealed", "otter"),
+    p.add_argument("--runner", choices=("auto", "docker", "docker-fork", "docker-gpu", "sealed", "otter"),
                    default="auto",
                    help="docker: one container of the grading image per submission; sealed: "
                         "the judge here, student code in a local confined worker (root); "

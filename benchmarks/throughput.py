@@ -2,7 +2,8 @@
 of our modes, side by side in one run, and print ratios (not absolute times: these machines
 are noisy, so only figures measured in the same run are compared).
 
-    python benchmarks/throughput.py [--n 60] [--scale 10,60,300] [--modes stock,local,docker]
+    python benchmarks/throughput.py [--n 60] [--scale 10,60,300]
+                                    [--modes stock,local,docker-fork,docker]
 
 The batch (``--n``, split evenly between the two assignments, drawn with ``--seed``):
 correct notebooks, notebooks with one of the project's own wrong variants
@@ -18,8 +19,11 @@ Modes:
   local   `autograder grade --runner sealed`: the judge in one process, each submission's
           code in a worker forked from a torch-loaded zygote, in its own namespaces, as its own
           unprivileged uid (needs root).
+  docker-fork  `autograder grade --runner docker-fork`: a fresh container of
+          autograder-grader:cpu per submission, holding only that student's worker, forked
+          from one judge container's torch-loaded zygote (containers started ahead of need).
   docker  `autograder grade --runner docker`: one container of autograder-grader:cpu per
-          submission (containers started ahead of need).
+          submission with the judge inside it (containers started ahead of need).
 
 Also: peak extra memory in use on the machine during each run (MemTotal - MemAvailable,
 sampled every 0.1 s, minus the level before the run), the image sizes, and with ``--scale``
@@ -248,7 +252,7 @@ def run_mode(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
     if mode == "stock":
         row = run_stock(batch, out, args.jobs, args.timeout, logs, tag=str(n))
     else:
-        runner = {"local": "sealed", "docker": "docker"}[mode]
+        runner = {"local": "sealed"}.get(mode, mode)
         row = run_ours(runner, batch, out, args.jobs, args.timeout, logs, f"{mode}-{n}")
     print(f"  {row}", flush=True)
     return {"mode": mode, "n": n, **row, "scores": scores(out)}
@@ -259,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", default="60",
                         help="batch sizes graded by every mode, side by side (e.g. 60,300)")
-    parser.add_argument("--modes", default="stock,local,docker")
+    parser.add_argument("--modes", default="stock,local,docker-fork,docker")
     parser.add_argument("--scale", default="",
                         help="more batch sizes for our modes only, e.g. 10,60,300")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -277,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.mkdir(exist_ok=True)
     if not all((ROOT / "build" / a / f"{a}-autograder.zip").exists() for a in ASSIGNMENTS):
         subprocess.run([*AUTOGRADER, "assign"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    client = engine() if {"stock", "docker"} & set(modes) else None
+    client = engine() if {"stock", "docker", "docker-fork"} & set(modes) else None
     if "stock" in modes:
         print("building the offline stock base (cached after the first run) ...", flush=True)
         stock_base(client)
@@ -296,8 +300,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             record["runs"].append(run_mode(mode, batch, n, args, logs))
         ours = {r["mode"]: r.pop("scores") for r in record["runs"] if r["n"] == n}
-        if "local" in ours and "docker" in ours:
-            record["agree"][n] = ours["local"] == ours["docker"]  # same seed: same points
+        if "local" in ours:  # same seed: same points in every mode of ours
+            record["agree"][n] = all(v == ours["local"] for k, v in ours.items()
+                                     if k != "stock")
         shutil.rmtree(batch, ignore_errors=True)
     if client is not None:
         record["images"] = {OUR_IMAGE: image_size_mb(client, OUR_IMAGE),

@@ -71,6 +71,25 @@ def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
     assert runner is None and why.startswith("error: --runner docker")
 
 
+def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
+    """When the engine will not run the judge container (e.g. rootless Docker: no SYS_ADMIN),
+    does auto grade with the judge in each container instead, saying so, and does an explicit
+    --runner docker-fork stop with the reason?"""
+    from autograder.running import docker_runner
+
+    if _image_problem() is not None:
+        pytest.skip(_image_problem())
+
+    def refuse(*_):
+        raise docker_runner.ContainerError("the engine refused the judge container (test)")
+
+    monkeypatch.setattr(docker_runner.JudgeService, "shared", refuse)
+    runner, why = docker_runner.resolve_runner("auto")
+    assert runner == "docker" and "refused the judge container (test)" in why
+    runner, why = docker_runner.resolve_runner("docker-fork")
+    assert runner is None and why.startswith("error: --runner docker-fork: the engine refused")
+
+
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
     from autograder.running.docker_runner import DockerRunner
@@ -87,9 +106,10 @@ def test_container_cannot_award_more_than_the_zip():
 @pytest.mark.docker
 @pytest.mark.slow
 @needs_image
-def test_solutions_score_full_marks_in_containers(tmp_path):
+@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
+def test_solutions_score_full_marks_in_containers(tmp_path, runner):
     """Do both solutions score 100% when graded in containers?"""
-    rows = grade(ROOT / "solutions", tmp_path / "out", "docker")
+    rows = grade(ROOT / "solutions", tmp_path / "out", runner)
     assert set(rows) == {"autograd-exercises", "autograd-porting"}
     for assignment, by_file in rows.items():
         for name, row in by_file.items():
@@ -102,10 +122,11 @@ def test_solutions_score_full_marks_in_containers(tmp_path):
 @pytest.mark.slow
 @needs_image
 @pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
-def test_containers_give_the_same_rows_as_the_local_sealed_runner(tmp_path):
+@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
+def test_containers_give_the_same_rows_as_the_local_sealed_runner(tmp_path, runner):
     """Does every sample submission get the same row (and messages) in a container as with
     the local sealed runner, for one seed?"""
-    docker_rows = grade(ROOT / "submissions", tmp_path / "docker", "docker")
+    docker_rows = grade(ROOT / "submissions", tmp_path / "docker", runner)
     sealed_rows = grade(ROOT / "submissions", tmp_path / "sealed", "sealed")
     assert docker_rows == sealed_rows
     for path in sorted((tmp_path / "sealed").glob("*/results/**/*.json")):
@@ -121,12 +142,14 @@ def test_containers_give_the_same_rows_as_the_local_sealed_runner(tmp_path):
     ("infinite-loop-in-function", "q5_numpy", "stopped after 3 s"),
     ("network", "q4_vjp", "got shape (3,)"),
 ])
-def test_hostile_notebook_earns_nothing_in_a_container(tmp_path, notebook, attacked, phrase):
+@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
+def test_hostile_notebook_earns_nothing_in_a_container(tmp_path, notebook, attacked, phrase,
+                                                       runner):
     """Does a hostile notebook lose the question it attacks when graded in a container?"""
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / f"{notebook}.ipynb").write_bytes((HOSTILE / f"{notebook}.ipynb").read_bytes())
-    rows = grade(folder, tmp_path / "out", "docker", "--timeout", "3")
+    rows = grade(folder, tmp_path / "out", runner, "--timeout", "3")
     row = rows["autograd-exercises"][f"{notebook}.ipynb"]
     assert float(row[attacked]) == 0.0, row
     doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
@@ -271,3 +294,82 @@ def test_spare_containers_are_used_then_removed(tmp_path):
         "ada-lovelace.ipynb": 21.0, "alan-turing.ipynb": 14.5}
     left = {c.id for c in client.containers.list(all=True, filters=label)} - before
     assert left == set()
+
+
+WHERE_AM_I = """
+import os
+print("CGROUP", [line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
+                 if line.split(":", 2)[1] in ("memory", "")][0])
+print("HOST", os.uname().nodename, os.getuid(), os.getpid(),
+      *sorted(p for p in os.listdir("/proc") if p.isdigit()))
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_path):
+    """With docker-fork, is each notebook's worker inside its own container (its memory
+    cgroup and hostname, and a pid namespace where it sees only that container's ``sleep``
+    and itself: not the judge's), as an unprivileged uid; and is no container left once the
+    grader exits?"""
+    import nbformat
+
+    from autograder.running.docker_runner import engine
+    from notebooks import template
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("first", "second"):
+        nb = template("autograd-exercises")
+        nb.cells.insert(1, nbformat.v4.new_code_cell(WHERE_AM_I))
+        nbformat.write(nb, folder / f"{name}.ipynb")
+    client = engine()
+    roles = {"label": "autograder-role"}
+    before = {c.id for c in client.containers.list(all=True, filters=roles)}
+    grade(folder, tmp_path / "out", "docker-fork")
+    hosts = []
+    for name in ("first", "second"):
+        doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
+                          f"{name}.ipynb.json").read_text())
+        said = {line.split()[0]: line.split()[1:] for line in doc["output"].splitlines()
+                if line.startswith(("CGROUP ", "HOST "))}
+        host, uid, pid, *pids = said["HOST"]
+        container = said["CGROUP"][0].rstrip("/").rsplit("/", 1)[-1]
+        assert "docker" in said["CGROUP"][0] and container.startswith(host), said
+        assert 61000 <= int(uid) < 62000
+        assert sorted(pids) == sorted(["1", pid]), said  # its container's sleep, and itself
+        hosts.append(host)
+    assert hosts[0] != hosts[1]
+    left = {c.id for c in client.containers.list(all=True, filters=roles)} - before
+    assert left == set()  # the judge's container ended with the grader, each submission's too
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_docker_fork_survives_its_judge_container_dying(tmp_path):
+    """If the judge container goes away mid-batch (killed, out of memory), is the next
+    submission still graded, by a new judge container, with full marks where they are due?"""
+    from autograder.running.docker_runner import ForkRunner, engine
+    from autograder.running.submissions import find
+
+    assignment = "autograd-exercises"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("ada-lovelace", "alan-turing"):
+        (folder / f"{name}.ipynb").write_bytes(
+            (ROOT / "submissions" / assignment / f"{name}.ipynb").read_bytes())
+    first, second = find(folder, assignment)
+    runner = ForkRunner(ROOT / "build" / assignment / f"{assignment}-autograder.zip",
+                        assignment, SEED, tmp_path / "results", client=engine())
+    try:
+        assert sum(s for s, _ in runner(first).scores.values()) == 21.0
+        old = runner.service.container.id
+        runner.service.container.kill()
+        graded = runner(second)
+        assert graded.status == "Completed", graded.status
+        assert sum(s for s, _ in graded.scores.values()) == 14.5
+        assert runner.service.container.id != old
+    finally:
+        runner.close()

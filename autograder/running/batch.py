@@ -69,7 +69,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     """
     selection = selection or Selection()
     display = display or Display(sys.stdout)
-    if runner in ("auto", "docker", "docker-gpu"):
+    if runner in ("auto", "docker", "docker-gpu", "docker-fork"):
         from .docker_runner import resolve_runner
 
         runner, why = resolve_runner(runner)
@@ -81,7 +81,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         from .sandbox import Limits
 
         limits = with_gpu(limits or Limits())  # CUDA cannot start under an address-space cap
-    if selection.question and runner in ("otter", "docker", "docker-gpu"):
+    if selection.question and runner in ("otter", "docker", "docker-gpu", "docker-fork"):
         print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
               file=sys.stderr)
         return 2
@@ -183,6 +183,13 @@ class _Group:
             from .sealed import SealedRunner
 
             self.runner = SealedRunner(zip_path, assignment, seed, out / "results", limits)
+        elif runner == "docker-fork":
+            from .docker_runner import ForkRunner
+
+            # a submission's container is cheap to start (no torch in it): start the next
+            # one while this one is graded
+            self.runner = ForkRunner(zip_path, assignment, seed, out / "results", limits,
+                                     spares=jobs)
         elif runner in ("docker", "docker-gpu"):
             from .docker_runner import IMAGES, ContainerLimits, DockerRunner
 

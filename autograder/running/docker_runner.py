@@ -17,6 +17,7 @@ needs to hand the notebook to the student uid:
 
 from __future__ import annotations
 
+import atexit
 import base64
 import dataclasses
 import json
@@ -214,12 +215,12 @@ class DockerRunner:
         write_document(self.results, doc)
         return graded(doc)
 
-    def job(self, sub: Submission, uid: int) -> bytes:
+    def job(self, sub: Submission, uid: int, **extra) -> bytes:
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k != "confinement"}
+                  if k not in ("confinement", "join_pid")}
         return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
-                           "require_cuda": self.box.gpus,
+                           "require_cuda": self.box.gpus, **extra,
                            "notebook": base64.b64encode(sub.path.read_bytes()).decode()}
                           ).encode()
 
@@ -259,10 +260,207 @@ class DockerRunner:
         return doc
 
 
+class ForkRunner(DockerRunner):
+    """``docker-fork``: still a fresh container per submission, but one that only ever holds
+    that student's worker. One judge container (``JudgeService``) imports torch once for the
+    whole run and forks each worker into the submission's container (its cgroups and
+    namespaces), so a submission costs a container's start and stop, not an ``import torch``.
+
+    The submission's container runs ``sleep`` as nobody: no network, read-only root, tmpfs
+    ``/tmp`` and ``/student``, the memory, process and CPU limits of ``ContainerLimits``, no
+    capability at all. The hidden tests, the zip and the seed stay in the judge container.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.box.gpus:
+            raise ContainerError("docker-fork grades on the CPU image: use --runner docker-gpu")
+        self.service = JudgeService.shared(self.client, self.image)
+        self.image = self.service.image_id  # the same files as the judge's zygote
+
+    def _launch(self):
+        """Create and start one empty container for a submission; return it with its pid."""
+        container = self.client.containers.create(
+            self.image, ["sleep", str(int(SLEEP_SECONDS))], entrypoint=[],
+            labels={"autograder": self.assignment, "autograder-role": "submission"},
+            **submission_config(self.limits, self.box))
+        try:
+            container.start()
+            pid = int(self.client.api.inspect_container(container.id)["State"]["Pid"])
+            if pid <= 0:
+                raise ContainerError("the submission's container stopped at once")
+        except BaseException:
+            container.remove(force=True)
+            raise
+        return container, pid
+
+    def run(self, sub: Submission, uid: int) -> dict:
+        """Grade in a fresh container; if the judge container itself is gone (killed, out of
+        memory), start another and grade the submission once more, in another fresh
+        container: nothing of the batch is lost with it."""
+        for attempt in (1, 2):
+            container, pid = self._take()
+            try:
+                return self.service.grade(self.job(sub, uid, join_pid=pid),
+                                          self.limits.submission_timeout + self.box.margin)
+            except ContainerError:
+                if attempt == 2 or self.service.alive():
+                    raise
+                self.service = JudgeService.shared(self.client, self.image)
+            finally:
+                container.remove(force=True)
+        raise AssertionError("unreachable")
+
+
+SLEEP_SECONDS = 4 * 3600  # a submission's container ends by itself if the host never removes it
+SERVICE_SOCKET = "/run/autograder-judge/judge.sock"
+SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.judge_service",
+           SERVICE_SOCKET]
+# what moving a process into another container takes (setns, /proc/PID/ns of another uid's
+# process, entering its root), plus the judge's own SETUID/SETGID/KILL
+SERVICE_CAPABILITIES = ["SYS_ADMIN", "SYS_PTRACE", "SYS_CHROOT", *CAPABILITIES]
+
+
+def submission_config(limits: Limits, box: ContainerLimits) -> dict:
+    """The ``containers.create`` arguments of a ``docker-fork`` submission's container."""
+    return dict(
+        network_mode="none", read_only=True, ipc_mode="private", user="65534:65534",
+        mem_limit=box.memory, memswap_limit=box.memory, pids_limit=box.pids,
+        nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], security_opt=["no-new-privileges"],
+        tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777",
+               "/student": f"size={limits.tmp_bytes},mode=1777"},
+        auto_remove=True)
+
+
+class JudgeService:
+    """The ``docker-fork`` judge container (``judge_service``) and the host's way to it: a
+    Unix socket in a folder of this process's own, bound into the container. One per engine
+    and image in a process (``shared``), shared by every assignment of a run; it ends when
+    this process does (the lifeline connection closes)."""
+
+    START_TIMEOUT = 180.0
+
+    def __init__(self, client, image: str):
+        import tempfile
+        import time
+
+        import docker
+
+        self.client = client
+        self.image_id = client.images.get(image).id
+        self.folder = Path(tempfile.mkdtemp(prefix="autograder-judge-"))  # 0700: ours only
+        exposed = self.folder / "socket"
+        exposed.mkdir()
+        exposed.chmod(0o777)  # the container's root may have no DAC_OVERRIDE
+        self.path = exposed / Path(SERVICE_SOCKET).name
+        self.container = client.containers.create(
+            self.image_id, SERVICE, entrypoint=[], labels={"autograder-role": "judge"},
+            network_mode="none", pid_mode="host", cgroupns="host", read_only=True,
+            cap_drop=["ALL"], cap_add=SERVICE_CAPABILITIES,
+            volumes={"/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"},
+                     str(exposed): {"bind": str(Path(SERVICE_SOCKET).parent), "mode": "rw"}},
+            tmpfs={"/judge": "size=1g,mode=0700", "/tmp": "size=64m,mode=1777"},
+            environment={"TMPDIR": "/judge", "HOME": "/judge", "OMP_NUM_THREADS": "1"},
+            auto_remove=True)
+        try:
+            try:
+                self.container.start()
+            except docker.errors.DockerException as exc:
+                raise ContainerError(
+                    f"the engine refused the judge container (docker-fork needs "
+                    f"{', '.join(SERVICE_CAPABILITIES[:3])}, the host's pid namespace and "
+                    f"its cgroup tree): {exc}") from exc
+            end = time.monotonic() + self.START_TIMEOUT
+            while not self.path.exists():
+                self.container.reload()
+                if self.container.status not in ("created", "running"):
+                    raise ContainerError(f"the judge container stopped: {self._logs()}")
+                if time.monotonic() > end:
+                    raise ContainerError(f"the judge container did not start within "
+                                         f"{self.START_TIMEOUT:g} s: {self._logs()}")
+                time.sleep(0.05)
+            self.lifeline = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.lifeline.connect(str(self.path))
+        except BaseException:
+            self.close()
+            raise
+
+    def _logs(self) -> str:
+        try:
+            text = self.container.logs().decode("utf-8", "replace").strip()
+        except Exception:  # noqa: BLE001 - removed already (auto_remove)
+            return "no output"
+        return (text.splitlines() or ["no output"])[-1][:500]
+
+    def grade(self, job: bytes, timeout: float) -> dict:
+        """Send one job, return its result document."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            try:
+                conn.connect(str(self.path))
+                conn.sendall(job)
+                conn.shutdown(socket.SHUT_WR)
+                chunks = []
+                while chunk := conn.recv(1 << 20):
+                    chunks.append(chunk)
+            except socket.timeout as exc:
+                raise ContainerError(f"the judge gave no result within {timeout:g} s") from exc
+            except OSError as exc:
+                raise ContainerError(f"the judge container is gone: {exc}") from exc
+        return _parse(b"".join(chunks).decode("utf-8", "replace"), "the judge closed the job")
+
+    def close(self) -> None:
+        import shutil
+
+        lifeline = getattr(self, "lifeline", None)
+        if lifeline is not None:
+            lifeline.close()
+        try:
+            self.container.remove(force=True)
+        except Exception:  # noqa: BLE001 - gone already (auto_remove)
+            pass
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    _shared: dict = {}
+    _lock = threading.Lock()
+
+    @classmethod
+    def shared(cls, client, image: str) -> "JudgeService":
+        """This process's judge container for ``image`` (started on first use, and again if
+        it stopped)."""
+        key = (client.api.base_url, client.images.get(image).id)
+        with cls._lock:
+            service = cls._shared.get(key)
+            if service is not None and not service.alive():
+                service.close()
+                service = None
+            if service is None:
+                service = cls._shared[key] = cls(client, image)
+            return service
+
+    def alive(self) -> bool:
+        try:
+            self.container.reload()
+            return self.container.status == "running"
+        except Exception:  # noqa: BLE001 - removed
+            return False
+
+    @classmethod
+    def close_all(cls) -> None:
+        with cls._lock:
+            services, cls._shared = list(cls._shared.values()), {}
+        for service in services:
+            service.close()
+
+
+atexit.register(JudgeService.close_all)
+
+
 def _discard(spare) -> None:
-    container, stream = spare
+    container, handle = spare
     try:
-        stream.close()
+        if hasattr(handle, "close"):
+            handle.close()
         container.remove(force=True)
     except Exception:  # noqa: BLE001 - already gone
         pass
@@ -290,29 +488,46 @@ def _parse(stdout: str, stderr: str) -> dict:
 
 
 def resolve_runner(requested: str) -> tuple[str | None, str]:
-    """``auto`` -> ``docker`` when an engine is reachable and the CPU image is built, else
-    ``sealed``; ``docker`` and ``docker-gpu`` -> themselves or None (an error: never a silent
-    fallback, and never a CPU run for a GPU request). Returns the runner and a line saying why,
-    for staff."""
-    if requested not in ("auto", "docker", "docker-gpu"):
+    """``auto`` -> ``docker-fork`` when an engine is reachable, the CPU image is built and the
+    engine runs the judge container (started here, kept for the run), else ``docker`` when
+    the first two hold, else ``sealed``; ``docker``, ``docker-fork`` and ``docker-gpu`` ->
+    themselves or None (an error: never a silent fallback, and never a CPU run for a GPU
+    request). Returns the runner and a line saying why, for staff."""
+    if requested not in ("auto", "docker", "docker-gpu", "docker-fork"):
         return requested, ""
     image = IMAGES["cuda" if requested == "docker-gpu" else "cpu"]
     client = engine()
+    why = None
     if client is None:
         why = "no Docker engine is reachable"
-    else:
+    elif not _has_image(client, image):
+        why = f"the grading image {image} is not built (run `make image" + (
+            "-gpu`)" if requested == "docker-gpu" else "`)")
+    elif requested == "docker-gpu":
+        why = gpu_problem(client, image)
+    elif requested in ("auto", "docker-fork"):
         try:
-            client.images.get(image)
-            why = gpu_problem(client, image) if requested == "docker-gpu" else None
-            if why is None:
-                return ("docker" if requested == "auto" else requested,
-                        f"grading in containers of {image}")
-        except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
-            why = f"the grading image {image} is not built (run `make image" + (
-                "-gpu`)" if requested == "docker-gpu" else "`)")
+            JudgeService.shared(client, image)
+            return "docker-fork", (f"grading in containers of {image}: one judge container, "
+                                   f"a fresh container per submission")
+        except Exception as exc:  # noqa: BLE001 - ContainerError, or the engine's own error
+            why = str(exc)
+        if requested == "auto":
+            return "docker", (f"note: {why}: grading with the judge inside each submission's "
+                              f"container instead (slower)")
+    if why is None:
+        return requested, f"grading in containers of {image}"
     if requested != "auto":
         return None, f"error: --runner {requested}: {why}"
     return "sealed", f"note: {why}: grading with the local sealed runner instead (needs root)"
+
+
+def _has_image(client, image: str) -> bool:
+    try:
+        client.images.get(image)
+        return True
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
+        return False
 
 
 def gpu_problem(client, image: str) -> str | None:

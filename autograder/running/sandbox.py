@@ -16,6 +16,11 @@ Two confinement modes (``Limits.confinement``):
   root, its own pids and memory limits); the checks, the zip and the judge's files are
   root-only by file permissions; the worker only drops to the unprivileged uid, takes the
   rlimits and ``no_new_privs``.
+- ``"join"`` (the Docker runner's ``docker-fork`` mode): the judge and the zygote run once, in
+  a judge container that shares the host's pid namespace; each submission gets a fresh
+  container of the same image (no network, read-only root, its own tmpfs, memory, process and
+  CPU limits) that runs nothing but ``sleep``; each worker forked for it joins that
+  container's cgroups and namespaces (``Limits.join_pid``), then drops to the unprivileged uid.
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ class Limits:
     call_timeout: float = 30.0
     cell_timeout: float = 120.0
     submission_timeout: float = 300.0
-    confinement: str = "namespaces"  # or "container": see the module docstring
+    confinement: str = "namespaces"  # or "container", "join": see the module docstring
+    join_pid: int = 0  # "join": the host pid of the submission's container (its sleep)
 
 
 def gpu_devices() -> list[str]:

@@ -82,7 +82,7 @@ class Zygote:
     # -- starting -------------------------------------------------------------------------
     @classmethod
     def start(cls, confinement: str) -> "Zygote":
-        if confinement not in ("namespaces", "container"):
+        if confinement not in ("namespaces", "container", "join"):
             raise SandboxError(f"unknown confinement mode {confinement!r}")
         if os.geteuid() != 0:
             raise SandboxError("the sealed judge's local mode needs root (namespaces and an "
@@ -90,7 +90,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = Path(tempfile.mkdtemp(prefix="autograder-jail-"))
         worker_dir = sandbox.CONTAINER_WORKER_DIR
-        if confinement == "container" and not os.path.isdir(f"{worker_dir}/autograder/worker"):
+        if confinement != "namespaces" and not os.path.isdir(f"{worker_dir}/autograder/worker"):
             # not in the grading image (e.g. the GPU check on a bare machine): a copy of the
             # worker's code, readable by the student uid; nothing else of the package
             os.chmod(root, 0o755)
@@ -126,14 +126,15 @@ class Zygote:
         return cls(confinement, ours, process.pid, process, root)
 
     @classmethod
-    def fork_here(cls, confinement: str = "container") -> "Zygote":
+    def fork_here(cls, confinement: str = "container", optimizers: bool = False) -> "Zygote":
         """Fork the zygote from this process (which must hold no secret yet and run no
-        thread); stdin and stdout are closed in it, stderr kept for its errors. Not torch's
-        optimizer machinery (0.7 s): with one notebook per process, only a worker that builds
-        an optimizer pays for it."""
+        thread); stdin and stdout are closed in it, stderr kept for its errors. Torch's
+        optimizer machinery (0.7 s) only with ``optimizers``: with one notebook per process
+        (the grading container), only a worker that builds an optimizer pays for it; a zygote
+        that serves a whole run (the judge service) pays once."""
         from ..worker.zygote import serve_zygote, warm_up
 
-        warm_up(optimizers=False)
+        warm_up(optimizers=optimizers)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the zygote; covered by the Docker tests

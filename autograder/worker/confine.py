@@ -1,5 +1,6 @@
 """The last steps before student code runs, taken by each worker as root right after it is
-forked (``zygote``): its own namespaces and scratch space where the kernel allows them, then
+forked (``zygote``): its own namespaces and scratch space where the kernel allows them (or, for
+``join``, the namespaces and cgroups of a fresh container made for its submission), then
 resource limits and an unprivileged uid with ``no_new_privs``.
 
 Standard library only; it runs in the jail, beside the worker's code.
@@ -15,6 +16,9 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x80
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
 MS_MOVE, MNT_DETACH, PR_SET_NO_NEW_PRIVS = 8192, 2, 38
+PR_CAPBSET_DROP = 24
+# joined in this order; mnt last (it changes what /proc and /sys/fs/cgroup are)
+JOINED_NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")
 
 
 class Libc:
@@ -46,6 +50,15 @@ class Libc:
     def no_new_privs(self) -> None:
         self.check(self.lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl")
 
+    def setns(self, fd: int, what: str) -> None:
+        self.check(self.lib.setns(fd, 0), f"setns {what}")
+
+    def drop_bounding_set(self) -> None:
+        """Empty the capability bounding set (no exec can ever regain a capability)."""
+        cap = 0
+        while self.lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+            cap += 1
+
 
 def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
     """Inside the jail (already read-only, pivoted): a network, IPC, UTS and mount namespace
@@ -69,6 +82,52 @@ def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
         libc.mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags | MS_REC)
         os.rmdir(f"/student/.keep{i}")
     os.chown("/student", uid, uid)
+
+
+def join_container(libc: Libc, pid: int) -> None:
+    """Move this process into the container whose first process is ``pid`` (a host pid): its
+    cgroups (memory, pids, CPU, devices), then its namespaces, ``mnt`` last, which also makes
+    the container's root this process's root. Only children forked afterwards are in its pid
+    namespace: the caller forks once more before student code runs. Needs CAP_SYS_ADMIN,
+    CAP_SYS_PTRACE and CAP_SYS_CHROOT, the host's pid namespace and a writable cgroup tree
+    (the judge container of ``docker_runner.JudgeService``)."""
+    fds = {ns: os.open(f"/proc/{pid}/ns/{ns}", os.O_RDONLY) for ns in JOINED_NAMESPACES}
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            memberships = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
+        mounts = cgroup_mounts()
+        for _, controllers, path in memberships:
+            mount = mounts.get(frozenset(filter(None, controllers.split(","))))
+            if mount is None:
+                raise OSError(f"no cgroup mount for {controllers or 'cgroup2'!r}")
+            with open(f"{mount}{path}/cgroup.procs", "w") as procs:
+                procs.write(str(os.getpid()))
+        for ns in JOINED_NAMESPACES:
+            libc.setns(fds[ns], ns)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def cgroup_mounts() -> dict[frozenset, str]:
+    """Where each cgroup hierarchy is mounted, keyed by its names as ``/proc/PID/cgroup``
+    gives them: the v1 controllers (``{"cpu", "cpuacct"}``, ``{"name=systemd"}``), or the
+    empty set for cgroup2."""
+    with open("/proc/cgroups") as f:
+        known = {line.split()[0] for line in f if not line.startswith("#")}
+    mounts: dict[frozenset, str] = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            tail = fields[fields.index("-") + 1:]
+            point = fields[4].encode().decode("unicode_escape")
+            if tail[0] == "cgroup2":
+                mounts.setdefault(frozenset(), point)
+            elif tail[0] == "cgroup":
+                names = frozenset(o for o in tail[2].split(",")
+                                  if o in known or o.startswith("name="))
+                mounts.setdefault(names, point)
+    return mounts
 
 
 def mounts_under(folder: str) -> list[str]:

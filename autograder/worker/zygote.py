@@ -31,7 +31,7 @@ import signal
 import socket
 import sys
 
-from .confine import Libc, drop_privileges, private_namespaces
+from .confine import Libc, drop_privileges, join_container, private_namespaces
 
 MAX_MESSAGE = 1 << 16
 REQUESTS_FD, REPLIES_FD = 3, 4
@@ -111,6 +111,23 @@ def _reap(ctl: socket.socket) -> None:
         _send(ctl, {"exit": pid, "code": code})
 
 
+def _stand_in() -> None:
+    """Fork; the child returns (and becomes the worker, in the pid namespace just joined);
+    this process holds no pipe, waits for it and ends the same way, so the zygote's exit
+    notice and a ``killpg`` of this process group mean what they mean for any worker."""
+    child = os.fork()
+    if child == 0:
+        return
+    for fd in range(0, REPLIES_FD + 1):
+        os.close(fd)
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(128 + os.WTERMSIG(status))  # a signal whose default is not to end
+    os._exit(os.WEXITSTATUS(status))
+
+
 def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
     """In the forked child, as root: descriptors, confinement, privileges; then serve."""
     status = 70
@@ -132,6 +149,10 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
         libc = Libc()
         if confinement == "namespaces":
             private_namespaces(libc, uid, int(limits["tmp_bytes"]))
+        elif confinement == "join":
+            join_container(libc, int(limits["join_pid"]))
+            libc.drop_bounding_set()
+            _stand_in()  # returns in the child, now inside the container's pid namespace
         drop_privileges(libc, uid, limits)
     except BaseException as exc:  # noqa: BLE001
         message = {"confined": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}

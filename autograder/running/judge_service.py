@@ -1,0 +1,117 @@
+"""The judge container of the ``docker-fork`` runner: one trusted judge for a whole run, whose
+students' workers each run inside a fresh container of their own.
+
+The host (``docker_runner.ForkRunner``) starts this once per run, with the capabilities it
+needs to move a process into another container (``SYS_ADMIN``, ``SYS_PTRACE``,
+``SYS_CHROOT``), the host's pid namespace and the cgroup tree, but no network. It imports
+torch once and forks the worker zygote before it listens (so the zygote holds no secret),
+then serves jobs on a Unix socket in a folder only the host can reach: one connection a job,
+the same JSON job as ``container_entry`` plus ``join_pid``, the host pid of the ``sleep`` in
+the container the host made for that submission. Every worker of the job is forked from the
+zygote, joins that container's cgroups and namespaces and drops to the job's unprivileged
+uid before it reads a request (``autograder.worker.confine.join_container``). The result
+goes back on the same connection as one line after ``RESULT_MARKER``.
+
+The first connection is the host's lifeline: when it closes (the host finished, or died),
+this process exits, and the engine removes its container.
+
+    python -m autograder.running.judge_service /run/autograder-judge/judge.sock
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from .container_entry import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
+
+
+def check_target(pid: int) -> None:
+    """Refuse a ``join_pid`` that is not another container's process: never this judge's own
+    mount namespace (where the hidden tests are), nor the host's pid namespace (which this
+    judge shares: a process there is no container's)."""
+    if pid <= 1 or not os.path.isdir(f"/proc/{pid}"):
+        raise ValueError(f"join_pid {pid} is not a running process")
+    for ns in ("mnt", "pid"):
+        if os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"):
+            raise ValueError(f"join_pid {pid} is in the judge's own {ns} namespace")
+
+
+def handle(conn: socket.socket) -> None:
+    """One job: read it to EOF, grade it, answer with the result line."""
+    job: dict = {}
+    with conn:
+        try:
+            raw = _read_all(conn)
+            job = json.loads(raw)
+            pid = int(job["join_pid"])
+            check_target(pid)
+            with tempfile.TemporaryDirectory(prefix="judge-") as work:
+                doc = grade_job(job, Path(work), confinement="join", join_pid=pid)
+        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+            doc = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the host must always get a result line
+            doc = _error(job, f"{type(exc).__name__}: {exc}")
+        line = RESULT_MARKER + json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n"
+        try:
+            conn.sendall(line.encode())
+        except OSError:
+            pass  # the host gave up on this job (its own timeout)
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    chunks, size = [], 0
+    while chunk := conn.recv(1 << 20):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_JOB_BYTES:
+            raise ValueError("the job is larger than the grader accepts")
+    return b"".join(chunks)
+
+
+def _hold(conn: socket.socket) -> None:
+    """The lifeline: block until the host closes it, then end the service (and its
+    container, with every job still running)."""
+    try:
+        while conn.recv(4096):
+            pass
+    finally:
+        os._exit(0)
+
+
+def serve(path: str) -> None:
+    from .zygote import Zygote
+
+    Zygote.fork_here("join", optimizers=True)
+    light_otter()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.path.exists(path):
+        os.unlink(path)
+    server.bind(path + ".new")
+    os.chmod(path + ".new", 0o666)  # the host may not be root; its folder keeps others out
+    server.listen(64)
+    os.rename(path + ".new", path)  # it appears only once it accepts
+    lifeline, _ = server.accept()
+    threading.Thread(target=_hold, args=(lifeline,), daemon=True).start()
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m autograder.running.judge_service SOCKET", file=sys.stderr)
+        return 2
+    serve(args[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
