@@ -12,6 +12,8 @@ import ctypes
 import os
 import resource
 
+from . import seccomp
+
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 32, 4096, 16384, 1 << 18)
@@ -156,7 +158,7 @@ def set_limits(limits: dict) -> None:
 
 def drop_privileges(libc: Libc, uid: int, limits: dict) -> None:
     """rlimits, then the unprivileged uid (which also clears every capability), then
-    ``no_new_privs`` so no setuid binary can give them back."""
+    ``no_new_privs`` so no setuid binary can give them back, then the seccomp filter."""
     if not 61000 <= uid < 63000:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
     workdir = "/student" if os.path.isdir("/student") else _scratch(uid)
@@ -167,6 +169,7 @@ def drop_privileges(libc: Libc, uid: int, limits: dict) -> None:
     libc.no_new_privs()
     os.chdir(workdir)
     os.environ["HOME"] = workdir
+    seccomp.install()
 
 
 def _scratch(uid: int) -> str:
