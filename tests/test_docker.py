@@ -311,18 +311,19 @@ print("HOST", os.uname().nodename, os.getuid(), os.getpid(),
 def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_path):
     """With docker-fork, is each notebook's worker inside its own container (its memory
     cgroup and hostname, and a pid namespace where it sees only that container's ``sleep``
-    and itself: not the judge's), as an unprivileged uid; and is no container left once the
-    grader exits?"""
+    and itself: not the judge's), as an unprivileged uid under the seccomp filter; and is no
+    container left once the grader exits?"""
     import nbformat
 
     from autograder.running.docker_runner import engine
     from notebooks import template
+    from test_seccomp import EXPECTED, probe_source, refused_calls
 
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("first", "second"):
         nb = template("autograd-exercises")
-        nb.cells.insert(1, nbformat.v4.new_code_cell(WHERE_AM_I))
+        nb.cells.insert(1, nbformat.v4.new_code_cell(WHERE_AM_I + probe_source()))
         nbformat.write(nb, folder / f"{name}.ipynb")
     client = engine()
     roles = {"label": "autograder-role"}
@@ -339,6 +340,7 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_pa
         assert "docker" in said["CGROUP"][0] and container.startswith(host), said
         assert 61000 <= int(uid) < 62000
         assert sorted(pids) == sorted(["1", pid]), said  # its container's sleep, and itself
+        assert refused_calls(doc["output"]) == EXPECTED  # the workers' seccomp filter
         hosts.append(host)
     assert hosts[0] != hosts[1]
     left = {c.id for c in client.containers.list(all=True, filters=roles)} - before
@@ -373,3 +375,36 @@ def test_docker_fork_survives_its_judge_container_dying(tmp_path):
         assert runner.service.container.id != old
     finally:
         runner.close()
+
+
+@pytest.mark.docker
+@needs_image
+def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
+    """Are containers left by a grader of this host that no longer runs removed when the next
+    runner starts, and those of a running grader or another host left alone?"""
+    import socket
+
+    from autograder.running.docker_runner import (IMAGES, OWNER_LABEL, engine,
+                                                  remove_orphans)
+
+    client = engine()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that has ended
+    host = socket.gethostname()
+    owners = {"dead": f"{host}:{gone.pid}", "alive": f"{host}:{os.getpid()}",
+              "elsewhere": f"not-{host}:{gone.pid}"}
+    made = {k: client.containers.create(IMAGES["cpu"], ["sleep", "60"], entrypoint=[],
+                                        network_mode="none", labels={OWNER_LABEL: v})
+            for k, v in owners.items()}
+    try:
+        removed = remove_orphans(client)
+        assert made["dead"].id in removed
+        assert made["alive"].id not in removed and made["elsewhere"].id not in removed
+        left = {c.id for c in client.containers.list(all=True, filters={"label": OWNER_LABEL})}
+        assert made["dead"].id not in left and made["alive"].id in left
+    finally:
+        for container in made.values():
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - removed by the test
+                pass

@@ -21,6 +21,7 @@ import atexit
 import base64
 import dataclasses
 import json
+import os
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -137,13 +138,14 @@ class DockerRunner:
         self.lock = threading.Lock()
         self.starter = ThreadPoolExecutor(max_workers=1) if spares else None
         results.mkdir(parents=True, exist_ok=True)
+        remove_orphans(self.client)
 
     def _launch(self):
         """Create and start one container waiting for its job; return it with its stdin."""
         container = self.client.containers.create(
             # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
             self.image, ENTRY, stdin_open=True, detach=False,
-            labels={"autograder": self.assignment},
+            labels={"autograder": self.assignment, **owner_label()},
             **host_config(self.limits, self.box))
         try:
             stream = self.client.api.attach_socket(container.id,
@@ -282,7 +284,8 @@ class ForkRunner(DockerRunner):
         """Create and start one empty container for a submission; return it with its pid."""
         container = self.client.containers.create(
             self.image, ["sleep", str(int(SLEEP_SECONDS))], entrypoint=[],
-            labels={"autograder": self.assignment, "autograder-role": "submission"},
+            labels={"autograder": self.assignment, "autograder-role": "submission",
+                    **owner_label()},
             **submission_config(self.limits, self.box))
         try:
             container.start()
@@ -354,7 +357,8 @@ class JudgeService:
         exposed.chmod(0o777)  # the container's root may have no DAC_OVERRIDE
         self.path = exposed / Path(SERVICE_SOCKET).name
         self.container = client.containers.create(
-            self.image_id, SERVICE, entrypoint=[], labels={"autograder-role": "judge"},
+            self.image_id, SERVICE, entrypoint=[],
+            labels={"autograder-role": "judge", **owner_label()},
             network_mode="none", pid_mode="host", cgroupns="host", read_only=True,
             cap_drop=["ALL"], cap_add=SERVICE_CAPABILITIES,
             volumes={"/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"},
@@ -454,6 +458,47 @@ class JudgeService:
 
 
 atexit.register(JudgeService.close_all)
+
+
+OWNER_LABEL = "autograder-owner"
+
+
+def owner_label() -> dict[str, str]:
+    """Which grader made a container: this host and this process."""
+    return {OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def remove_orphans(client) -> list[str]:
+    """Remove the containers left by graders of this host that are no longer running (killed
+    before they could clean up: a spare waiting for a job, a submission's ``sleep``, a judge
+    container). Containers of running graders, of other hosts, or not ours are left alone.
+    Returns the ids removed."""
+    host = socket.gethostname()
+    removed = []
+    try:
+        found = client.containers.list(all=True, filters={"label": OWNER_LABEL})
+    except Exception:  # noqa: BLE001 - an engine that cannot list: nothing to clean
+        return removed
+    for container in found:
+        owner_host, _, pid = container.labels.get(OWNER_LABEL, "").rpartition(":")
+        if owner_host != host or not pid.isdigit() or _running(int(pid)):
+            continue
+        try:
+            container.remove(force=True)
+            removed.append(container.id)
+        except Exception:  # noqa: BLE001 - removed meanwhile (auto_remove)
+            pass
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _discard(spare) -> None:
