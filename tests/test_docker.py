@@ -90,6 +90,35 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     assert runner is None and why.startswith("error: --runner docker-fork: the engine refused")
 
 
+@pytest.mark.parametrize("job, said", [
+    (b"[1, 2]", "a job is a JSON object"),
+    (b"{not json", "JSONDecodeError"),
+    (b'{"name": "x.ipynb"}', "KeyError: 'join_pid'"),
+    (json.dumps({"name": "x.ipynb", "join_pid": os.getpid()}).encode(),
+     "in the judge's own mnt namespace"),
+    (json.dumps({"name": "x.ipynb", "join_pid": 1}).encode(), "is not a running process"),
+])
+def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
+    """Does the docker-fork judge answer a job it cannot use with a result line that says why
+    (never silence, and never a worker in its own namespaces or the host's)?"""
+    import socket
+    import threading
+
+    from autograder.running import judge_service
+
+    ours, theirs = socket.socketpair()
+    thread = threading.Thread(target=judge_service.handle, args=(theirs,))
+    thread.start()
+    ours.sendall(job)
+    ours.shutdown(socket.SHUT_WR)
+    reply = ours.makefile("rb").read().decode()
+    thread.join(timeout=10)
+    ours.close()
+    assert reply.startswith(judge_service.RESULT_MARKER) and reply.endswith("\n")
+    doc = json.loads(reply[len(judge_service.RESULT_MARKER):])
+    assert doc["status"] == "grader-error" and said in doc["error"], doc
+
+
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
     from autograder.running.docker_runner import DockerRunner

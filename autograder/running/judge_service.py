@@ -48,8 +48,10 @@ def handle(conn: socket.socket) -> None:
     job: dict = {}
     with conn:
         try:
-            raw = _read_all(conn)
-            job = json.loads(raw)
+            job = json.loads(_read_all(conn))
+            if not isinstance(job, dict):
+                job = {}
+                raise ValueError("a job is a JSON object")
             pid = int(job["join_pid"])
             check_target(pid)
             with tempfile.TemporaryDirectory(prefix="judge-") as work:
