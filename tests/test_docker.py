@@ -53,6 +53,18 @@ def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[s
     return rows
 
 
+def two_samples(tmp_path: Path, assignment: str) -> list:
+    """The perfect and one mistaken sample submission (21 and 14.5 points), as submissions."""
+    from autograder.running.submissions import find
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("ada-lovelace", "alan-turing"):
+        (folder / f"{name}.ipynb").write_bytes(
+            (ROOT / "submissions" / assignment / f"{name}.ipynb").read_bytes())
+    return find(folder, assignment)
+
+
 def test_host_side_never_imports_torch():
     """Does importing the Docker runner (and resolving a runner) stay free of torch?"""
     code = ("import sys, autograder.running.docker_runner as d; d.resolve_runner('auto'); "
@@ -94,10 +106,9 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     (b"[1, 2]", "a job is a JSON object"),
     (b"{not json", "JSONDecodeError"),
     (b'{"name": "x.ipynb"}', "KeyError: 'join_pid'"),
-    (json.dumps({"name": "x.ipynb", "join_pid": os.getpid()}).encode(),
-     "in the judge's own mnt namespace"),
-    (json.dumps({"name": "x.ipynb", "join_pid": 1}).encode(), "is not a running process"),
-])
+    (b'{"name": "x.ipynb", "join_pid": SELF}', "in the judge's own mnt namespace"),
+    (b'{"name": "x.ipynb", "join_pid": 1}', "is not a running process"),
+], ids=["list", "not-json", "no-pid", "own-pid", "pid-1"])
 def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     """Does the docker-fork judge answer a job it cannot use with a result line that says why
     (never silence, and never a worker in its own namespaces or the host's)?"""
@@ -109,7 +120,7 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     ours, theirs = socket.socketpair()
     thread = threading.Thread(target=judge_service.handle, args=(theirs,))
     thread.start()
-    ours.sendall(job)
+    ours.sendall(job.replace(b"SELF", str(os.getpid()).encode()))
     ours.shutdown(socket.SHUT_WR)
     reply = ours.makefile("rb").read().decode()
     thread.join(timeout=10)
@@ -299,15 +310,9 @@ def test_spare_containers_are_used_then_removed(tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
     from autograder.running.docker_runner import DockerRunner, engine
-    from autograder.running.submissions import find
 
     assignment = "autograd-exercises"
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("ada-lovelace", "alan-turing"):
-        (folder / f"{name}.ipynb").write_bytes(
-            (ROOT / "submissions" / assignment / f"{name}.ipynb").read_bytes())
-    subs = find(folder, assignment)
+    subs = two_samples(tmp_path, assignment)
     client = engine()
     label = {"label": f"autograder={assignment}"}
     before = {c.id for c in client.containers.list(all=True, filters=label)}
@@ -383,15 +388,9 @@ def test_docker_fork_survives_its_judge_container_dying(tmp_path):
     """If the judge container goes away mid-batch (killed, out of memory), is the next
     submission still graded, by a new judge container, with full marks where they are due?"""
     from autograder.running.docker_runner import ForkRunner, engine
-    from autograder.running.submissions import find
 
     assignment = "autograd-exercises"
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("ada-lovelace", "alan-turing"):
-        (folder / f"{name}.ipynb").write_bytes(
-            (ROOT / "submissions" / assignment / f"{name}.ipynb").read_bytes())
-    first, second = find(folder, assignment)
+    first, second = two_samples(tmp_path, assignment)
     runner = ForkRunner(ROOT / "build" / assignment / f"{assignment}-autograder.zip",
                         assignment, SEED, tmp_path / "results", client=engine())
     try:
