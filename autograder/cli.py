@@ -102,12 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "take four times as long (default: 30)")
     p.add_argument("--submission-timeout", type=float, default=300.0,
                    help="seconds one submission may take in all (default: 300)")
-    p.add_argument("--runner", choices=("auto", "docker", "docker-fork", "docker-gpu", "sealed", "otter"),
+    p.add_argument("--runner",
+                   choices=("auto", "docker-fork", "docker", "docker-gpu", "sealed", "otter"),
                    default="auto",
-                   help="docker: one container of the grading image per submission; sealed: "
+                   help="docker-fork: a fresh container of the grading image per "
+                        "submission, its workers forked from one judge container; docker: "
+                        "one container per submission with the judge inside; sealed: "
                         "the judge here, student code in a local confined worker (root); "
-                        "auto (default): docker when an engine is reachable and the image "
-                        "is built, else sealed; docker-gpu: the CUDA image with every GPU "
+                        "auto (default): docker-fork when an engine is reachable and runs "
+                        "it, docker when it refuses, else sealed; "
+                        "docker-gpu: the CUDA image with every GPU "
                         "(an error without the NVIDIA container toolkit); otter: stock "
                         "`otter run`, tests in the student's kernel")
     p.add_argument("--resume", action="store_true",

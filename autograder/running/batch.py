@@ -1,9 +1,12 @@
 """Grade a folder of submissions and write ``final_grades.csv`` plus one JSON per submission.
 
-Two runners: ``sealed`` (default; the judge in this process, each notebook's code in a confined
-worker) and ``otter`` (stock ``otter run``: the notebook and the tests share one kernel, for
-trusted work and for comparison), and ``docker`` (the sealed judge inside one container of the
-grading image per submission; ``auto``, the default, picks it when an engine is reachable).
+Runners: ``sealed`` (the judge in this process, each notebook's code in a confined worker);
+``docker-fork`` (one judge container; each submission's workers forked into a fresh container
+of their own); ``docker`` (the sealed judge inside one container of the grading image per
+submission); ``docker-gpu`` (``docker`` on the CUDA image); ``otter`` (stock ``otter run``: the
+notebook and the tests share one kernel, for trusted work and for comparison). ``auto``, the
+default, picks ``docker-fork`` when an engine is reachable and runs it, ``docker`` when it
+refuses, ``sealed`` without an engine or image (``docker_runner.resolve_runner``).
 """
 
 from __future__ import annotations
