@@ -91,20 +91,27 @@ def zip_points(zip_path: Path) -> dict[str, float]:
     return totals
 
 
+def box_config(limits: Limits, box: ContainerLimits) -> dict:
+    """What every container that holds student code gets: no network, a read-only root,
+    private IPC, the memory, process and CPU limits, every capability dropped,
+    ``no-new-privileges``, and tmpfs ``/tmp`` and ``/student`` (the worker's cwd)."""
+    return dict(
+        network_mode="none", read_only=True, ipc_mode="private",
+        mem_limit=box.memory, memswap_limit=box.memory, pids_limit=box.pids,
+        nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], security_opt=["no-new-privileges"],
+        tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777",
+               "/student": f"size={limits.tmp_bytes},mode=1777"})
+
+
 def host_config(limits: Limits, box: ContainerLimits) -> dict:
-    """The ``containers.create`` arguments that confine one grading container."""
+    """The ``containers.create`` arguments that confine one grading container (``docker``):
+    ``box_config``, with the judge inside as root with three capabilities back."""
     import docker
 
-    config = dict(
-        network_mode="none", read_only=True, ipc_mode="private", user="0",
-        mem_limit=box.memory, memswap_limit=box.memory, pids_limit=box.pids,
-        nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], cap_add=CAPABILITIES,
-        security_opt=["no-new-privileges"],
-        # /judge: the judge's scratch (the zip, the notebook), root-only; /tmp and /student
-        # (the worker's cwd) for the student's files
-        tmpfs={"/judge": "size=256m,mode=0700",
-               "/tmp": f"size={limits.tmp_bytes},mode=1777",
-               "/student": f"size={limits.tmp_bytes},mode=1777"},
+    config = box_config(limits, box)
+    config["tmpfs"]["/judge"] = "size=256m,mode=0700"  # the judge's scratch: zip, notebook
+    config.update(
+        user="0", cap_add=CAPABILITIES,
         # one intra-op thread: the container has one CPU, more threads only get throttled
         environment={"TMPDIR": "/judge", "HOME": "/judge", "OMP_NUM_THREADS": "1"},
     )
@@ -238,8 +245,12 @@ class DockerRunner:
             container.remove(force=True)
         return _parse(out, err)
 
+    def wall_limit(self) -> float:
+        """Seconds after which a submission's container (or the judge's answer) is given up."""
+        return self.limits.submission_timeout + self.box.margin
+
     def _wait(self, container) -> None:
-        limit = self.limits.submission_timeout + self.box.margin
+        limit = self.wall_limit()
         try:
             container.wait(timeout=limit)
         except Exception as exc:  # requests' ReadTimeout/ConnectionError: the judge is stuck
@@ -301,18 +312,20 @@ class ForkRunner(DockerRunner):
         """Grade in a fresh container; if the judge container itself is gone (killed, out of
         memory), start another and grade the submission once more, in another fresh
         container: nothing of the batch is lost with it."""
-        for attempt in (1, 2):
-            container, pid = self._take()
-            try:
-                return self.service.grade(self.job(sub, uid, join_pid=pid),
-                                          self.limits.submission_timeout + self.box.margin)
-            except ContainerError:
-                if attempt == 2 or self.service.alive():
-                    raise
-                self.service = JudgeService.shared(self.client, self.image)
-            finally:
-                container.remove(force=True)
-        raise AssertionError("unreachable")
+        try:
+            return self._run_once(sub, uid)
+        except ContainerError:
+            if self.service.alive():
+                raise
+        self.service = JudgeService.shared(self.client, self.image)
+        return self._run_once(sub, uid)
+
+    def _run_once(self, sub: Submission, uid: int) -> dict:
+        container, pid = self._take()
+        try:
+            return self.service.grade(self.job(sub, uid, join_pid=pid), self.wall_limit())
+        finally:
+            container.remove(force=True)
 
 
 SLEEP_SECONDS = 4 * 3600  # a submission's container ends by itself if the host never removes it
@@ -325,14 +338,9 @@ SERVICE_CAPABILITIES = ["SYS_ADMIN", "SYS_PTRACE", "SYS_CHROOT", *CAPABILITIES]
 
 
 def submission_config(limits: Limits, box: ContainerLimits) -> dict:
-    """The ``containers.create`` arguments of a ``docker-fork`` submission's container."""
-    return dict(
-        network_mode="none", read_only=True, ipc_mode="private", user="65534:65534",
-        mem_limit=box.memory, memswap_limit=box.memory, pids_limit=box.pids,
-        nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], security_opt=["no-new-privileges"],
-        tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777",
-               "/student": f"size={limits.tmp_bytes},mode=1777"},
-        auto_remove=True)
+    """The ``containers.create`` arguments of a ``docker-fork`` submission's container:
+    ``box_config``, its ``sleep`` as nobody, removed when it stops."""
+    return {**box_config(limits, box), "user": "65534:65534", "auto_remove": True}
 
 
 class JudgeService:
@@ -493,11 +501,11 @@ def remove_orphans(client) -> list[str]:
 
 def _running(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)  # PermissionError: it runs, as another user
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True
 
 

@@ -93,8 +93,6 @@ def serve(path: str) -> None:
     Zygote.fork_here("join", optimizers=True)
     light_otter()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    if os.path.exists(path):
-        os.unlink(path)
     server.bind(path + ".new")
     os.chmod(path + ".new", 0o666)  # the host may not be root; its folder keeps others out
     server.listen(64)
