@@ -57,7 +57,7 @@ ASSIGNMENTS = ("autograd-exercises", "autograd-porting")
 ANCHORS = ROOT.parent / "shared" / "anchors" / "otter-offline"
 BENCH = ROOT / "build" / "bench"
 STOCK_BASE = "bench-otter-offline:7.0.0-torch2.13-cpu"
-OUR_IMAGE = "autograder-grader:cpu"
+OUR_IMAGE = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader") + ":cpu"
 PY = sys.executable
 AUTOGRADER = [PY, "-m", "autograder"]
 

@@ -279,6 +279,8 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, 
 def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
     """Does stock `otter grade` (through the labelled buildx shim, as this host has no buildx)
     grade with the Gradescope zip on the grading image and give the sealed runner's points?"""
+    from autograder.running.docker_runner import IMAGES
+
     folder = tmp_path / "in"
     folder.mkdir()
     for path in (ROOT / "solutions" / "autograd-exercises.ipynb",
@@ -292,7 +294,7 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
         [sys.executable, str(ROOT / "docker" / "otter_grade_legacy.py"), "grade",
          "-n", "autograd-exercises", "-a",
          str(ROOT / "build" / "autograd-exercises" / "autograd-exercises-gradescope.zip"),
-         "--image", "autograder-grader:cpu", "--containers", "2", "--timeout", "600",
+         "--image", IMAGES["cpu"], "--containers", "2", "--timeout", "600",
          "-o", str(out), *sorted(str(p) for p in folder.glob("*.ipynb"))],
         cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -33,7 +33,10 @@ from .results import Graded, graded, write_document
 from .sandbox import Limits
 from .submissions import Submission
 
-IMAGES = {"cpu": "autograder-grader:cpu", "cuda": "autograder-grader:cuda"}
+# AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
+# images beside another's on a shared engine); the variant is the tag.
+IMAGE_REPOSITORY = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader")
+IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
 CAPABILITIES = ["SETUID", "SETGID", "KILL"]
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
