@@ -148,6 +148,11 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
             passed, message = False, f"Your notebook's code did not finish: {exc}."
         except RemoteError as exc:
             passed, message = False, f"Your code raised {exception_summary(exc)}\n{exc.traceback_text}"
+        except MemoryError:  # the decoder's budgets should keep this from happening; if a
+            # check still runs out, this test fails and the batch goes on
+            passed, message = False, ("The grader ran out of memory checking this answer: "
+                                      "what your code returned is far larger than the question "
+                                      "needs.")
         except Exception as exc:  # noqa: BLE001 - a public test tripping over a wrong value
             passed, message = False, f"{exception_summary(exc)}"
     outcome.update(passed=passed, points=spec.points if passed else 0.0, message=message)

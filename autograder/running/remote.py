@@ -53,10 +53,11 @@ class RemoteFunction:
         self.last_observed = _clean_observed(observed if isinstance(observed, dict) else {})
         before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
                   for name, p in a.named_parameters()}
-        _mirror(args, reply.get("args_after"))
+        budget = wire.Budget()  # one for the reply: the arguments' states and the result
+        _mirror(args, reply.get("args_after"), budget)
         if "error" in reply:
             raise _remote_error(reply["error"])
-        return _decode_result(reply.get("ok"), args, before)
+        return _decode_result(reply.get("ok"), args, before, budget)
 
 
 def _clean_observed(observed: dict) -> dict:
@@ -81,13 +82,14 @@ def _remote_error(error: Any) -> Exception:
                        str(error.get("traceback"))[:8000])
 
 
-def _decode_result(data: Any, args: tuple, before: dict) -> Any:
+def _decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> Any:
     try:
         if isinstance(data, dict) and data.get("t") == "optimizer":
             return wire.decode_optimizer(data, 0,
-                                         resolve=lambda ref: _own_param(args, before, ref))
-        value = wire.decode(data)
-    except (wire.WireError, TypeError, ValueError, KeyError) as exc:
+                                         resolve=lambda ref: _own_param(args, before, ref),
+                                         budget=budget)
+        value = wire.decode(data, budget=budget)
+    except wire.WireError as exc:  # the decoder raises nothing else
         raise RemoteError("ValueError", f"it returned a value the grader cannot read ({exc})", "")
     aliases = data.get("aliases") if isinstance(data, dict) else None
     if aliases is None:
@@ -124,16 +126,16 @@ def _own_param(args: tuple, before: dict, ref: Any) -> Any:
     return dict(args[ref[1]].named_parameters()).get(str(ref[2]))
 
 
-def _mirror(args: tuple, after: Any) -> None:
+def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
     """Give the judge's tensor/module arguments the state the worker reported after the call."""
     if not isinstance(after, list):
         return
     for arg, state in zip(args, after):
         try:
             if isinstance(arg, torch.Tensor) and isinstance(state, dict):
-                _mirror_tensor(arg, wire.decode_tensor(state))
+                _mirror_tensor(arg, wire.decode_tensor(state, budget=budget))
             elif isinstance(arg, nn.Module) and isinstance(state, dict):
-                _mirror_module(arg, state)
+                _mirror_module(arg, state, budget)
         except (wire.WireError, RuntimeError, TypeError, ValueError, KeyError):
             continue  # a state we cannot mirror leaves the judge's copy as it was
 
@@ -148,10 +150,12 @@ def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
         arg.grad = state.grad
 
 
-def _mirror_module(arg: nn.Module, state: dict) -> None:
+def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
     """Values, training flag, and new parameter objects where the worker's call made new
     ones (so that an optimizer holding the old ones is told apart, as it was there)."""
     tensors = state.get("state") or {}
+    if not isinstance(tensors, dict):
+        return
     replaced = state.get("replaced") if isinstance(state.get("replaced"), list) else []
     for name in replaced:
         owner_name, _, leaf = str(name).rpartition(".")
@@ -167,7 +171,7 @@ def _mirror_module(arg: nn.Module, state: dict) -> None:
     with torch.no_grad():
         for name, encoded in tensors.items():
             if name in own:
-                value = wire.decode_tensor(encoded)
+                value = wire.decode_tensor(encoded, budget=budget)
                 if value.device.type == "meta" or value.shape == own[name].shape:
                     own[name].data = value.detach()
     arg.train(bool(state.get("training", arg.training)))

@@ -18,6 +18,13 @@ from . import sandbox, zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
+# What parsing one reply may build, counted on its bytes before ``json.loads``: every JSON value
+# but the first of its list or object follows a comma, so commas bound the numbers and strings,
+# and ``[``/``{`` the lists and objects (both counted inside strings too: an over-count only).
+# The worst reply under these caps parses to a few hundred MB (docs/decoding-budgets.md), a
+# million-element tensor fits; ``wire.Budget`` then bounds what is built from it.
+MAX_REPLY_VALUES = 3_000_000
+MAX_REPLY_CONTAINERS = 600_000
 
 
 class WorkerClient:
@@ -87,10 +94,17 @@ class WorkerClient:
         except (BrokenPipeError, OSError):
             raise self._lose(self._exit_reason())
         line = self._read_line(time.monotonic() + timeout, timeout)
+        if line.count(b",") > MAX_REPLY_VALUES \
+                or line.count(b"[") + line.count(b"{") > MAX_REPLY_CONTAINERS:
+            raise self._lose(f"its reply held more values than the grader accepts (at most "
+                             f"{MAX_REPLY_VALUES:,} values and {MAX_REPLY_CONTAINERS:,} lists "
+                             "or objects)")
         try:
             reply = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested deep
             raise self._lose("its process sent something that is not a reply")
+        except MemoryError:
+            raise self._lose("the grader ran out of memory reading its reply")
         if not isinstance(reply, dict):
             raise self._lose("its process sent something that is not a reply")
         return reply
