@@ -72,6 +72,8 @@ CASES = [
     ("infinite-loop-toplevel", "q1_accumulation", "stopped after"),
     ("memory-hog-in-function", "q5_numpy", "export_numpy("),
     ("memory-hog-toplevel", "q2_saved", "MemoryError"),
+    ("meta-giant-module", "q2_saved", "a module declaring 3.6e9 parameters; the grader accepts "
+                                      "at most 1,000,000 elements in one value"),
     ("network", "q4_vjp", "got shape (3,)"),
     ("os-exit-in-function", "q5_numpy", "exited with status 0"),
     ("os-exit-toplevel", "q2_saved", "exited with status 0"),
@@ -338,3 +340,34 @@ def test_a_process_left_behind_cannot_touch_the_next_submission(tmp_path):
     assert solution["status"] == "graded"
     assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
     assert _sandbox_processes() == []
+
+
+# The grader's own peak RSS grading [giant module, solution] in one process (the sealed judge
+# runs in it; workers are other processes). Measured 2026-11-30: 309 MB (torch, otter, the
+# checks). Before the decoding budgets the judge built one 30000 x 30000 layer (3,433 MB) for
+# every layer the notebook declared, and was OOM-killed.
+JUDGE_PEAK_MB = 800
+PEAK_PROBE = ("import resource, sys; from autograder.cli import main; rc = main(sys.argv[1:]); "
+              "print('PEAK-RSS-MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); "
+              "sys.exit(rc)")
+
+
+def test_a_giant_meta_module_costs_the_judge_no_memory(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(HOSTILE / "meta-giant-module.ipynb", folder / "a-meta-giant-module.ipynb")
+    shutil.copy(SOLUTION, folder / "b-perfect-solution.ipynb")
+    proc = subprocess.run([sys.executable, "-c", PEAK_PROBE, "grade", "-p", str(folder),
+                           "-o", str(tmp_path / "out"), "--seed", "7", "--runner", "sealed",
+                           "--no-reports", "--timeout", "10", "--jobs", "1"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    peak = int(re.search(r"PEAK-RSS-MB (\d+)", proc.stdout).group(1))
+    assert peak < JUDGE_PEAK_MB, peak
+    results = tmp_path / "out" / ASSIGNMENT / "results"
+    attacked = json.loads((results / "a-meta-giant-module.ipynb.json").read_text())
+    assert attacked["questions"]["q2_saved"]["points"] == 0.0
+    messages = " ".join(t["message"] for t in attacked["questions"]["q2_saved"]["tests"])
+    assert "a module declaring 3.6e9 parameters" in messages, messages
+    solution = json.loads((results / "b-perfect-solution.ipynb.json").read_text())
+    assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
