@@ -409,6 +409,39 @@ def test_docker_fork_survives_its_judge_container_dying(tmp_path):
 
 @pytest.mark.docker
 @needs_image
+def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
+    """Is the docker-fork judge container memory-bounded (a judge bug costs its jobs, never
+    the host), sized for the jobs it serves, grown when a run needs more than the probe that
+    started it, and does the kernel hold a process in it to that limit?"""
+    from autograder.running.docker_runner import IMAGES, JudgeService, engine, judge_memory
+
+    client = engine()
+    key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)
+    previous = JudgeService._shared.get(key)
+    service = JudgeService(client, IMAGES["cpu"], jobs=1)
+    JudgeService._shared[key] = service  # as resolve_runner's one-job probe leaves it
+
+    def limit() -> int:
+        return client.api.inspect_container(service.container.id)["HostConfig"]["Memory"]
+
+    try:
+        assert limit() == int(judge_memory(1)[:-1]) * 2**20
+        assert JudgeService.shared(client, IMAGES["cpu"], 2) is service
+        assert limit() == int(judge_memory(2)[:-1]) * 2**20
+        over = limit() + 256 * 2**20
+        code, _ = service.container.exec_run(
+            ["/opt/autograder-env/bin/python", "-c", f"b = b'x' * {over}; print('ALIVE')"])
+        assert code == 137  # SIGKILL from the container's memory cgroup: never past the limit
+    finally:
+        if previous is None:
+            JudgeService._shared.pop(key, None)
+        else:
+            JudgeService._shared[key] = previous
+        service.close()
+
+
+@pytest.mark.docker
+@needs_image
 def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     """Are containers left by a grader of this host that no longer runs removed when the next
     runner starts, and those of a running grader or another host left alone?"""

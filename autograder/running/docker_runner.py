@@ -291,7 +291,7 @@ class ForkRunner(DockerRunner):
         super().__init__(*args, **kwargs)
         if self.box.gpus:
             raise ContainerError("docker-fork grades on the CPU image: use --runner docker-gpu")
-        self.service = JudgeService.shared(self.client, self.image)
+        self.service = JudgeService.shared(self.client, self.image, self.max_spares)
         self.image = self.service.image_id  # the same files as the judge's zygote
 
     def _launch(self):
@@ -320,7 +320,7 @@ class ForkRunner(DockerRunner):
         except ContainerError:
             if self.service.alive():
                 raise
-        self.service = JudgeService.shared(self.client, self.image)
+        self.service = JudgeService.shared(self.client, self.image, self.max_spares)
         return self._run_once(sub, uid)
 
     def _run_once(self, sub: Submission, uid: int) -> dict:
@@ -338,6 +338,17 @@ SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.judge_ser
 # what moving a process into another container takes (setns, /proc/PID/ns of another uid's
 # process, entering its root), plus the judge's own SETUID/SETGID/KILL
 SERVICE_CAPABILITIES = ["SYS_ADMIN", "SYS_PTRACE", "SYS_CHROOT", *CAPABILITIES]
+# The judge container's memory limit (MiB), so that a judge bug costs the jobs it holds, never
+# the host: torch, otter, the checks and the zygote (a judge's peak is ~310 MB), then per job
+# in flight the worst reply it may parse and decode (~300 MB under worker_client's caps and
+# wire.Budget, docs/decoding-budgets.md) and the notebook and zip on its /judge tmpfs.
+JUDGE_MEMORY_BASE_MB = 1024
+JUDGE_MEMORY_PER_JOB_MB = 768
+
+
+def judge_memory(jobs: int) -> str:
+    """The judge container's ``mem_limit`` for ``jobs`` submissions graded at once."""
+    return f"{JUDGE_MEMORY_BASE_MB + JUDGE_MEMORY_PER_JOB_MB * max(jobs, 1)}m"
 
 
 def submission_config(limits: Limits, box: ContainerLimits) -> dict:
@@ -354,13 +365,13 @@ class JudgeService:
 
     START_TIMEOUT = 180.0
 
-    def __init__(self, client, image: str):
+    def __init__(self, client, image: str, jobs: int = 1):
         import tempfile
         import time
 
         import docker
 
-        self.client = client
+        self.client, self.jobs = client, jobs
         self.image_id = client.images.get(image).id
         self.folder = Path(tempfile.mkdtemp(prefix="autograder-judge-"))  # 0700: ours only
         exposed = self.folder / "socket"
@@ -371,6 +382,7 @@ class JudgeService:
             self.image_id, SERVICE, entrypoint=[],
             labels={"autograder-role": "judge", **owner_label()},
             network_mode="none", pid_mode="host", cgroupns="host", read_only=True,
+            mem_limit=judge_memory(jobs), memswap_limit=judge_memory(jobs),
             cap_drop=["ALL"], cap_add=SERVICE_CAPABILITIES,
             volumes={"/sys/fs/cgroup": {"bind": "/sys/fs/cgroup", "mode": "rw"},
                      str(exposed): {"bind": str(Path(SERVICE_SOCKET).parent), "mode": "rw"}},
@@ -440,9 +452,9 @@ class JudgeService:
     _lock = threading.Lock()
 
     @classmethod
-    def shared(cls, client, image: str) -> "JudgeService":
+    def shared(cls, client, image: str, jobs: int = 1) -> "JudgeService":
         """This process's judge container for ``image`` (started on first use, and again if
-        it stopped)."""
+        it stopped), its memory sized for ``jobs`` at once (on first use)."""
         key = (client.api.base_url, client.images.get(image).id)
         with cls._lock:
             service = cls._shared.get(key)
@@ -450,7 +462,11 @@ class JudgeService:
                 service.close()
                 service = None
             if service is None:
-                service = cls._shared[key] = cls(client, image)
+                service = cls._shared[key] = cls(client, image, jobs)
+            elif jobs > service.jobs:  # started by resolve_runner's probe, or a smaller run
+                service.container.update(mem_limit=judge_memory(jobs),
+                                         memswap_limit=judge_memory(jobs))
+                service.jobs = jobs
             return service
 
     def alive(self) -> bool:
