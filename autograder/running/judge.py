@@ -19,7 +19,7 @@ import nbformat
 from .. import RESULT_SCHEMA_VERSION
 from ..checks.calling import RemoteError, WorkerLost, exception_summary
 from ..harness import judging
-from .remote import RemoteNamespace
+from .remote import RemoteNamespace, _short
 from .sandbox import Limits, SandboxError
 from .worker_client import WorkerClient
 
@@ -120,12 +120,16 @@ class Session:
 
 def _clean_cell_entry(index: int, entry: dict) -> dict:
     """Only the fields we expect, as strings, from the untrusted report."""
-    clean: dict[str, Any] = {"index": index, "status": str(entry.get("status"))[:20],
-                             "notes": [str(n)[:300] for n in entry.get("notes", [])][:20]}
+    clean: dict[str, Any] = {"index": index, "status": _short(entry.get("status"), 20),
+                             "notes": [_short(n, 300) for n in _list(entry.get("notes"))[:20]]}
     error = entry.get("error")
     if isinstance(error, dict):
-        clean["error"] = {k: str(error.get(k))[:4000] for k in ("type", "message", "traceback")}
+        clean["error"] = {k: _short(error.get(k), 4000) for k in ("type", "message", "traceback")}
     return clean
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def code_cells(path: Path) -> list[tuple[int, str]]:

@@ -77,9 +77,19 @@ def _remote_error(error: Any) -> Exception:
         return WorkerLost("its process sent a malformed error")
     if error.get("wire"):
         return RemoteError("ValueError", f"it returned a value the grader cannot read: "
-                           f"{str(error.get('message'))[:300]}", "")
-    return RemoteError(str(error.get("type"))[:100], str(error.get("message"))[:2000],
-                       str(error.get("traceback"))[:8000])
+                           f"{_short(error.get('message'), 300)}", "")
+    return RemoteError(_short(error.get("type"), 100), _short(error.get("message"), 2000),
+                       _short(error.get("traceback"), 8000))
+
+
+def _short(text: Any, limit: int) -> str:
+    """At most ``limit`` characters of a field that should be a string; ``str()`` of anything
+    else (a list of millions of numbers the worker put there) would build a far longer one."""
+    if isinstance(text, str):
+        return text[:limit]
+    if text is None or isinstance(text, (bool, int, float)):
+        return str(text)[:limit]
+    return f"<{type(text).__name__}>"
 
 
 def _decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> Any:
@@ -122,8 +132,8 @@ def _own_param(args: tuple, before: dict, ref: Any) -> Any:
             and isinstance(args[ref[1]], nn.Module)):
         return None
     if ref[0] == "before":
-        return before.get((ref[1], str(ref[2])))
-    return dict(args[ref[1]].named_parameters()).get(str(ref[2]))
+        return before.get((ref[1], _short(ref[2], 200)))
+    return dict(args[ref[1]].named_parameters()).get(_short(ref[2], 200))
 
 
 def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
@@ -157,8 +167,11 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
     if not isinstance(tensors, dict):
         return
     replaced = state.get("replaced") if isinstance(state.get("replaced"), list) else []
-    for name in replaced:
-        owner_name, _, leaf = str(name).rpartition(".")
+    own_names = dict(arg.named_parameters())
+    for name in replaced[:len(own_names)]:  # only names of its own parameters mean anything
+        if not isinstance(name, str) or name not in own_names:
+            continue
+        owner_name, _, leaf = name.rpartition(".")
         try:
             owner = arg.get_submodule(owner_name) if owner_name else arg
         except AttributeError:
