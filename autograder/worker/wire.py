@@ -8,6 +8,7 @@ float value, so the judge compares the number, not the object.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -265,6 +266,7 @@ def _guarded(build):
     """``build``'s errors as ``WireError``: whatever torch or numpy raise on a malformed value
     (a RuntimeError for a stride that overflows, an OverflowError for a number out of a dtype's
     range, a MemoryError) is the sender's malformed value, never the judge's crash."""
+    @functools.wraps(build)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
             return build(*args, **kwargs)
@@ -274,7 +276,6 @@ def _guarded(build):
             raise WireError("the grader ran out of memory reading it") from None
         except Exception as exc:  # noqa: BLE001 - see the docstring
             raise WireError(f"malformed value ({type(exc).__name__}: {str(exc)[:200]})") from None
-    guarded.__name__, guarded.__doc__ = build.__name__, build.__doc__
     return guarded
 
 
