@@ -217,8 +217,11 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
     assert runner is None and "NVIDIA container toolkit" in why  # never a silent CPU run
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p",
                            str(ROOT / "solutions"), "-o", str(tmp_path), "--runner",
-                           "docker-gpu", "--jobs", "2", "--no-reports"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900,
+                           "docker-gpu", "--jobs", "2", "--no-reports",
+                           # a cold start of the CUDA build (5 GB image) on a loaded machine took
+                           # minutes: one solution ran past the default limit here
+                           "--submission-timeout", "900"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800,
                           env={**os.environ, docker_runner.CUDA_ON_CPU_VARIABLE: "1"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "ON THE CPU" in proc.stdout + proc.stderr
