@@ -5,6 +5,10 @@ AG      := $(VENV)/bin/autograder
 JOBS    ?= 2
 SUBMISSIONS ?= submissions
 OUT     ?= out
+# Where torch 2.13.0+cpu comes from (the host venv and the CPU image); empty: pip's own config
+# only (e.g. PIP_FIND_LINKS=/path/to/wheelhouse offline). See docker/torch_wheel.py.
+TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
+export TORCH_INDEX_URL
 
 .PHONY: install assign check-assign grade test test-fast clean image image-gpu grade-gpu gradescope \
 	benchmark gpu-bundle
@@ -19,14 +23,16 @@ image-gpu: install
 	$(PY) docker/build_image.py --variant cuda
 
 ## Grade in CUDA containers with every GPU; fails with the reason when the engine cannot give
-## containers a GPU (never a silent CPU run).
-grade-gpu: image-gpu
+## containers a GPU (never a silent CPU run), checked before the 2.6 GB of CUDA wheels.
+grade-gpu: install
+	$(PY) docker/build_image.py --variant cuda --require-gpu
 	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) --runner docker-gpu
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml docker/torch_wheel.py
 	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) docker/torch_wheel.py install
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $@
 

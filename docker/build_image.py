@@ -2,7 +2,10 @@
 inside the build: a wheelhouse made here by pip, our package as a wheel, the classic builder
 driven through the Engine API (the Docker SDK; this host's CLI has no buildx).
 
-    python docker/build_image.py [--variant cpu|cuda] [--if-engine]
+    python docker/build_image.py [--variant cpu|cuda] [--if-engine] [--require-gpu]
+                                 [--build-dir DIR]
+
+torch for the CPU image comes from $TORCH_INDEX_URL (see docker/torch_wheel.py).
 
 Prints the image size and how long the build took. Never imports torch.
 """
@@ -19,13 +22,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from autograder.running.docker_runner import IMAGES, engine  # noqa: E402
+from autograder.running.docker_runner import IMAGES, engine, gpu_problem  # noqa: E402
+sys.path.insert(0, str(ROOT / "docker"))
+import torch_wheel  # noqa: E402
 
 BUILD = ROOT / "build" / "docker"
 LOCK = ROOT / "docker" / "requirements.lock"
-# torch: the CPU wheel (the one on the course machines), or PyPI's default Linux wheel, which is
-# the CUDA build and pulls the nvidia-* wheels that carry the CUDA libraries.
-TORCH = {"cpu": "torch==2.13.0+cpu", "cuda": "torch==2.13.0"}
+# torch: the CPU wheel (the one on the course machines; from $TORCH_INDEX_URL, see
+# torch_wheel.py), or PyPI's default Linux wheel, which is the CUDA build and pulls the nvidia-*
+# wheels that carry the CUDA libraries.
+TORCH = {"cpu": torch_wheel.CPU_SPEC, "cuda": f"torch=={torch_wheel.VERSION}"}
 REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes -> cache hit
 
 
@@ -37,18 +43,19 @@ def pip(*args: str, env: dict | None = None) -> None:
 def wheelhouse(variant: str) -> Path:
     """The pinned deps (once) and the variant's torch wheel(s), downloaded on this host."""
     deps, torch_dir = BUILD / "wheelhouse", BUILD / f"torch-{variant}"
+    if not (torch_dir / ".complete").exists():  # first: a missing torch wheel stops at once
+        if variant == "cpu":  # --no-deps: the lock has torch's deps
+            torch_wheel.download(str(torch_dir))
+        else:
+            # `===`: this exact version string, so a 2.13.0+cpu wheel (which `==2.13.0` also
+            # matches, and prefers) in pip's configured find-links or indexes cannot stand in
+            # for the CUDA build; with its nvidia-* wheels
+            pip("download", "--only-binary", ":all:", f"torch==={torch_wheel.VERSION}",
+                "-d", str(torch_dir))
+        (torch_dir / ".complete").touch()
     if not (deps / ".complete").exists():
         pip("wheel", "--no-deps", "-r", str(LOCK), "-w", str(deps))
         (deps / ".complete").touch()
-    if not (torch_dir / ".complete").exists():
-        # --isolated: ignore pip's config, whose find-links hold the local 2.13.0+cpu wheel,
-        # which `torch==2.13.0` also matches (and prefers) - the CUDA image must not get it
-        extra = [] if variant == "cpu" else ["--isolated", "--index-url",
-                                             "https://pypi.org/simple"]
-        # --no-deps for CPU (the lock has torch's deps); CUDA needs its nvidia-* wheels too
-        pip("download", *(["--no-deps"] if variant == "cpu" else []), *extra,
-            "--only-binary", ":all:", TORCH[variant], "-d", str(torch_dir))
-        (torch_dir / ".complete").touch()
     return torch_dir
 
 
@@ -63,11 +70,28 @@ def our_wheel(into: Path) -> None:
 
 def link_wheelhouse(variant: str, context: Path) -> None:
     """``context/wheelhouse``: hard links to the pinned deps and the variant's torch."""
-    torch_dir = wheelhouse(variant)
-    shutil.rmtree(context / "wheelhouse", ignore_errors=True)
-    (context / "wheelhouse").mkdir(parents=True)
-    for wheel in [*(BUILD / "wheelhouse").glob("*.whl"), *torch_dir.glob("*.whl")]:
-        os.link(wheel, context / "wheelhouse" / wheel.name)
+    stage_wheels([BUILD / "wheelhouse", wheelhouse(variant)], context / "wheelhouse")
+
+
+def _project(wheel: Path) -> str:
+    """A wheel file's project name, normalised (PEP 427 file name, PEP 503 name)."""
+    return wheel.name.split("-", 1)[0].replace("_", "-").replace(".", "-").lower()
+
+
+def stage_wheels(sources: list[Path], into: Path) -> list[Path]:
+    """Hard links in ``into`` to the wheels of ``sources``, one per project: the first source
+    holding a project wins. The CUDA download brings torch's own dependencies (filelock,
+    jinja2, sympy, ...), which the pinned deps already hold, maybe at another version: the
+    lock's is kept, and staged once. Returns the staged wheels."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    staged: dict[str, Path] = {}
+    for source in sources:
+        for wheel in sorted(source.glob("*.whl")):
+            if _project(wheel) not in staged:
+                os.link(wheel, into / wheel.name)
+                staged[_project(wheel)] = into / wheel.name
+    return sorted(staged.values())
 
 
 def stage(variant: str) -> Path:
@@ -80,11 +104,14 @@ def stage(variant: str) -> Path:
     return context
 
 
+BASE = "debian:bookworm-slim"
+
+
 def base_image(client) -> None:
     """``debian:bookworm-slim``, debootstrapped by ``bootstrap-base.sh`` when this engine has
     none (an air-gapped server cannot pull it)."""
     try:
-        client.images.get("debian:bookworm-slim")
+        client.images.get(BASE)
     except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
         subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
 
@@ -122,16 +149,29 @@ def build(client, variant: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global BUILD  # --build-dir: read by the staging functions above
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", choices=sorted(IMAGES), default="cpu")
     parser.add_argument("--if-engine", action="store_true",
                         help="when no Docker engine is reachable, say so and exit 0")
+    parser.add_argument("--require-gpu", action="store_true",
+                        help="first check that the engine can give containers a GPU; stop "
+                             "with the reason, before any download, when it cannot")
+    parser.add_argument("--build-dir", type=Path, default=BUILD,
+                        help=f"wheelhouses and build context (default {BUILD.relative_to(ROOT)})")
     args = parser.parse_args(argv)
+    BUILD = args.build_dir.resolve()
     client = engine()
     if client is None:
         print("no Docker engine reachable: the grading image was not built", file=sys.stderr)
         return 0 if args.if_engine else 2
+    if args.require_gpu:
+        base_image(client)  # the probe's image: the CUDA image may not be built yet
+        why = gpu_problem(client, BASE)
+        if why:
+            print(f"error: no GPU grading here: {why}", file=sys.stderr)
+            return 2
     build(client, args.variant)
     return 0
 

@@ -194,7 +194,7 @@ class _Group:
             self.runner = ForkRunner(zip_path, assignment, seed, out / "results", limits,
                                      spares=jobs)
         elif runner in ("docker", "docker-gpu"):
-            from .docker_runner import IMAGES, ContainerLimits, DockerRunner
+            from .docker_runner import IMAGES, ContainerLimits, DockerRunner, cuda_on_cpu
 
             gpu = runner == "docker-gpu"
             # containers started ahead of need use cores the running ones do not: with a job
@@ -203,7 +203,8 @@ class _Group:
             spares = min(jobs, max(0, (os.cpu_count() or 1) - jobs))
             self.runner = DockerRunner(zip_path, assignment, seed, out / "results", limits,
                                        image=IMAGES["cuda" if gpu else "cpu"],
-                                       box=ContainerLimits(gpus=gpu), spares=spares)
+                                       box=ContainerLimits(gpus=gpu and not cuda_on_cpu()),
+                                       spares=spares)
         else:
             self.runner = otter_run.OtterRunner(zip_path, seed, out / "results")
         self.questions = self.runner.points()

@@ -37,6 +37,10 @@ from .submissions import Submission
 # images beside another's on a shared engine); the variant is the tag.
 IMAGE_REPOSITORY = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader")
 IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
+# TEST-ONLY: "1" lets `--runner docker-gpu` grade in the CUDA image without a GPU (on the CPU,
+# with no GPU requested), so tests can check that image on a machine that has none. Never set
+# it for real grading: a GPU run must fail without a GPU, never fall back to the CPU.
+CUDA_ON_CPU_VARIABLE = "AUTOGRADER_TEST_CUDA_ON_CPU"
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
 CAPABILITIES = ["SETUID", "SETGID", "KILL"]
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
@@ -64,6 +68,11 @@ class ContainerLimits:
     cpus: float = 1.0
     margin: float = 180.0
     gpus: bool = False
+
+
+def cuda_on_cpu() -> bool:
+    """Whether the test-only ``AUTOGRADER_TEST_CUDA_ON_CPU=1`` is set (see above)."""
+    return os.environ.get(CUDA_ON_CPU_VARIABLE) == "1"
 
 
 def engine(timeout: float = 10.0):
@@ -575,6 +584,9 @@ def resolve_runner(requested: str) -> tuple[str | None, str]:
     elif not _has_image(client, image):
         why = f"the grading image {image} is not built (run `make image" + (
             "-gpu`)" if requested == "docker-gpu" else "`)")
+    elif requested == "docker-gpu" and cuda_on_cpu():
+        return requested, (f"grading in containers of {image} ON THE CPU: "
+                           f"{CUDA_ON_CPU_VARIABLE}=1 is set (for tests only)")
     elif requested == "docker-gpu":
         why = gpu_problem(client, image)
     elif requested in ("auto", "docker-fork"):
