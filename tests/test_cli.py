@@ -20,6 +20,30 @@ from autograder.authoring.layout import ASSIGNMENTS, PROJECT_ENV, find_project
 from notebooks import ROOT
 
 CLI = [sys.executable, "-m", "autograder"]
+# Run with the private checkout's python: the solution plus a cell importing what no warm-up
+# imported (the standard library's, torch's lazily loaded ones), judged with the container
+# confinement; prints the result document's points and the worker's output.
+LAZY_IMPORTS = """
+import json, sys
+from pathlib import Path
+import nbformat
+from autograder.running import uids
+from autograder.running.judge import judge
+from autograder.running.sandbox import Limits
+from autograder.running.tests_zip import load_tests
+root, work = Path(sys.argv[1]), Path(sys.argv[2])
+nb = nbformat.read(root / "solutions" / "autograd-exercises.ipynb", as_version=4)
+nb.cells.append(nbformat.v4.new_code_cell(
+    "import colorsys, wave, torch.utils.benchmark, torch.distributions.von_mises\\n"
+    "print('LAZY-IMPORTS-OK', colorsys.__name__, torch.utils.benchmark.__name__)"))
+nbformat.write(nb, work / "lazy.ipynb")
+tests = load_tests(root / "build" / "autograd-exercises" / "autograd-exercises-autograder.zip")
+with uids.lease() as uid:
+    doc = judge(work / "lazy.ipynb", "lazy.ipynb", "autograd-exercises", tests, seed=3,
+                uid=uid, limits=Limits(confinement="container"))
+points = sum(q["points"] for q in doc["questions"].values())
+print(json.dumps({"points": points, "output": doc["output"], "status": doc["status"]}))
+"""
 KNOWN = ", ".join(ASSIGNMENTS)
 SOLUTION = ROOT / "solutions" / "autograd-exercises.ipynb"
 
@@ -183,4 +207,12 @@ def test_checkout_under_a_private_folder_grades_full_marks(tmp_path):
     summary = json.loads((out / "gpu-check.json").read_text())
     assert summary["confinement"] == "container" and summary["failed"] == []
     assert [r["kind"] for r in summary["rows"]].count("solution") == 2
+
+    # what the worker imports only when a student asks, in the same confinement
+    proc = run(["-c", LAZY_IMPORTS, str(clone), str(tmp_path)], cwd=tmp_path, env=env,
+               python=python)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads(proc.stdout.splitlines()[-1])
+    assert "LAZY-IMPORTS-OK colorsys torch.utils.benchmark" in doc["output"], doc
+    assert doc["points"] == 21 and doc["status"] == "graded", doc
 
