@@ -1,7 +1,7 @@
 """``autograder``: the command staff run.
 
     autograder assign [ASSIGNMENT ...] [--check]
-    autograder grade -p submissions/ [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
+    autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
                      [--question Q] [--json] [--roster FILE]
     autograder report [-o OUT] [--roster FILE]
 
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare committed templates and solutions with a fresh build")
     p.set_defaults(func=_assign)
 
-    p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
+    p = sub.add_parser("grade", help="grade a folder of submitted notebooks, or one notebook")
     p.add_argument("-p", "--path", required=True,
                    help="a folder of submissions (searched recursively; otter 4's -p) or one "
                         "notebook")
