@@ -70,7 +70,7 @@ clean:
 gradescope: install
 	$(PY) -m autograder.authoring.gradescope
 
-## Throughput: the same batch through stock `otter grade` (offline base, anchors' recipe) and
+## Throughput: the same batch through stock `otter grade` (offline base, benchmarks/stock-otter/) and
 ## each of our modes at N=60 and N=300 (ratios, memory, image sizes) and ours at N=10. Needs root and
 ## a Docker engine. Writes benchmarks/results/<date>-throughput.{json,md}.
 benchmark: image assign

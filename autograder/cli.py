@@ -1,9 +1,15 @@
 """``autograder``: the command staff run.
 
     autograder assign [ASSIGNMENT ...] [--check]
-    autograder grade -p submissions/ [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
+    autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
                      [--question Q] [--json] [--roster FILE]
     autograder report [-o OUT] [--roster FILE]
+
+It works from any folder. The project (the folder holding assignments/) is --project, else
+$AUTOGRADER_PROJECT, else the checkout the package was installed from (`pip install -e .`),
+else the current folder; build outputs go to PROJECT/build unless --build says otherwise.
+Relative -p, -o and --roster paths are taken from the current folder. Every argument is
+checked before any work starts; a bad one is a one-line error and exit status 2.
 """
 
 from __future__ import annotations
@@ -12,14 +18,60 @@ import argparse
 import sys
 from pathlib import Path
 
-from .authoring.layout import ASSIGNMENTS, Layout, check_assignment
+from .authoring.layout import ASSIGNMENTS, Layout, find_project
+
+
+class UsageError(Exception):
+    """A bad argument, found before any work starts: one line, exit status 2."""
+
+
+def _layout(args: argparse.Namespace) -> Layout:
+    try:
+        return Layout.at(find_project(args.project), args.build)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _no_such(option: str, name: str) -> str:
+    return f"{option} {name}: no such assignment ({', '.join(ASSIGNMENTS)})"
+
+
+def _known(option: str, name: str) -> str:
+    if name not in ASSIGNMENTS:
+        raise UsageError(_no_such(option, name))
+    return name
+
+
+def grade_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``autograder grade``'s arguments, or ``None``: checked before any
+    zip is built and any container or zygote started (pure: it only looks at the disk)."""
+    path = Path(args.path)
+    if args.assignment is not None and args.assignment not in ASSIGNMENTS:
+        return _no_such("-a", args.assignment)
+    if not path.exists():
+        return f"-p {path}: no such file or folder"
+    if path.is_file() and path.suffix != ".ipynb":
+        return f"-p {path}: not a folder of submissions or a .ipynb notebook"
+    if Path(args.output).exists() and not Path(args.output).is_dir():
+        return f"-o {args.output}: exists and is not a folder"
+    if args.roster and not Path(args.roster).is_file():
+        return f"--roster {args.roster}: no such file"
+    if args.jobs is not None and args.jobs < 1:
+        return f"--jobs {args.jobs}: must be at least 1"
+    for option, value in (("--timeout", args.timeout),
+                          ("--submission-timeout", args.submission_timeout)):
+        if not value > 0:
+            return f"{option} {value:g}: must be a positive number of seconds"
+    if args.question and args.runner in ("otter", "docker", "docker-gpu", "docker-fork"):
+        return f"--question needs the sealed runner ({args.runner} runs whole notebooks)"
+    return None
 
 
 def _assign(args: argparse.Namespace) -> int:
     from .authoring.assign import AssignError, assign, differences
 
-    layout = Layout.at(args.root, args.build)
-    names = [check_assignment(a) for a in (args.assignments or ASSIGNMENTS)]
+    names = [_known("assign", a) for a in (args.assignments or ASSIGNMENTS)]
+    layout = _layout(args)
     status = 0
     for name in names:
         try:
@@ -44,12 +96,16 @@ def _grade(args: argparse.Namespace) -> int:
 
     from .running.sandbox import Limits
 
+    problem = grade_problem(args)
+    if problem:
+        raise UsageError(problem)
+    layout = _layout(args)
     limits = Limits(call_timeout=args.timeout, cell_timeout=4 * args.timeout,
                     submission_timeout=args.submission_timeout)
     selection = Selection(resume=args.resume, only=tuple(args.only or ()),
                           question=args.question)
     display = choose(machine=args.json)
-    status = grade_folder(Path(args.path), Layout.at(args.root, args.build),
+    status = grade_folder(Path(args.path), layout,
                           assignment=args.assignment, out=Path(args.output), seed=args.seed,
                           runner=args.runner, jobs=args.jobs, limits=limits,
                           selection=selection, display=display)
@@ -78,8 +134,11 @@ def _write_reports(out: Path, roster: str | None, say) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", default=".", help="project root (default: .)")
-    parser.add_argument("--build", default=None, help="build folder (default: ROOT/build)")
+    parser.add_argument("--project", "--root", dest="project", default=None, metavar="FOLDER",
+                        help="the project (the folder holding assignments/); default: "
+                             "$AUTOGRADER_PROJECT, else the checkout the package was installed "
+                             "from, else the current folder")
+    parser.add_argument("--build", default=None, help="build folder (default: PROJECT/build)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("assign", help="run otter assign on the masters")
@@ -88,8 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare committed templates and solutions with a fresh build")
     p.set_defaults(func=_assign)
 
-    p = sub.add_parser("grade", help="grade a folder of submitted notebooks")
-    p.add_argument("-p", "--path", required=True, help="folder of submissions (otter 4's -p)")
+    p = sub.add_parser("grade", help="grade a folder of submitted notebooks, or one notebook")
+    p.add_argument("-p", "--path", required=True,
+                   help="a folder of submissions (searched recursively; otter 4's -p) or one "
+                        "notebook")
     p.add_argument("-a", "--assignment", default=None,
                    help="assignment name (default: read from each notebook's otter metadata)")
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
@@ -139,7 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

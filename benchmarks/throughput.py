@@ -13,7 +13,7 @@ top-level ``while True``), which every mode must stop at ``--timeout`` seconds.
 Modes:
   stock   stock `otter grade` (otter's own in-kernel execution, one container per
           submission, `--containers JOBS`) on the offline prebuilt base of
-          ../shared/anchors/otter-offline/ (Debian python3 + torch + otter-grader from our
+          benchmarks/stock-otter/ (Debian python3 + torch + otter-grader from our
           wheelhouse, plus our package: the hidden tests import it), the zip's setup files
           rewritten by that recipe, through the labelled buildx shim (docker/otter_grade_legacy.py).
   local   `autograder grade --runner sealed`: the judge in one process, each submission's
@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import notebooks  # noqa: E402 - the tests' notebook helpers (variants, answer cells)
 
 ASSIGNMENTS = ("autograd-exercises", "autograd-porting")
-ANCHORS = ROOT.parent / "shared" / "anchors" / "otter-offline"
+STOCK = ROOT / "benchmarks" / "stock-otter"  # the offline stock-otter recipe (its README)
 BENCH = ROOT / "build" / "bench"
 STOCK_BASE = "bench-otter-offline:7.0.0-torch2.13-cpu"
 OUR_IMAGE = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader") + ":cpu"
@@ -148,7 +148,7 @@ def image_size_mb(client, tag: str) -> int | None:
 
 # -- stock otter grade on the offline base ----------------------------------------------------
 def stock_base(client) -> None:
-    """The anchors' offline base (Debian python3, torch, otter-grader from our wheelhouse)
+    """The offline stock-otter base (Debian python3, torch, otter-grader from our wheelhouse)
     plus our package, which the hidden tests import. Built once (cached by the engine)."""
     sys.path.insert(0, str(ROOT / "docker"))
     import build_image
@@ -156,9 +156,9 @@ def stock_base(client) -> None:
     context = BENCH / "stock-base"
     shutil.rmtree(context, ignore_errors=True)
     build_image.link_wheelhouse("cpu", context)
-    shutil.copy2(ANCHORS / "base" / "requirements.lock", context / "requirements.lock")
+    shutil.copy2(STOCK / "requirements.lock", context / "requirements.lock")
     build_image.our_wheel(context / "app")
-    dockerfile = (ANCHORS / "base" / "Dockerfile").read_text()
+    dockerfile = (STOCK / "Dockerfile").read_text()
     dockerfile += ("\n# benchmark only: the hidden tests import our package\n"
                    "COPY app /tmp/app\n"
                    "RUN /opt/otter-env/bin/pip install --no-cache-dir --no-index --no-deps "
@@ -172,10 +172,10 @@ def stock_base(client) -> None:
 
 
 def patched_zip(assignment: str) -> Path:
-    """The anchors' rewrite of our otter zip's setup files (no conda, no downloads)."""
+    """The stock-otter recipe's rewrite of our otter zip's setup files (no conda, no downloads)."""
     source = ROOT / "build" / assignment / f"{assignment}-autograder.zip"
     target = BENCH / f"{assignment}-offline.zip"
-    subprocess.run([PY, str(ANCHORS / "patch_autograder_zip.py"), str(source), str(target)],
+    subprocess.run([PY, str(STOCK / "patch_autograder_zip.py"), str(source), str(target)],
                    check=True, stdout=subprocess.DEVNULL)
     with zipfile.ZipFile(target, "a") as zf:
         if not any(n.startswith("files/") for n in zf.namelist()):

@@ -2,8 +2,8 @@
 
 python-on-whales' docker.build() always shells out to `docker buildx ...`; this host's CLI has
 no buildx plugin, so the shim swaps in the classic builder (`docker build`), then hands control
-to otter's normal CLI. Not needed where `docker buildx` exists. (From
-shared/anchors/otter-offline/, tested there with otter-grader 7.0.0.)
+to otter's normal CLI. Not needed where `docker buildx` exists. (Part of the
+stock-otter baseline recipe, benchmarks/stock-otter/; tested with otter-grader 7.0.0.)
 
 Usage: python docker/otter_grade_legacy.py grade [otter grade args...]
 """

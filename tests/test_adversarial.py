@@ -45,13 +45,24 @@ ABSTRACT = b"\0autograder-hostile-probe"  # and to this abstract unix socket
 SANDBOX_UIDS = range(61000, 61002)  # --jobs 2
 POSSIBLE = {"q1_accumulation": 5.0, "q2_saved": 4.0, "q3_multipath": 4.0, "q4_vjp": 4.0,
             "q5_numpy": 4.0}
-FORGED = [Path(p) for p in ("/work/main/PWNED-forge-results", "/tmp/PWNED-forge-results",
+FORGED = [Path(p) for p in ("/tmp/PWNED-forge-results",
                             "/PWNED-forge-results", "/etc/PWNED-forge-results",
                             "/usr/PWNED-forge-results", "/dev/shm/PWNED-forge-results",
                             "/tmp/results.json", "/tmp/final_grades.csv",
                             "/autograder/results/results.json")] + [
-    Path(sys.prefix) / "PWNED-forge-results",
+    Path(sys.prefix) / "PWNED-forge-results", ROOT / "PWNED-forge-results",
     ROOT / "build" / ASSIGNMENT / "PWNED-forge-results", ROOT / "results.json"]
+# what the hostile notebooks' @PROJECT@ and @PREFIX@ stand for: this checkout and its venv,
+# wherever they are (the notebooks aim at them; no path of one machine is written in them)
+PLACES = {"@PROJECT@": str(ROOT), "@PREFIX@": os.path.realpath(sys.prefix)}
+
+
+def place_hostile(path: Path, target: Path) -> None:
+    """Copy a hostile notebook to ``target`` with this checkout's paths filled in."""
+    text = path.read_text(encoding="utf-8")
+    for mark, value in PLACES.items():
+        text = text.replace(mark, json.dumps(value)[1:-1])  # a JSON string's inside
+    target.write_text(text, encoding="utf-8")
 
 # (notebook, attacked question, a phrase the attacked question's messages or the notebook's
 # cell report must contain)
@@ -184,7 +195,7 @@ def batch(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("hostile-out")
     for path in HOSTILE.glob("*.ipynb"):
         if path.stem != "survivor-process":
-            shutil.copy(path, folder / path.name)
+            place_hostile(path, folder / path.name)
     for name in SOLUTIONS:
         shutil.copy(SOLUTION, folder / f"{name}.ipynb")
     for path in FORGED:
@@ -305,8 +316,9 @@ def test_no_file_written_outside_the_worker(batch):
     assert files == expected | {f"{ASSIGNMENT}/final_grades.csv", f"{ASSIGNMENT}/timings.json",
                                 "grading.json"}
     output = batch["docs"]["forge-results"]["output"]
-    assert "WROTE /work/main/PWNED-forge-results" not in output
-    assert "DENIED /work/main/PWNED-forge-results" in output
+    assert f"WROTE {ROOT}/PWNED-forge-results" not in output
+    assert f"DENIED {ROOT}/PWNED-forge-results" in output
+    assert "@PROJECT@" not in output and "@PREFIX@" not in output
 
 
 def test_network_is_unreachable(batch):

@@ -72,6 +72,14 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     """
     selection = selection or Selection()
     display = display or Display(sys.stdout)
+    try:  # before any runner starts: a wrong -p costs no judge container
+        subs = find(folder, assignment)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not subs:
+        print(f"error: {folder}: no .ipynb files to grade", file=sys.stderr)
+        return 2
     if runner in ("auto", "docker", "docker-gpu", "docker-fork"):
         from .docker_runner import resolve_runner
 
@@ -87,14 +95,6 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     if selection.question and runner in ("otter", "docker", "docker-gpu", "docker-fork"):
         print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
               file=sys.stderr)
-        return 2
-    try:
-        subs = find(folder, assignment)
-    except FileNotFoundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if not subs:
-        print(f"error: {folder}: no .ipynb files to grade", file=sys.stderr)
         return 2
     if runner == "sealed" and os.geteuid() != 0:
         print("error: the sealed runner confines each notebook with Linux namespaces and an "

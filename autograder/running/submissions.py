@@ -29,9 +29,12 @@ class Submission:
 
 
 def find(folder: Path, assignment: str | None = None) -> list[Submission]:
-    """Every ``.ipynb`` under ``folder``, vetted; problems become ``Submission.problem``."""
+    """Every ``.ipynb`` under ``folder`` (or ``folder`` itself when it is one notebook), vetted;
+    problems become ``Submission.problem``."""
+    if folder.is_file():
+        return [vet(folder, folder.name, assignment)]
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder}: no such folder of submissions")
+        raise FileNotFoundError(f"{folder}: no such file or folder of submissions")
     paths = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     return [vet(p, p.relative_to(folder).as_posix(), assignment) for p in paths]
 

@@ -31,7 +31,8 @@ import signal
 import socket
 import sys
 
-from .confine import Libc, drop_privileges, join_container, private_namespaces
+from .confine import (Libc, drop_privileges, join_container, private_namespaces,
+                      reach_imports)
 
 MAX_MESSAGE = 1 << 16
 REQUESTS_FD, REPLIES_FD = 3, 4
@@ -153,6 +154,8 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
             join_container(libc, int(limits["join_pid"]))
             libc.drop_bounding_set()
             _stand_in()  # returns in the child, now inside the container's pid namespace
+        elif confinement == "container":
+            reach_imports()  # a checkout under a private (0700) folder
         drop_privileges(libc, uid, limits)
     except BaseException as exc:  # noqa: BLE001
         message = {"confined": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
