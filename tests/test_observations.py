@@ -207,3 +207,21 @@ def test_a_forged_device_simulation_changes_no_points():
     right = device.check_pick_device(Loopback(PICK, FORGE_DEVICES).function("pick_device"),
                                      np.random.default_rng(0))
     assert not right.passed  # the forgery only costs: a right answer under lies is judged wrong
+
+
+def test_advice_reaches_the_passed_tests_message():
+    """The judge's test outcome for a passing check with advice says passed, then the advice
+    (feedback shows it under the passed test); points are the test's full points."""
+    from autograder.harness import expect
+    from autograder.running.judge import run_test
+
+    env = {"predict": Loopback(PICK, PREDICTS["detach-after"]).function("predict")}
+    spec = SimpleNamespace(name="q4_device - 3", hidden=True, points=1.0, question="q4_device",
+                           body=SimpleNamespace(call_func=lambda e: expect(
+                               e, "autograd-porting", "q4_device/predict_values")))
+    outcome = run_test(spec, SimpleNamespace(ensure=lambda: env), seed=4)
+    assert outcome["passed"] and outcome["points"] == 1.0
+    head, _, advice = outcome["message"].partition("\n")
+    assert head == "passed" and "detach() afterwards does not avoid the recording" in advice
+    right = {"predict": Loopback(PICK, PREDICTS["right"]).function("predict")}
+    assert run_test(spec, SimpleNamespace(ensure=lambda: right), seed=4)["message"] == "passed"
