@@ -95,7 +95,7 @@ class Variant:
 
     The file starts with header comments::
 
-        # kind: wrong            (or: correct)
+        # kind: wrong            (or: correct; or: advised - full points, with advice)
         # public: pass           (or: fail) - do the question's public tests pass?
         # feedback: <a sentence that must appear in the failing hidden check's message>
     """

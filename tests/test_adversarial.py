@@ -96,10 +96,24 @@ CASES = [
 ]
 SOLUTIONS = ("aaa-perfect-solution", "zzz-perfect-solution")
 
+# autograd-porting: the porting solution with one wrong answer and a cell that forges what the
+# worker observes about it (docs/security.md). The forgery must change no points: the attacked
+# checks fail as the same wrong answer does without it. (notebook, question, attacked checks,
+# a phrase their messages must contain)
+PORTING = "autograd-porting"
+PORTING_HOSTILE = HOSTILE / PORTING
+PORTING_CASES = [
+    ("forged-saved-count", "q4_device", {"predict_values", "predict_after_move"},
+     "recorded a graph"),
+    ("forged-dtypes", "q3_gradcheck", {"check_my_op"}, "with a correct my_op returned False"),
+    ("forged-devices", "q4_device", {"pick_device"}, "pick_device() with cuda"),
+]
+
 
 def test_every_hostile_notebook_is_in_the_table():
     on_disk = {p.stem for p in HOSTILE.glob("*.ipynb")}
     assert on_disk == {name for name, _, _ in CASES} | {"survivor-process"}
+    assert {p.stem for p in PORTING_HOSTILE.glob("*.ipynb")} == {c[0] for c in PORTING_CASES}
 
 
 class _Listener:
@@ -141,11 +155,12 @@ class _Listener:
             s.close()
 
 
-def _grade(folder: Path, out: Path, jobs: int, runner: str = "sealed"
-           ) -> subprocess.CompletedProcess:
+def _grade(folder: Path, out: Path, jobs: int, runner: str = "sealed", timeout: int = 3,
+           submission_timeout: int = 40) -> subprocess.CompletedProcess:
     return subprocess.run(CLI + ["grade", "-p", str(folder), "-o", str(out), "--seed", "7",
                                  "--runner", runner, "--no-reports",
-                                 "--timeout", "3", "--submission-timeout", "40",
+                                 "--timeout", str(timeout),
+                                 "--submission-timeout", str(submission_timeout),
                                  "--jobs", str(jobs)],
                           capture_output=True, text=True, timeout=900, cwd=ROOT)
 
@@ -383,3 +398,51 @@ def test_a_giant_meta_module_costs_the_judge_no_memory(tmp_path):
     assert "a module declaring 3.6e9 parameters" in messages, messages
     solution = json.loads((results / "b-perfect-solution.ipynb.json").read_text())
     assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
+
+
+@pytest.fixture(scope="module", params=[
+    "sealed", pytest.param("docker", marks=[pytest.mark.docker, needs_image]),
+    pytest.param("docker-fork", marks=[pytest.mark.docker, needs_image])])
+def porting_batch(request, tmp_path_factory):
+    """The porting hostiles and the porting solution, graded in one run."""
+    folder = tmp_path_factory.mktemp("porting-in")
+    out = tmp_path_factory.mktemp("porting-out")
+    for path in PORTING_HOSTILE.glob("*.ipynb"):
+        shutil.copy(path, folder / path.name)
+    shutil.copy(ROOT / "solutions" / f"{PORTING}.ipynb", folder / "perfect-solution.ipynb")
+    # porting trains models and runs gradcheck: limits for a loaded machine, not for attacks
+    proc = _grade(folder, out, jobs=2, runner=request.param, timeout=60, submission_timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {name: json.loads((out / PORTING / "results" / f"{name}.ipynb.json").read_text())
+            for name in [c[0] for c in PORTING_CASES] + ["perfect-solution"]}
+
+
+def _check_outcomes(doc: dict, question: str) -> dict[str, bool]:
+    return {c["check"]: c["passed"] for t in doc["questions"][question]["tests"]
+            for c in t.get("checks", [])}
+
+
+def test_porting_solution_keeps_full_marks_beside_the_forgers(porting_batch):
+    doc = porting_batch["perfect-solution"]
+    assert doc["status"] == "graded"
+    assert all(v["points"] == v["possible"] for v in doc["questions"].values()), \
+        {q: (v["points"], v["possible"]) for q, v in doc["questions"].items()}
+
+
+@pytest.mark.parametrize("name,question,attacked,phrase", PORTING_CASES,
+                         ids=[c[0] for c in PORTING_CASES])
+def test_a_forged_observation_earns_nothing(porting_batch, name, question, attacked, phrase):
+    """The attacked checks fail, as the wrong answer fails without the forging cell; every
+    other check of the notebook passes (the solution's answers)."""
+    doc = porting_batch[name]
+    assert doc["status"].startswith("graded"), doc.get("error")
+    outcomes = _check_outcomes(doc, question)
+    assert attacked <= set(outcomes), outcomes
+    assert not any(outcomes[c] for c in attacked), outcomes
+    assert all(ok for c, ok in outcomes.items() if c not in attacked), outcomes
+    points = {q: (v["points"], v["possible"]) for q, v in doc["questions"].items()}
+    assert points[question][0] < points[question][1]
+    assert all(p == possible for q, (p, possible) in points.items() if q != question), points
+    said = [c["message"] for t in doc["questions"][question]["tests"] for c in t.get("checks", [])
+            if c["check"] in attacked]
+    assert any(phrase in text for text in said), said

@@ -232,7 +232,7 @@ def test_pick_device(answer, name):
     assert (torch.cuda.is_available, torch.backends.mps.is_available) == real
 
 
-def predict_with(*, assign=True, evaluate=True, no_grad=True):
+def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True):
     def predict(model, batch, where):
         model.to(where)
         moved = batch.to(where)
@@ -240,14 +240,16 @@ def predict_with(*, assign=True, evaluate=True, no_grad=True):
         if evaluate:
             model.eval()
         with torch.set_grad_enabled(not no_grad):
-            return model(batch).detach()
+            out = model(batch)
+        return out.detach() if detach else out
     return predict
 
 
 @pytest.mark.parametrize("moved", [False, True])
 @pytest.mark.parametrize("kwargs, name, only_if_moved", [
     ({}, None, False), ({"evaluate": False}, "eval-missing", False),
-    ({"no_grad": False}, "graph-recorded", False), ({"assign": False}, "batch-not-moved", True),
+    ({"no_grad": False, "detach": False}, "graph-recorded", False),
+    ({"assign": False}, "batch-not-moved", True),
 ])
 def test_predict(moved, kwargs, name, only_if_moved):
     """Is a right predict accepted on both devices and each mistake named where visible?"""
@@ -256,6 +258,17 @@ def test_predict(moved, kwargs, name, only_if_moved):
     result = device.check_predict(predict_with(**kwargs), np.random.default_rng(5), moved=moved)
     expected = None if (only_if_moved and not moved) else name
     assert result.misconception == expected and result.passed == (expected is None), result.message
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_predict_detached_after_a_recorded_forward_gets_advice_not_a_penalty(moved):
+    """Recording a graph and detaching leaves no trace in the answer; the saved-tensor count
+    is heard from the student's process, so it words advice and costs nothing."""
+    result = device.check_predict(predict_with(no_grad=False), np.random.default_rng(5),
+                                  moved=moved)
+    assert result.passed and result.points == result.max_points
+    assert result.misconception == "graph-recorded"
+    assert "detach() afterwards does not avoid the recording" in result.message
 
 
 def optimizer_first(model, where, lr=0.1):

@@ -64,6 +64,10 @@ def test_variant_through_otter_run_and_the_sealed_judge(variant, zips, tmp_path)
     score, possible = scores[variant.question]
     if variant.kind == "correct":
         assert score == possible, question_output(results, variant.question)
+    elif variant.kind == "advised":  # full points; the sealed judge's message carries advice
+        assert score == possible, question_output(results, variant.question)
+        sealed_messages = [t["message"] for t in doc["questions"][variant.question]["tests"]]
+        assert any(variant.feedback in m for m in sealed_messages), sealed_messages
     else:
         assert score < possible
         assert variant.feedback in question_output(results, variant.question)

@@ -16,7 +16,7 @@ VARIANTS = variants()
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
 def test_variant_scored_on_its_own_question(variant):
-    assert variant.kind in ("wrong", "correct"), f"{variant.id}: header needs '# kind:'"
+    assert variant.kind in ("wrong", "correct", "advised"), f"{variant.id}: header needs '# kind:'"
     env = namespace(with_answer(solution(variant.assignment), variant.question, variant.source))
     checks = all_checks()[variant.assignment]
     assert any(c.question == variant.question for c in checks.values()), "question has no checks"
@@ -28,6 +28,11 @@ def test_variant_scored_on_its_own_question(variant):
         failing = [r for r in own if not r.passed]
         if variant.kind == "correct":
             assert not failing, f"seed {seed}: {[r.message for r in failing]}"
+        elif variant.kind == "advised":  # a mistake the judge only hears of: advice, no points
+            assert not failing, f"seed {seed}: {[r.message for r in failing]}"
+            assert variant.feedback, f"{variant.id}: header needs '# feedback:'"
+            assert any(variant.feedback in r.message and r.misconception for r in own), (
+                f"seed {seed}: advice {variant.feedback!r} not in {[r.message for r in own]}")
         else:
             assert failing, f"seed {seed}: a wrong implementation passed every hidden check"
             assert variant.feedback, f"{variant.id}: header needs '# feedback:'"

@@ -116,7 +116,10 @@ def _arranged_here(fn: Any) -> Any:
 def call_observed(fn: Any, name: str, *args: Any,
                   **kwargs: Any) -> tuple[Any, dict, Verdict | None]:
     """``call``, plus what the call context observed (``saved_tensors``: tensors autograd
-    saved during the call; ``dtypes``: the dtypes the swapped-in stand-ins were run in)."""
+    saved during the call; ``dtypes``: the dtypes the swapped-in stand-ins were run in).
+
+    Observations are measured where the student's code runs, so a cell can forge them: use
+    them for advice and for naming a mistake, never to decide points (docs/security.md)."""
     if getattr(fn, "is_remote", False):
         value, failure = call(fn, name, *args, **kwargs)
         return value, dict(fn.last_observed), failure

@@ -159,6 +159,9 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
                                       "needs.")
         except Exception as exc:  # noqa: BLE001 - a public test tripping over a wrong value
             passed, message = False, f"{exception_summary(exc)}"
+    advice = [r.message for r in state.results if r.passed and r.misconception]
+    if passed and advice:  # a passing check with advice (heard, not scored: docs/security.md)
+        message = "\n".join(["passed", *advice])
     outcome.update(passed=passed, points=spec.points if passed else 0.0, message=message)
     if state.results:
         outcome["checks"] = [r.to_dict() for r in state.results]

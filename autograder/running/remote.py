@@ -61,7 +61,8 @@ class RemoteFunction:
 
 
 def _clean_observed(observed: dict) -> dict:
-    """Only the observations checks use, as plain values of the expected types."""
+    """Only the observations checks use, as plain values of the expected types. The worker
+    measured them in the student's process: hearsay, for advice only (docs/security.md)."""
     clean: dict = {}
     count = observed.get("saved_tensors")
     if isinstance(count, int) and not isinstance(count, bool):

@@ -8,7 +8,9 @@
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
 
 What the arrangements observe (the stand-ins' input dtypes, the saved-tensor count) comes back
-with the call's result.
+with the call's result. It is taken in the student's process, where a notebook cell can
+replace any of these functions: the judge only hears it, so checks may word advice with it but
+never decide points on it (docs/security.md, "What the judge measures and what it only hears").
 """
 
 from __future__ import annotations

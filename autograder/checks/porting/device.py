@@ -5,11 +5,21 @@ Which device is available is simulated (``call_context(simulate_devices=...)``: 
 call, wherever that code runs). A real device change is
 needed to see a batch that was never moved or an optimizer built before the move: on a CUDA
 grading machine that change is CPU → CUDA, elsewhere CPU → ``meta`` (shapes, no values).
+
+What the judge measures and what it only hears (docs/security.md): points go on ``predict``'s
+answer, the tensor it returns (type, device, shape, values against the grader's own forward,
+``requires_grad``). Whether the forward *recorded* a graph before a ``detach()`` leaves no
+trace in that answer, and the count of tensors saved for backward is taken inside the
+student's process, where a cell can replace the counter: it is heard, not measured, so a
+positive count adds advice to a passing result (misconception ``graph-recorded``) and never
+costs a point. ``pick_device`` is judged against the availability the judge itself asked to
+simulate, never against anything the worker reports.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from contextlib import nullcontext
 from typing import Any, Callable
 
@@ -102,7 +112,8 @@ def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
                 device: torch.device) -> tuple[Any, Verdict | None, int]:
-    """Call ``predict`` while counting tensors saved for backward (a recorded graph)."""
+    """Call ``predict`` while counting tensors saved for backward (a recorded graph). The count
+    is taken where the student's code runs, so it is only heard: advice, never points."""
     with call_context(count_saved_tensors=True), torch.random.fork_rng(devices=[]):
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
@@ -113,13 +124,16 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
 
 def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Tensor,
                      device: torch.device) -> Verdict:
-    """Type → shape → device → no graph → values (values only on a device that has them)."""
+    """Type → shape → device → no graph → values (values only on a device that has them).
+
+    ``packed`` (the heard count) only words the message of an answer that requires grad; the
+    verdict is the answer's own."""
     shown = f"predict(model, batch, {device})"
     if isinstance(got, torch.Tensor) and got.device.type != device.type:
         return Verdict(False, f"{shown} returned a tensor on {got.device}; expected it on "
                        f"{device}: move the model and the batch there, and return the output "
                        "as it is.", "output-not-on-device", Evidence(got=plain_any(got)))
-    if isinstance(got, torch.Tensor) and (got.requires_grad or packed):
+    if isinstance(got, torch.Tensor) and got.requires_grad:
         return Verdict(False, f"{shown} recorded a graph ({packed} tensors saved for backward, "
                        f"requires_grad={got.requires_grad}): run the forward inside "
                        "`with torch.no_grad():`; detach() afterwards does not avoid the "
@@ -150,17 +164,33 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     seed = seed_of(rng)
     verdict = PASS
     device = changed_device() if moved else grading_device()
+    heard = 0
     for _ in range(2):
         model, batch = draw_model(rng)
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
         got, failure, packed = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device)
+        heard = max(heard, packed)
         if not verdict.ok:
             break
     name = "predict_after_move" if moved else "predict_values"
-    return finish(QUESTION, name, verdict, seed=seed, points=points,
-                  passed_message=f"predict was right on {device}.")
+    result = finish(QUESTION, name, verdict, seed=seed, points=points,
+                    passed_message=f"predict was right on {device}.")
+    return with_graph_advice(result, heard, device)
+
+
+def with_graph_advice(result: CheckResult, heard: int, device: torch.device) -> CheckResult:
+    """A passing ``result`` with the advice a recorded graph deserves, when the worker said
+    ``predict`` saved tensors for backward. Advice only: the count comes from the student's
+    process, so it may not decide points (a cell can make it say 0, or anything)."""
+    if not result.passed or heard <= 0:
+        return result
+    return dataclasses.replace(result, misconception="graph-recorded", message=(
+        f"{result.message} Advice, not scored: predict(model, batch, {device}) recorded a "
+        f"graph ({heard} tensors saved for backward, as your process reported): run the "
+        "forward inside `with torch.no_grad():`; detach() afterwards does not avoid the "
+        "recording."))
 
 
 def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,

@@ -3,6 +3,12 @@
 The grader has a correct and a broken stand-in op put in place of ``MyOp``/``my_op`` in the
 globals the student's function reads (``call_context(swap_globals=...)``, applied wherever the
 student's code runs), calls it, and the student's names are restored whatever happens.
+
+What the judge measures and what it only hears (docs/security.md): points go on the answer,
+True for the correct op and False for the broken one, against which op the judge itself
+asked for. The dtypes the stand-ins record are taken in the student's process (a cell can
+rewrite them), so they only choose the wording of a result that already failed (returned
+False for a correct op): they never decide points.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool
                 ) -> tuple[Any, Verdict | None, list[torch.dtype]]:
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
     lesson's op, or one whose backward lacks the quotient term); return the dtypes the
-    stand-in was run in too."""
+    stand-in was run in too (heard from the worker: for messages only)."""
     stand_in = "broken_function" if broken else "lesson_function"
     with call_context(swap_globals={"MyOp": stand_in, "my_op": f"{stand_in}_apply"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
@@ -33,7 +39,8 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool
 
 
 def judge_correct_op(got: Any, seen: list[torch.dtype], x: torch.Tensor) -> Verdict:
-    """With a correct op, ``check_my_op`` must return True."""
+    """With a correct op, ``check_my_op`` must return True. ``seen`` (heard) is read only
+    after the answer has failed, to name the likely mistake."""
     shown = f"check_my_op({describe(x)}) with a correct my_op"
     evidence = Evidence({"x": plain(x)}, True, plain(got))
     if not isinstance(got, (bool, np.bool_)):

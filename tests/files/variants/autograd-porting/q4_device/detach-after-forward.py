@@ -1,4 +1,4 @@
-# kind: wrong
+# kind: advised
 # public: pass
 # feedback: detach() afterwards does not avoid the recording.
 def pick_device():

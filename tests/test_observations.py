@@ -1,0 +1,227 @@
+"""What the judge measures and what it only hears (docs/security.md).
+
+The worker reports observations taken in the student's process (tensors saved for backward,
+the dtypes the grader's stand-in ops ran in). A notebook cell can replace the functions that
+take them, so no check may score them. Each test below forges one observation the way a cell
+would (replacing the function in ``sys.modules["autograder.worker.context"]``), grades a wrong
+answer with and without the forgery, and asks for the same points.
+
+The call goes through the real worker request handler and the real wire, in this process (the
+sealed and Docker runs of the same attacks are in ``test_adversarial.py``): ``Loopback``
+hands the JSON request to ``Worker.call`` and the JSON reply back, as the pipe would.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from autograder.checks.porting import device, selfcheck
+from autograder.running.remote import RemoteFunction
+from autograder.worker import context as worker_context
+from autograder.worker.main import Worker
+
+PICK = '''
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+'''
+PREDICTS = {
+    "right": '''
+def predict(model, batch, device):
+    model = model.to(device).eval()
+    with torch.no_grad():
+        return model(batch.to(device))
+''',
+    "graph-returned": '''
+def predict(model, batch, device):
+    model = model.to(device).eval()
+    return model(batch.to(device))
+''',
+    "detach-after": '''
+def predict(model, batch, device):
+    model = model.to(device).eval()
+    return model(batch.to(device)).detach()
+''',
+}
+FORGE_COUNT = '''
+import contextlib, sys
+@contextlib.contextmanager
+def _zero(observed):
+    observed["saved_tensors"] = 0
+    yield
+sys.modules["autograder.worker.context"].counted_saved_tensors = _zero
+'''
+CHECK_IN_FLOAT32 = '''
+def check_my_op(x):
+    x = x.detach().clone().requires_grad_(True)  # float32 stays float32: gradcheck fails
+    return torch.autograd.gradcheck(my_op, (x,), eps=1e-6, atol=1e-8, raise_exception=False)
+
+def my_op(x):
+    return MyOp.apply(x)
+'''
+FORGE_DTYPES = '''
+import sys
+_ctx = sys.modules["autograder.worker.context"]
+_real = _ctx._functions
+def _forged(observed):
+    stand_ins = _real(observed)
+    observed["dtypes"] = ["float64"] * 3  # says: ran in float64, whatever it ran in
+    return stand_ins
+_ctx._functions = _forged
+'''
+MPS_FIRST = '''
+def pick_device():
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+'''
+FORGE_DEVICES = '''
+import contextlib, sys
+@contextlib.contextmanager
+def _swapped(cuda, mps):  # answer cuda for mps and mps for cuda
+    saved = torch.cuda.is_available, torch.backends.mps.is_available
+    torch.cuda.is_available, torch.backends.mps.is_available = (lambda: bool(mps)), (lambda: bool(cuda))
+    try:
+        yield
+    finally:
+        torch.cuda.is_available, torch.backends.mps.is_available = saved
+sys.modules["autograder.worker.context"].simulated_devices = _swapped
+'''
+
+
+class Loopback:
+    """The worker's request handler behind the judge's ``RemoteFunction``, in one process:
+    requests and replies still cross as JSON text, as through the pipe."""
+
+    limits = SimpleNamespace(call_timeout=30)
+
+    def __init__(self, *cells: str):
+        self.worker = Worker()
+        report = self.worker.run_cells([[i, "import torch\nfrom torch import nn\n" + c]
+                                        for i, c in enumerate(cells)])["ok"]
+        assert all(entry["status"] == "ok" for entry in report), report
+
+    def request(self, message: dict, timeout: float) -> dict:
+        message = json.loads(json.dumps(message))
+        reply = self.worker.call(message["target"], message.get("args", []),
+                                 message.get("kwargs", {}), message.get("context", {}),
+                                 message.get("backward"))
+        return json.loads(json.dumps(reply, allow_nan=False))
+
+    def function(self, name: str) -> RemoteFunction:
+        return RemoteFunction(self, name)
+
+
+@pytest.fixture(autouse=True)
+def restore_worker_context(monkeypatch):
+    """The forging cells replace functions of the real module here: put them back after."""
+    for name in ("counted_saved_tensors", "_functions", "simulated_devices"):
+        monkeypatch.setattr(worker_context, name, getattr(worker_context, name))
+
+
+def _predict_results(*cells: str) -> list:
+    fn = Loopback(PICK, *cells).function("predict")
+    return [device.check_predict(fn, np.random.default_rng(5), moved=moved)
+            for moved in (False, True)]
+
+
+def _scores(results: list) -> list:
+    return [(r.check, r.passed, r.points) for r in results]
+
+
+def test_the_worker_reports_the_saved_count_it_measured():
+    """Honest processes: the heard count is 0 under no_grad, positive for a recorded graph."""
+    model, batch = device.draw_model(np.random.default_rng(1))
+    counts = {}
+    for kind in ("right", "detach-after"):
+        fn = Loopback(PICK, PREDICTS[kind]).function("predict")
+        _, _, counts[kind] = device.run_predict(fn, model, batch, torch.device("cpu"))
+    assert counts["right"] == 0 and counts["detach-after"] > 0, counts
+
+
+@pytest.mark.parametrize("kind", ["right", "graph-returned", "detach-after"])
+def test_a_forged_saved_count_changes_no_points(kind):
+    """The judge scores predict's answer; the worker's count (forged here to 0) only words
+    advice, so the forgery earns exactly what the same predict earns without it."""
+    honest = _predict_results(PREDICTS[kind])
+    forged = _predict_results(PREDICTS[kind], FORGE_COUNT)
+    assert _scores(forged) == _scores(honest)
+    if kind == "graph-returned":  # the answer itself requires grad: no points, forged or not
+        assert [r.passed for r in forged] == [False, False]
+        assert all(r.misconception == "graph-recorded" for r in forged)
+    else:
+        assert all(r.passed for r in forged)
+    if kind == "detach-after":  # the honest count is heard as advice; the forged one is not
+        assert all("detach() afterwards does not avoid the recording" in r.message
+                   and r.misconception == "graph-recorded" for r in honest)
+        assert not any("Advice" in r.message for r in forged)
+
+
+def test_judge_prediction_scores_the_answer_not_the_count():
+    """The judge's own measurement is the returned tensor: a graph on the answer fails with a
+    heard count of 0; a clean answer passes with any heard count."""
+    model, batch = device.draw_model(np.random.default_rng(2))
+    model.eval()
+    with torch.no_grad():
+        expected = model(batch)
+    recorded = model(batch)  # requires grad: what a forward outside no_grad returns
+    cpu = torch.device("cpu")
+    assert not device.judge_prediction(recorded, 0, model, expected, cpu).ok
+    assert device.judge_prediction(expected.clone(), 7, model, expected, cpu).ok
+    assert device.judge_prediction(expected.clone(), 0, model, expected, cpu).ok
+
+
+def test_a_forged_dtype_observation_changes_no_points():
+    """check_my_op checking in float32 fails on the grader's correct op; stand-ins that claim
+    float64 change which mistake the message names, never the points."""
+    honest = selfcheck.check_check_my_op(Loopback(CHECK_IN_FLOAT32).function("check_my_op"),
+                                         np.random.default_rng(3))
+    forged = selfcheck.check_check_my_op(
+        Loopback(CHECK_IN_FLOAT32, FORGE_DTYPES).function("check_my_op"),
+        np.random.default_rng(3))
+    assert honest.misconception == "checking-in-float32" and not honest.passed
+    assert not forged.passed and forged.points == honest.points == 0.0
+    assert forged.misconception == "rejects-correct-op"  # the forged dtypes chose the wording
+
+
+def test_a_forged_device_simulation_changes_no_points():
+    """pick_device is judged against the availability the judge asked for; a cell that answers
+    cuda for mps (so that an mps-first pick_device says cuda when cuda was asked) cannot make
+    the wrong order right in every combination."""
+    honest = device.check_pick_device(Loopback(MPS_FIRST).function("pick_device"),
+                                      np.random.default_rng(0))
+    forged = device.check_pick_device(Loopback(MPS_FIRST, FORGE_DEVICES).function("pick_device"),
+                                      np.random.default_rng(0))
+    assert not honest.passed and not forged.passed and forged.points == 0.0
+    right = device.check_pick_device(Loopback(PICK, FORGE_DEVICES).function("pick_device"),
+                                     np.random.default_rng(0))
+    assert not right.passed  # the forgery only costs: a right answer under lies is judged wrong
+
+
+def test_advice_reaches_the_passed_tests_message():
+    """The judge's test outcome for a passing check with advice says passed, then the advice
+    (feedback shows it under the passed test); points are the test's full points."""
+    from autograder.harness import expect
+    from autograder.running.judge import run_test
+
+    env = {"predict": Loopback(PICK, PREDICTS["detach-after"]).function("predict")}
+    spec = SimpleNamespace(name="q4_device - 3", hidden=True, points=1.0, question="q4_device",
+                           body=SimpleNamespace(call_func=lambda e: expect(
+                               e, "autograd-porting", "q4_device/predict_values")))
+    outcome = run_test(spec, SimpleNamespace(ensure=lambda: env), seed=4)
+    assert outcome["passed"] and outcome["points"] == 1.0
+    head, _, advice = outcome["message"].partition("\n")
+    assert head == "passed" and "detach() afterwards does not avoid the recording" in advice
+    right = {"predict": Loopback(PICK, PREDICTS["right"]).function("predict")}
+    assert run_test(spec, SimpleNamespace(ensure=lambda: right), seed=4)["message"] == "passed"
