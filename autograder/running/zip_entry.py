@@ -73,7 +73,11 @@ def submitted_notebook(root: Path) -> Path:
     """The one readable notebook under ``root/submission``, else ``SubmissionProblem``."""
     import nbformat
 
-    notebooks = sorted((root / "submission").rglob("*.ipynb"))
+    # in any folder (Gradescope unpacks an uploaded zip), but not Jupyter's checkpoints or
+    # the resource forks a macOS zip carries
+    notebooks = sorted(p for p in (root / "submission").rglob("*.ipynb")
+                       if not any(part.startswith((".", "__MACOSX")) for part in
+                                  p.relative_to(root / "submission").parts))
     if len(notebooks) != 1:
         names = ", ".join(p.name for p in notebooks) or "none"
         raise SubmissionProblem(f"Your submission must contain exactly one notebook (.ipynb); "
