@@ -71,11 +71,11 @@ rm -rf "$ENV_DIR"
 # --no-compile, then compileall on every core, as docker/Dockerfile does: pip compiles one file
 # at a time (minutes for torch, sympy, pandas); compileall exits 1 for the few templates that
 # are not Python 3 code, which pip skips too
-PIP=("$ENV_DIR/bin/python" -m pip --disable-pip-version-check --no-cache-dir --no-compile)
+PIP=("$ENV_DIR/bin/python" -m pip --disable-pip-version-check --no-cache-dir install --no-compile)
 # --no-deps: only torch from PyTorch's index; its deps are pinned in the lock (from PyPI)
-"${PIP[@]}" install --no-deps --index-url "$TORCH_INDEX_URL" "$TORCH_SPEC"
-"${PIP[@]}" install -r "$HERE/wheels/requirements.lock"
-"${PIP[@]}" install --no-deps "$HERE"/wheels/autograder-*.whl
+"${PIP[@]}" --no-deps --index-url "$TORCH_INDEX_URL" "$TORCH_SPEC"
+"${PIP[@]}" -r "$HERE/wheels/requirements.lock"
+"${PIP[@]}" --no-deps "$HERE"/wheels/autograder-*.whl
 "$ENV_DIR/bin/python" -m autograder.running.container_entry --install-worker /opt/agworker
 site=$("$ENV_DIR/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$ENV_DIR/bin/python" -m compileall -q -j 0 "$site" > /dev/null || true
