@@ -66,9 +66,10 @@ clean:
 	rm -rf build $(OUT)
 
 ## Gradescope / stock `otter grade` zips (build/<a>/<a>-gradescope.zip): the sealed judge on the
-## grading image writes Gradescope's results.json and otter's results.pkl.
+## grading image, or on a plain base (setup.sh builds the env), writes Gradescope's results.json
+## and otter's results.pkl. HIDDEN_VISIBILITY=hidden|after_published|after_due_date|visible.
 gradescope: install
-	$(PY) -m autograder.authoring.gradescope
+	$(PY) -m autograder.authoring.gradescope $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY))
 
 ## Throughput: the same batch through stock `otter grade` (offline base, benchmarks/stock-otter/) and
 ## each of our modes at N=60 and N=300 (ratios, memory, image sizes) and ours at N=10. Needs root and

@@ -1,67 +1,147 @@
 """The Gradescope / stock ``otter grade`` zip: otter assign's zip with its environment scripts
-replaced so that it grades with the grading image's prebuilt venv and our sealed judge.
+replaced so that it grades with our sealed judge, on the grading image or on a plain base.
 
 otter's own ``setup.sh`` downloads Miniforge and pandoc and builds a conda env from
 ``environment.yml``; its ``run_autograder`` runs the notebook and the tests in one kernel. Here
-``setup.sh`` only checks the prebuilt env, ``run_autograder`` runs ``zip_entry`` (the judge,
-student code under a sandbox uid), which writes Gradescope's ``results.json`` and otter's
-``results.pkl``. The tests, ``otter_config.json`` and ``run_otter.py`` are kept byte for byte.
+``setup.sh`` (``gradescope_setup.sh``) keeps the grading image's prebuilt venv when it finds
+one, and otherwise builds it: a Python >= 3.11 (apt when the base has none), torch from
+``TORCH_INDEX_URL``, the pinned deps from PyPI, and the ``autograder`` wheel that the zip
+carries under ``wheels/`` (the package is not on PyPI). ``run_autograder`` runs ``zip_entry``
+(the judge, student code under a sandbox uid), which writes Gradescope's ``results.json`` (a
+grader error included) and otter's ``results.pkl``. The tests, ``otter_config.json`` and
+``run_otter.py`` are kept byte for byte. See docs/gradescope.md.
 
-    python -m autograder.authoring.gradescope [ASSIGNMENT ...]   # build/<a>/<a>-gradescope.zip
+    python -m autograder.authoring.gradescope [--hidden-visibility V] [ASSIGNMENT ...]
+    # -> build/<a>/<a>-gradescope.zip
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import tomllib
 import zipfile
 from pathlib import Path
 
 from .layout import ASSIGNMENTS, Layout, check_assignment
 
 PYTHON = "/opt/autograder-env/bin/python"
-SETUP = f"""#!/usr/bin/env bash
-# Nothing to install: run on the grading image (make image), whose venv has torch, otter and
-# the autograder package. Fails the build when that env is missing.
-set -euo pipefail
-{PYTHON} -c "import autograder, otter, torch; print('grading env ok: torch', torch.__version__)"
+# Gradescope's visibility values (its results.json spec); for the tests of hidden cases, whose
+# failures carry the named-mistake messages. "Public Tests" (otter's summary) stays visible.
+VISIBILITIES = ("hidden", "after_published", "after_due_date", "visible")
+RUN = """#!/usr/bin/env bash
+# The sealed judge (autograder.running.zip_entry), not otter's single-kernel runner. It writes
+# /autograder/results/results.json, grader errors included; this script writes one itself only
+# when the judge cannot start at all (a broken or missing grading env).
+PY={python}
+RESULTS=/autograder/results/results.json
+"$PY" -m autograder.running.zip_entry --hidden-visibility {visibility}
+status=$?
+if [ "$status" -ne 0 ] && [ ! -s "$RESULTS" ]; then
+    mkdir -p /autograder/results
+    cat > "$RESULTS" <<'JSON'
+{{"score": 0, "output": "Grader error: the autograder could not start (its Python environment at /opt/autograder-env is missing or broken; see the autograder output), so this submission was NOT graded and this 0 is not your score. Please contact the course staff.", "tests": [], "stdout_visibility": "hidden"}}
+JSON
+fi
+exit "$status"
 """
-RUN = f"""#!/usr/bin/env bash
-# The sealed judge (autograder.running.zip_entry), not otter's single-kernel runner.
-exec {PYTHON} -m autograder.running.zip_entry
-"""
-ENVIRONMENT = "# unused: the grading image's venv is the environment (see setup.sh)\nname: otter-env\n"
-REPLACED = {"setup.sh": SETUP, "run_autograder": RUN, "environment.yml": ENVIRONMENT}
+ENVIRONMENT = "# unused: setup.sh builds (or finds) the venv /opt/autograder-env\nname: otter-env\n"
+WHEELS = "wheels/"
+REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes
 
 
-def gradescope_zip(src: Path, dst: Path) -> Path:
-    """Write ``dst``: ``src`` with ``REPLACED``'s scripts (executable), the rest unchanged."""
-    with zipfile.ZipFile(src) as zin:
-        missing = set(REPLACED) - set(zin.namelist())
-        if missing:
-            raise ValueError(f"{src} has no {', '.join(sorted(missing))}: not otter's zip?")
-        with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
-            for info in zin.infolist():
-                if info.filename in REPLACED:
-                    new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
-                    new.external_attr = 0o100755 << 16
-                    zout.writestr(new, REPLACED[info.filename])
-                else:
-                    zout.writestr(info, zin.read(info.filename))
-            if not any(n.startswith("files/") for n in zin.namelist()):
-                # otter grade's Dockerfile has `ADD files* ...`, which fails on no match
-                zout.writestr(zipfile.ZipInfo("files/"), b"")
+def torch_spec(pyproject: Path) -> str:
+    """The pinned torch requirement of the package (``torch==X``), for setup.sh."""
+    deps = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    pins = [d.replace(" ", "") for d in deps if d.replace(" ", "").startswith("torch==")]
+    if len(pins) != 1:
+        raise ValueError(f"{pyproject}: expected one pinned torch==X dependency, found {pins}")
+    return pins[0]
+
+
+def build_wheel(root: Path, into: Path) -> Path:
+    """The ``autograder`` wheel of the checkout at ``root`` (as ``make image`` builds it),
+    from clean so that a deleted module cannot linger in setuptools' build/lib."""
+    for stale in [root / "build" / "lib", *(root / "build").glob("bdist.*")]:
+        shutil.rmtree(stale, ignore_errors=True)
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel",
+                    "--no-deps", "--no-build-isolation", str(root), "-w", str(into)],
+                   check=True, env={**os.environ, **REPRODUCIBLE})
+    wheels = sorted(into.glob("autograder-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one autograder wheel in {into}, found {len(wheels)}")
+    return wheels[0]
+
+
+def scripts(visibility: str, spec: str) -> dict[str, str]:
+    """The files replaced in otter's zip: setup.sh, run_autograder, environment.yml."""
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"hidden visibility {visibility!r}: one of {', '.join(VISIBILITIES)}")
+    setup = (Path(__file__).with_name("gradescope_setup.sh").read_text(encoding="utf-8")
+             .replace("@TORCH_SPEC@", spec))
+    return {"setup.sh": setup, "run_autograder": RUN.format(python=PYTHON, visibility=visibility),
+            "environment.yml": ENVIRONMENT}
+
+
+def gradescope_zip(src: Path, dst: Path, *, hidden_visibility: str = "after_published",
+                   root: Path | None = None, wheel: Path | None = None) -> Path:
+    """Write ``dst``: ``src`` with the replaced scripts (executable), the rest unchanged, and
+    ``wheels/`` (the ``autograder`` wheel and the pinned deps' lock) for setup.sh. ``root``:
+    the checkout (default: this package's); ``wheel``: a prebuilt wheel (else built here)."""
+    root = root or Path(__file__).resolve().parents[2]
+    replaced = scripts(hidden_visibility, torch_spec(root / "pyproject.toml"))
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = wheel or build_wheel(root, Path(tmp))
+        with zipfile.ZipFile(src) as zin:
+            missing = set(replaced) - set(zin.namelist())
+            if missing:
+                raise ValueError(f"{src} has no {', '.join(sorted(missing))}: not otter's zip?")
+            with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+                for info in zin.infolist():
+                    if info.filename in replaced:
+                        new = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+                        new.external_attr = 0o100755 << 16
+                        zout.writestr(new, replaced[info.filename])
+                    else:
+                        zout.writestr(info, zin.read(info.filename))
+                if not any(n.startswith("files/") for n in zin.namelist()):
+                    # otter grade's Dockerfile has `ADD files* ...`, which fails on no match
+                    zout.writestr(zipfile.ZipInfo("files/"), b"")
+                zout.write(wheel, WHEELS + wheel.name)
+                zout.write(root / "docker" / "requirements.lock", WHEELS + "requirements.lock")
     return dst
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.authoring.gradescope",
+                                     description="Write build/<a>/<a>-gradescope.zip.")
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
+                        help=f"default: {' '.join(ASSIGNMENTS)}")
+    parser.add_argument("--hidden-visibility", choices=VISIBILITIES, default="after_published",
+                        help="when students see the results (and named-mistake messages) of "
+                             "hidden tests on Gradescope (default: after_published)")
+    args = parser.parse_args(argv)
     layout = Layout.at(".")
-    for name in [check_assignment(a) for a in (argv or ASSIGNMENTS)]:
-        src = layout.zip(name)
-        if not src.exists():
-            print(f"error: {src} is missing: run `make assign` first", file=sys.stderr)
-            return 2
-        dst = gradescope_zip(src, src.with_name(f"{name}-gradescope.zip"))
-        print(f"{name}: {dst}")
+    try:
+        names = [check_assignment(a) for a in (args.assignments or ASSIGNMENTS)]
+    except ValueError as exc:
+        parser.error(str(exc))
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = build_wheel(layout.root, Path(tmp))
+        for name in names:
+            src = layout.zip(name)
+            if not src.exists():
+                print(f"error: {src} is missing: run `make assign` first", file=sys.stderr)
+                return 2
+            dst = gradescope_zip(src, src.with_name(f"{name}-gradescope.zip"),
+                                 hidden_visibility=args.hidden_visibility, root=layout.root,
+                                 wheel=wheel)
+            print(f"{name}: {dst} (hidden tests: {args.hidden_visibility})")
     return 0
 
 

@@ -7,6 +7,11 @@ container of the grading image laid out the Gradescope way.
                              results.pkl (what stock ``otter grade`` loads), autograder.json
                              (our result document)
 
+results.json is always written: a failure of our own code becomes a grader error there (score
+0, a message that says the submission was not graded, exit status 1), a submission that is not
+one readable notebook a message to the student. ``--hidden-visibility`` sets Gradescope's
+visibility of the hidden tests' results (default ``after_published``).
+
 The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (62000-62999)
 (``sandbox`` mode ``"container"``). Before that, the source, submission and results folders are
 made root-only, so the notebook can neither read the tests nor write a result. The seed comes
@@ -19,6 +24,7 @@ import json
 import os
 import secrets
 import sys
+import traceback
 from pathlib import Path
 
 ROOT = Path("/autograder")
@@ -58,42 +64,126 @@ def otter_results(tests_dir: Path, doc: dict):
     return GradingResults(files)
 
 
+class SubmissionProblem(ValueError):
+    """The submission itself cannot be graded (no notebook, several, not a notebook): the
+    student's to fix, told to them, not a grader error."""
+
+
+def submitted_notebook(root: Path) -> Path:
+    """The one readable notebook under ``root/submission``, else ``SubmissionProblem``."""
+    import nbformat
+
+    # in any folder (Gradescope unpacks an uploaded zip), but not Jupyter's checkpoints or
+    # the resource forks a macOS zip carries
+    notebooks = sorted(p for p in (root / "submission").rglob("*.ipynb")
+                       if not any(part.startswith((".", "__MACOSX")) for part in
+                                  p.relative_to(root / "submission").parts))
+    if len(notebooks) != 1:
+        names = ", ".join(p.name for p in notebooks) or "none"
+        raise SubmissionProblem(f"Your submission must contain exactly one notebook (.ipynb); "
+                                f"found {len(notebooks)} ({names}). Resubmit with one notebook.")
+    try:
+        nbformat.read(notebooks[0], as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and unicode errors
+        raise SubmissionProblem(f"{notebooks[0].name} is not a readable Jupyter notebook "
+                                f"({type(exc).__name__}: {str(exc)[:300]}). Save it from "
+                                f"Jupyter and resubmit.") from exc
+    return notebooks[0]
+
+
 def grade(root: Path, seed: int) -> dict:
     """Grade the one notebook under ``root/submission``; return our result document."""
     from .judge import judge
     from .sandbox import Limits
     from .tests_zip import load_test_folder
 
-    notebooks = sorted((root / "submission").glob("*.ipynb"))
-    if len(notebooks) != 1:
-        raise RuntimeError(f"expected one notebook in the submission, found {len(notebooks)}")
+    notebook = submitted_notebook(root)
     config = json.loads((root / "source" / "otter_config.json").read_text())
-    return judge(notebooks[0], notebooks[0].name, config.get("assignment_name", ""),
+    return judge(notebook, notebook.name, config.get("assignment_name", ""),
                  load_test_folder(root / "source" / "tests"), seed=seed, uid=STUDENT_UID,
                  limits=Limits(confinement="container"))
 
 
-def main(root: Path = ROOT) -> int:
-    import dill
+def grader_error_message(detail: str) -> str:
+    """The top-level ``output`` students see when our side failed: never a silent 0."""
+    return ("Grader error: the autograder failed on its side, so this submission was NOT graded "
+            "and this 0 is not your score. Please contact the course staff (they can see the "
+            f"details in the autograder output). Detail: {detail}")
+
+
+def grader_error_results(detail: str) -> dict:
+    """Gradescope's results.json for a grader error, made without otter (which may be what
+    failed): score 0 and the message, top-level and as one visible failed test."""
+    message = grader_error_message(detail)
+    return {"score": 0, "output": message, "stdout_visibility": "hidden",
+            "tests": [{"name": "Grader error", "score": 0, "max_score": 0, "status": "failed",
+                       "visibility": "visible", "output": message}]}
+
+
+def gradescope_results(results, config: dict, tests_dir: Path, visibility: str) -> dict:
+    """otter's rendering of Gradescope's JSON, with the tests of hidden cases at
+    ``visibility`` (otter knows only hidden or after_published, and takes it from the
+    assignment's config): they carry the named-mistake messages."""
     from otter.run.run_autograder.autograder_config import AutograderConfig
 
-    from ..harness import SEED_VARIABLE
-
-    lock_down(root)
-    seed = int(os.environ.get(SEED_VARIABLE) or secrets.randbelow(2**31))
-    doc = grade(root, seed)
-    results = otter_results(root / "source" / "tests", doc)
-    config = json.loads((root / "source" / "otter_config.json").read_text())
     gradescope = results.to_gradescope_dict(AutograderConfig(config))
-    out = root / "results"
+    names = {p.stem for p in tests_dir.glob("*.py")}
+    for test in gradescope["tests"]:
+        if test.get("name") in names:
+            test["visibility"] = visibility
+    return gradescope
+
+
+def write_results(root: Path, seed: int, visibility: str) -> int:
+    """Grade and write results.json, autograder.json and results.pkl; 1 on a grader error
+    the judge reported (results.json then says so), else 0."""
+    import dill
+
+    out, tests_dir = root / "results", root / "source" / "tests"
+    config = json.loads((root / "source" / "otter_config.json").read_text())
+    try:
+        doc = grade(root, seed)
+    except SubmissionProblem as exc:
+        doc = {"file": "", "status": "submission-error", "error": str(exc), "questions": {}}
+    results = otter_results(tests_dir, doc)
+    gradescope = gradescope_results(results, config, tests_dir, visibility)
+    code = 0
+    if doc["status"] == "submission-error":
+        gradescope.update(score=0, output=doc["error"])
+    elif doc["status"] == "grader-error":
+        gradescope.update(score=0, output=grader_error_message(doc.get("error", "")))
+        code = 1
     (out / "results.json").write_text(json.dumps(gradescope, indent=2))
     (out / "autograder.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
         dill.dump(results, f)
     total = sum(v["points"] for v in doc.get("questions", {}).values())
-    print(f"seed {seed}: {total:g} points ({doc['status']})")
-    return 0
+    print(f"seed {seed}: {total:g} points ({doc['status']}; hidden tests {visibility})")
+    return code
+
+
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
+    """Always leaves a results.json: a failure of our own code (an import, the judge, otter)
+    becomes a grader error there, with the traceback on stderr for staff."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m autograder.running.zip_entry")
+    parser.add_argument("--hidden-visibility", default="after_published",
+                        choices=("hidden", "after_published", "after_due_date", "visible"))
+    args = parser.parse_args(argv)
+    try:
+        from ..harness import SEED_VARIABLE
+
+        lock_down(root)
+        seed = int(os.environ.get(SEED_VARIABLE) or secrets.randbelow(2**31))
+        return write_results(root, seed, args.hidden_visibility)
+    except Exception as exc:  # noqa: BLE001 - never a missing or silent result
+        traceback.print_exc()
+        (root / "results").mkdir(parents=True, exist_ok=True)
+        (root / "results" / "results.json").write_text(
+            json.dumps(grader_error_results(f"{type(exc).__name__}: {exc}"), indent=2))
+        return 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,285 @@
+"""The Gradescope zip on a plain base image, the way Gradescope builds and runs it: its
+``setup.sh`` on bare ``debian:bookworm-slim`` (no Python at all: it apt-installs one, then
+builds the venv from package indexes), then ``run_autograder`` in Gradescope's folder layout.
+
+No network for pip: two local PEP 503 indexes stand in for PyPI (the pinned deps, as
+``make image`` downloads them) and for PyTorch's CPU index (the CPU torch wheel), mounted into
+the container and given to ``setup.sh`` as ``PIP_INDEX_URL`` and ``TORCH_INDEX_URL``. apt in the
+container reaches Debian's mirror, as ``make image``'s build does. Needs a Docker engine
+(skipped with the reason otherwise); a few minutes, most of them installing torch.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from notebooks import ROOT
+
+ASSIGNMENT = "autograd-exercises"
+SEED = 20261130
+
+
+def _engine_problem() -> str | None:
+    from autograder.running.docker_runner import engine
+
+    if engine() is None:
+        return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
+    return None
+
+
+needs_engine = pytest.mark.skipif(_engine_problem() is not None, reason=_engine_problem() or "")
+
+
+@pytest.fixture(scope="module")
+def otter_zip(tmp_path_factory) -> Path:
+    from autograder.authoring.layout import Layout
+    from autograder.running.batch import ensure_zip
+
+    return ensure_zip(ASSIGNMENT, Layout.at(ROOT, tmp_path_factory.mktemp("build")))
+
+
+@pytest.fixture(scope="module")
+def gradescope(otter_zip, tmp_path_factory) -> Path:
+    from autograder.authoring.gradescope import gradescope_zip
+
+    return gradescope_zip(otter_zip, tmp_path_factory.mktemp("gs") / "gs.zip")
+
+
+@pytest.mark.slow
+def test_zip_carries_what_a_plain_base_needs(gradescope):
+    """Does the zip carry the autograder wheel, the pinned deps and torch's pin for setup.sh,
+    and does run_autograder ask for after_published hidden tests by default?"""
+    with zipfile.ZipFile(gradescope) as zf:
+        names = zf.namelist()
+        setup = zf.read("setup.sh").decode()
+        run = zf.read("run_autograder").decode()
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        lock = zf.read("wheels/requirements.lock").decode()
+    wheels = [n for n in names if n.startswith("wheels/autograder-") and n.endswith(".whl")]
+    assert len(wheels) == 1, names
+    assert "otter-grader==7.0.0" in lock.split()
+    assert "TORCH_SPEC=torch==2.13.0\n" in setup and "@TORCH_SPEC@" not in setup
+    assert "--hidden-visibility after_published" in run
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+    assert {"tests/q1_accumulation.py", "otter_config.json"} <= set(names)
+
+
+@pytest.mark.slow
+def test_hidden_visibility_is_a_choice_and_a_wrong_one_is_refused(otter_zip, tmp_path):
+    """Does --hidden-visibility reach run_autograder, and is an unknown value refused?"""
+    from autograder.authoring.gradescope import gradescope_zip
+
+    path = gradescope_zip(otter_zip, tmp_path / "gs.zip", hidden_visibility="after_due_date")
+    with zipfile.ZipFile(path) as zf:
+        assert "--hidden-visibility after_due_date" in zf.read("run_autograder").decode()
+    with pytest.raises(ValueError, match="after_published"):
+        gradescope_zip(otter_zip, tmp_path / "bad.zip", hidden_visibility="later")
+
+
+# --- the zip on plain debian:bookworm-slim -------------------------------------------------
+
+
+def _build_image_module():
+    spec = importlib.util.spec_from_file_location("build_image", ROOT / "docker" / "build_image.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def simple_index(wheels: Path, index: Path, mounted_at: str) -> None:
+    """A PEP 503 simple index of the wheels in ``wheels`` under ``index``, linking to them
+    where the container sees them (``mounted_at``). Written here: ten lines, where a package
+    for it (dumb-pypi, simple503) would be one more dependency for one test."""
+    from packaging.utils import canonicalize_name, parse_wheel_filename
+
+    projects: dict[str, list[str]] = {}
+    for wheel in sorted(wheels.glob("*.whl")):
+        projects.setdefault(canonicalize_name(parse_wheel_filename(wheel.name)[0]), []).append(
+            wheel.name)
+    for project, files in projects.items():
+        (index / project).mkdir(parents=True)
+        links = "".join(f'<a href="file://{mounted_at}/{html.escape(f)}">{html.escape(f)}</a>\n'
+                        for f in files)
+        (index / project / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{links}"
+                                                    "</body></html>\n")
+    (index / "index.html").write_text("<!DOCTYPE html><html><body>\n" + "".join(
+        f'<a href="{p}/">{p}</a>\n' for p in sorted(projects)) + "</body></html>\n")
+
+
+def _source_tar(zip_path: Path) -> bytes:
+    """Gradescope's image build: the zip unpacked in /autograder/source, run_autograder
+    copied to /autograder/run_autograder."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar, zipfile.ZipFile(zip_path) as zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            data = zf.read(info.filename)
+            entry = tarfile.TarInfo(f"autograder/source/{info.filename}")
+            entry.size, entry.mode = len(data), (info.external_attr >> 16) & 0o777 or 0o644
+            tar.addfile(entry, io.BytesIO(data))
+            if info.filename == "run_autograder":
+                entry = tarfile.TarInfo("autograder/run_autograder")
+                entry.size, entry.mode = len(data), 0o755
+                tar.addfile(entry, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _submission_tar(notebook: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = notebook.read_bytes()
+        entry = tarfile.TarInfo(f"autograder/submission/{notebook.name}")
+        entry.size = len(data)
+        tar.addfile(entry, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def plain_base_image(gradescope, tmp_path_factory):
+    """bookworm-slim after the zip's setup.sh ran in it (committed as an image; removed at the
+    end), with the indexes standing in for PyPI and PyTorch's index."""
+    from autograder.running.docker_runner import IMAGE_REPOSITORY, engine
+
+    client = engine(timeout=1800)  # committing the ~1.3 GB layer takes minutes on a busy host
+    build_image = _build_image_module()
+    build_image.base_image(client)  # debootstrapped when this engine has none
+    torch_wheels = build_image.wheelhouse("cpu")  # as `make image`: the lock's deps and torch
+    deps_wheels = build_image.BUILD / "wheelhouse"
+    indexes = tmp_path_factory.mktemp("indexes")
+    simple_index(deps_wheels, indexes / "pypi", "/wheels/pypi")
+    simple_index(torch_wheels, indexes / "torch", "/wheels/torch")
+    mounts = {str(deps_wheels): {"bind": "/wheels/pypi", "mode": "ro"},
+              str(torch_wheels): {"bind": "/wheels/torch", "mode": "ro"},
+              str(indexes): {"bind": "/indexes", "mode": "ro"}}
+    container = client.containers.create(
+        "debian:bookworm-slim", ["bash", "-c", "cd /autograder/source && bash ./setup.sh"],
+        volumes=mounts, environment={"PIP_INDEX_URL": "file:///indexes/pypi",
+                                     "TORCH_INDEX_URL": "file:///indexes/torch"})
+    tag = f"{IMAGE_REPOSITORY}-gradescope-plain-base:test"
+    try:
+        container.put_archive("/", _source_tar(gradescope))
+        container.start()
+        status = container.wait(timeout=1800)["StatusCode"]
+        log = container.logs().decode(errors="replace")
+        assert status == 0, log[-5000:]
+        container.commit(*tag.split(":"))
+    finally:
+        container.remove(force=True)
+    yield tag, log
+    client.images.remove(tag, force=True)
+
+
+def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tuple[int, dict, str]:
+    """Gradescope's run: /autograder/run_autograder with the submission in place, no
+    network; returns the exit status, results.json and the output (stdout for staff)."""
+    from autograder.running.docker_runner import engine
+
+    client = engine(timeout=600)
+    container = client.containers.create(
+        image, ["bash", "-c", f"{before}cd /autograder && exec /autograder/run_autograder"],
+        network_mode="none", environment={"AUTOGRADER_SEED": str(SEED)})
+    try:
+        if notebook is not None:
+            container.put_archive("/", _submission_tar(notebook))
+        container.start()
+        status = container.wait(timeout=600)["StatusCode"]
+        log = container.logs().decode(errors="replace")
+        stream, _ = container.get_archive("/autograder/results/results.json")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            results = json.load(tar.extractfile("results.json"))
+    finally:
+        container.remove(force=True)
+    return status, results, log
+
+
+def _apply(func):
+    """The plain-base tests' marks; one xdist group, as they share the prepared image."""
+    for mark in (pytest.mark.docker, pytest.mark.slow, needs_engine,
+                 pytest.mark.xdist_group("gradescope-plain-base")):
+        func = mark(func)
+    return func
+
+
+@_apply
+def test_setup_on_a_plain_base_installs_python_and_the_grading_env(plain_base_image):
+    """On bookworm-slim, with no Python, did setup.sh install one from Debian and build the
+    venv from the two indexes: torch's CPU build, otter 7.0.0 and our wheel?"""
+    _, log = plain_base_image
+    assert "installing python3 python3-venv from the distribution" in log, log[-3000:]
+    assert "grading env ok: torch 2.13.0+cpu otter 7.0.0" in log, log[-3000:]
+
+
+@_apply
+def test_solution_gets_full_marks_on_the_plain_base(plain_base_image):
+    status, results, log = _run_autograder(plain_base_image[0],
+                                           ROOT / "solutions" / f"{ASSIGNMENT}.ipynb")
+    assert status == 0, log[-3000:]
+    questions = [t for t in results["tests"] if t["name"].startswith("q")]
+    assert len(questions) == 5, results
+    assert sum(t["score"] for t in questions) == 21.0, results
+    assert "output" not in results, results  # no grader error, no submission problem
+
+
+@_apply
+def test_mistakes_cost_their_points_and_their_messages_show_after_publishing(plain_base_image):
+    """alan-turing's notebook (14.5 of 21 for any seed): are the hidden tests' named-mistake
+    messages in results.json, at Gradescope's after_published visibility (not hidden)?"""
+    status, results, log = _run_autograder(
+        plain_base_image[0], ROOT / "submissions" / ASSIGNMENT / "alan-turing.ipynb")
+    assert status == 0, log[-3000:]
+    tests = {t["name"]: t for t in results["tests"]}
+    assert {n: tests[n]["score"] for n in tests if n.startswith("q")} == {
+        "q1_accumulation": 2.5, "q2_saved": 4.0, "q3_multipath": 2.5, "q4_vjp": 4.0,
+        "q5_numpy": 1.5}, results
+    assert {tests[n]["visibility"] for n in tests if n.startswith("q")} == {"after_published"}
+    assert tests["Public Tests"]["visibility"] == "visible"
+    assert "build the leaf from the p0 argument, not a constant" in tests["q1_accumulation"][
+        "output"]
+    assert "Append .copy()" in tests["q5_numpy"]["output"]
+
+
+@_apply
+def test_a_broken_install_gives_a_clear_grader_error(plain_base_image):
+    """With part of our package gone (a broken install), does results.json say it is a
+    grader error (score 0, contact staff, not the student's score) instead of a silent 0?"""
+    site = "$(ls -d /opt/autograder-env/lib/python3*/site-packages)"
+    status, results, log = _run_autograder(
+        plain_base_image[0], ROOT / "solutions" / f"{ASSIGNMENT}.ipynb",
+        before=f"rm -rf {site}/autograder/checks && ")
+    assert status == 1, log[-3000:]
+    assert results["score"] == 0
+    assert results["output"].startswith("Grader error:"), results
+    assert "NOT graded" in results["output"] and "contact the course staff" in results["output"]
+    assert "ModuleNotFoundError" in results["output"], results
+    assert "Traceback" in log  # the details, for staff (Gradescope shows stdout to them)
+
+
+@_apply
+def test_a_missing_grading_env_still_writes_results(plain_base_image):
+    """With no venv at all (setup.sh never ran, or a wrong base), does run_autograder still
+    write a grader error results.json?"""
+    status, results, log = _run_autograder(
+        plain_base_image[0], ROOT / "solutions" / f"{ASSIGNMENT}.ipynb",
+        before="rm -rf /opt/autograder-env && ")
+    assert status != 0
+    assert results["score"] == 0 and results["output"].startswith("Grader error:"), results
+
+
+@_apply
+def test_two_notebooks_are_the_students_problem_not_a_grader_error(plain_base_image):
+    """A submission with two notebooks: told to the student (resubmit with one), exit 0."""
+    status, results, log = _run_autograder(
+        plain_base_image[0], ROOT / "solutions" / f"{ASSIGNMENT}.ipynb",
+        before="cp /autograder/submission/*.ipynb /autograder/submission/copy.ipynb && ")
+    assert status == 0, log[-3000:]
+    assert results["score"] == 0
+    assert "exactly one notebook" in results["output"] and "Grader error" not in results["output"]
