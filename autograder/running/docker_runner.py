@@ -31,7 +31,7 @@ from pathlib import Path
 from . import uids
 from .results import Graded, graded, write_document
 from .sandbox import Limits
-from .submissions import Submission
+from .submissions import Submission, read_notebook_bytes
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
@@ -233,7 +233,7 @@ class DockerRunner:
         return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
-                           "notebook": base64.b64encode(sub.path.read_bytes()).decode()}
+                           "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}
                           ).encode()
 
     def run(self, sub: Submission, uid: int) -> dict:
