@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..running.files import write_atomic
+from ..running.progress import printable
 from . import plots
 from .documents import Grades, iter_results, load_grades, load_timings
 from .feedback import environment
@@ -72,8 +73,9 @@ def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],
         "misconceptions.png": plots.horizontal_bars(
             [k for k, _ in common], [n for _, n in common], color="#c44e52",
             title="Named misconceptions", xlabel="submissions"),
-        "grading_time.png": plots.horizontal_bars(
-            [f for f in files if f in timings], [timings[f] for f in files if f in timings],
+        "grading_time.png": plots.horizontal_bars(  # names drawn without control characters
+            [printable(f, lines=False) for f in files if f in timings],
+            [timings[f] for f in files if f in timings],
             color="#55a868", title="Grading time per submission", xlabel="seconds"),
     }
 
