@@ -128,12 +128,12 @@ def _cells(doc: dict) -> list[dict]:
 
 def _md(text: str) -> str:
     """Escape the Markdown that messages can hold by accident (``2*x``, ``<cell 8>``) or on
-    purpose: no raw HTML (``<``), no link or image (``[``), one line (a line break could start
-    a heading or a block)."""
+    purpose: no raw HTML or autolink (``<``), no link, image or link definition (every one
+    needs ``](``, ``][`` or ``]:``), one line (a line break could start a heading or a block)."""
     text = " ".join(str(text).splitlines())
-    for ch in "\\`*<[]":
+    for ch in "\\`*<":
         text = text.replace(ch, "\\" + ch)
-    return text
+    return re.sub(r"\](?=[(\[:])", r"\\]", text)
 
 
 def _fence(text: str) -> str:
