@@ -462,3 +462,19 @@ def test_hostile_batch_is_graded_in_one_run(tmp_path, runner):
     assert run["samples"] > 10
     assert run["peak_rss"] < MAX_TREE_RSS, run["peak_rss"]
     assert run["out_bytes"] < MAX_OUTPUT_BYTES, run["out_bytes"]
+
+
+def test_a_failing_reports_step_exits_nonzero_in_one_line(tmp_path):
+    """The grades CSV is there; a result document the reports cannot read stops them: the
+    exit status says so (4) and stderr holds one line naming the problem."""
+    graded = tmp_path / "out" / ASSIGNMENT
+    (graded / "results").mkdir(parents=True)
+    grades_csv.write(graded / "final_grades.csv", [results.Graded("a.ipynb", {}, "x")],
+                     {"q1_accumulation": 5.0})
+    (graded / "results" / "a.ipynb.json").write_text("{not json")
+    proc = subprocess.run(CLI + ["report", "-o", str(tmp_path / "out")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: reports: ValueError: "), lines
+    assert "a.ipynb.json: not a result document" in lines[0]

@@ -52,7 +52,10 @@ def iter_results(folder: Path) -> Iterator[dict]:
     # a document's path is results/<file>.json: sorting paths by <file> sorts by file name
     paths = sorted(results.rglob("*.json"), key=lambda p: p.relative_to(results).as_posix())
     for path in paths:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a result document ({exc})") from None
         if isinstance(doc, dict) and "schema_version" in doc:
             yield doc
 
