@@ -14,6 +14,8 @@ from .otter_run import Graded
 POINTS_ROW = "points-per-question"
 #: What a spreadsheet takes for the start of a formula (OWASP's CSV injection list), and the
 #: quote that neutralises it (also doubled before a leading quote, so that reading back is exact).
+#: By hand, not a package (defusedcsv): a few lines, and our reports must read the CSV back to
+#: the exact names, which needs the reversible rule below.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")

@@ -11,7 +11,8 @@ from typing import Callable, Iterator, TextIO
 
 
 # C0 and C1 control characters and DEL: an ANSI escape in a file name (``\x1b[2J``) would
-# otherwise clear or recolour the staff's terminal, a CR overwrite the line before it
+# otherwise clear or recolour the staff's terminal, a CR overwrite the line before it. By hand:
+# rich's own strip_control_codes removes only BEL, BS, VT, FF and CR, and lets ESC and C1 through
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
