@@ -250,7 +250,9 @@ def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_pat
     assert re.search(r"\.\.\. 4\d\d\d more cell errors cut", cut), cut
     assert "450 more problems cut" in cut and "more characters of output cut" in cut
     assert doc["questions"]["q1_accumulation"]["points"] == 5.0  # points are never cut
-    assert "more characters cut" in doc["questions"]["q1_accumulation"]["tests"][0]["message"]
+    message = doc["questions"]["q1_accumulation"]["tests"][0]["message"]
+    assert message.endswith("[... 100000 characters, cut]") and len(message) == results.MAX_TEXT
+    assert results.capped(doc) == doc  # capping twice (container, then host) changes nothing
     row = results.graded(doc)
     assert len(row.status) < results.MAX_STATUS + 100
     fb = feedback.build(doc)

@@ -88,8 +88,8 @@ def capped(doc: dict) -> dict:
         if rest:
             errors = sum(1 for c in rest if isinstance(c, dict) and (c.get("error")
                                                                     or c.get("reason")))
-            cut.append(f"... {errors} more cell errors cut ({len(rest)} cells after cell "
-                       f"{len(kept)} are not reported)")
+            cut.append(f"... {errors} more cell errors cut (the report keeps its first "
+                       f"{len(kept)} cells; {len(rest)} more are left out)")
             doc["notebook"] = {**notebook, "cells": kept}
     if cut:
         doc["cut"] = cut
@@ -105,11 +105,13 @@ def capped(doc: dict) -> dict:
 
 
 def _cap_strings(value, limit: int):
-    """A copy of ``value`` with every string over ``limit`` characters cut, saying so."""
+    """A copy of ``value`` with every string over ``limit`` characters cut to ``limit``,
+    saying so (so that capping twice, in the container and on the host, changes nothing)."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
-        return value[:limit] + f" [... {len(value) - limit} more characters cut]"
+        note = f" [... {len(value)} characters, cut]"
+        return value[: max(0, limit - len(note))] + note
     if isinstance(value, dict):
         return {k: _cap_strings(v, limit) for k, v in value.items()}
     if isinstance(value, list):
