@@ -66,6 +66,9 @@ def grade_problem(args: argparse.Namespace) -> str | None:
         return f"--question needs the sealed runner ({args.runner} runs whole notebooks)"
     return None
 
+#: Exit status when grading finished (``final_grades.csv`` written) but the reports failed.
+REPORTS_FAILED = 4
+
 
 def _assign(args: argparse.Namespace) -> int:
     from .authoring.assign import AssignError, assign, differences
@@ -110,7 +113,10 @@ def _grade(args: argparse.Namespace) -> int:
                           runner=args.runner, jobs=args.jobs, limits=limits,
                           selection=selection, display=display)
     if status in (0, 3) and not args.no_reports:  # 3: some grader errors, still results
-        _write_reports(Path(args.output), args.roster, display.say)
+        # the grades CSVs are written by now; a reports step that fails says so (one line)
+        # and the run is not reported as a success
+        reports = _write_reports(Path(args.output), args.roster, display.say)
+        status = status or reports
     return status
 
 
@@ -122,12 +128,15 @@ def _write_reports(out: Path, roster: str | None, say) -> int:
     """Feedback, class reports and exports from the results in ``out``."""
     from .reporting.build import write_reports
 
+    from .running.progress import printable
+
     try:
         for path in write_reports(out, Path(roster) if roster else None):
             say(f"wrote {path}")
-    except (OSError, ValueError) as exc:
-        print(f"error: reports: {exc}", file=sys.stderr)
-        return 2
+    except Exception as exc:  # noqa: BLE001 - any failure: one line, and a nonzero status
+        print(printable(f"error: reports: {type(exc).__name__}: {exc}", lines=False)[:2000],
+              file=sys.stderr)
+        return REPORTS_FAILED
     return 0
 
 

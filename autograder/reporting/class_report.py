@@ -12,8 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 from ..running.files import write_atomic
+from ..running.progress import printable
 from . import plots
-from .documents import Grades, load_grades, load_results, load_timings
+from .documents import Grades, iter_results, load_grades, load_timings
 from .feedback import environment
 
 GRADED = "graded"
@@ -72,8 +73,9 @@ def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],
         "misconceptions.png": plots.horizontal_bars(
             [k for k, _ in common], [n for _, n in common], color="#c44e52",
             title="Named misconceptions", xlabel="submissions"),
-        "grading_time.png": plots.horizontal_bars(
-            [f for f in files if f in timings], [timings[f] for f in files if f in timings],
+        "grading_time.png": plots.horizontal_bars(  # names drawn without control characters
+            [printable(f, lines=False) for f in files if f in timings],
+            [timings[f] for f in files if f in timings],
             color="#55a868", title="Grading time per submission", xlabel="seconds"),
     }
 
@@ -84,7 +86,8 @@ def write(folder: Path) -> Path:
     Args:
         folder: ``OUT/<assignment>``, holding ``final_grades.csv`` and ``results/``.
     """
-    grades, docs, timings = load_grades(folder), load_results(folder), load_timings(folder)
+    grades, timings = load_grades(folder), load_timings(folder)
+    docs = [_slim(d) for d in iter_results(folder)]  # never a class of full documents
     rates, common = pass_rates(grades), misconceptions(docs)
     pngs = figures(grades, rates, common, timings)
     report = folder / "report"
@@ -99,6 +102,18 @@ def write(folder: Path) -> Path:
         possible=sum(grades.possible.values()))
     write_atomic(report / "class_report.html", html)
     return report / "class_report.html"
+
+
+def _slim(doc: dict) -> dict:
+    """What this report reads of a result document: status, problems, and per check its
+    name, misconception and fault (no messages, evidence or notebook cells)."""
+    keep = ("check", "misconception", "fault")
+    return {"file": doc["file"], "status": doc.get("status", GRADED),
+            "problems": list(doc.get("problems", [])),
+            "questions": {q: {"tests": [{"checks": [{k: c[k] for k in keep if k in c}
+                                                    for c in t.get("checks", [])]}
+                                        for t in v.get("tests", [])]}
+                          for q, v in doc.get("questions", {}).items()}}
 
 
 def _mean(xs: list[float]) -> float:

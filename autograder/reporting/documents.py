@@ -6,8 +6,9 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from ..running.grades_csv import POINTS_ROW
+from ..running.grades_csv import POINTS_ROW, from_spreadsheet
 
 
 @dataclass(frozen=True)
@@ -35,23 +36,36 @@ def assignment_dirs(out: Path) -> list[Path]:
 
 
 def load_results(folder: Path) -> list[dict]:
-    """The result documents under ``folder/results``, sorted by file name.
+    """The result documents under ``folder/results``, sorted by file name (``iter_results``
+    in a list: only for callers that need them all at once)."""
+    return list(iter_results(folder))
+
+
+def iter_results(folder: Path) -> Iterator[dict]:
+    """The result documents under ``folder/results``, sorted by file name, read one at a time
+    (a class's documents are never all in memory).
 
     Documents without ``schema_version`` (stock otter's ``results.json``, from ``--runner
     otter``) are skipped: they carry no messages per check to render.
     """
-    docs = []
-    for path in sorted((folder / "results").rglob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
+    results = folder / "results"
+    # a document's path is results/<file>.json: sorting paths by <file> sorts by file name
+    paths = sorted(results.rglob("*.json"), key=lambda p: p.relative_to(results).as_posix())
+    for path in paths:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a result document ({exc})") from None
         if isinstance(doc, dict) and "schema_version" in doc:
-            docs.append(doc)
-    return sorted(docs, key=lambda d: d["file"])
+            yield doc
 
 
 def load_grades(folder: Path) -> Grades:
     """``folder/final_grades.csv``, with its points-per-question row taken apart."""
     with open(folder / "final_grades.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+        # as written, before spreadsheet_safe quoted the cells that look like formulas
+        rows = [{from_spreadsheet(k): from_spreadsheet(v) for k, v in r.items()}
+                for r in csv.DictReader(f)]
     header = list(rows[0].keys()) if rows else []
     points = next((r for r in rows if r["file"] == POINTS_ROW), {})
     skip = {"file", "total_points_earned", "percent_correct", "grading_status"}

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from ..running.files import write_atomic
-from .documents import Grades, load_results
+from ..running.grades_csv import safe_row
+from .documents import Grades, iter_results
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -42,11 +43,12 @@ def canvas_csv(grades: Grades, assignment: str, roster: dict[str, str] | None) -
     ``Points Possible`` row Canvas's own exports carry."""
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
-    out.writerow([*CANVAS_COLUMNS, assignment])
-    out.writerow(["Points Possible", "", "", "", "", f"{sum(grades.possible.values()):g}"])
+    out.writerow(safe_row([*CANVAS_COLUMNS, assignment]))
+    out.writerow(safe_row(["Points Possible", "", "", "", "",
+                           f"{sum(grades.possible.values()):g}"]))
     for row in sorted(grades.rows, key=lambda r: student_id(r["file"], roster)):
         sid = student_id(row["file"], roster)
-        out.writerow([sid, "", sid, "", "", row["total_points_earned"]])
+        out.writerow(safe_row([sid, "", sid, "", "", row["total_points_earned"]]))
     return buf.getvalue()
 
 
@@ -57,8 +59,9 @@ def write_canvas(folder: Path, grades: Grades, roster: dict[str, str] | None) ->
 
 
 def write_jsonl(folder: Path) -> Path:
-    """``folder/results.jsonl``: every result document, one compact line each, by file."""
+    """``folder/results.jsonl``: every result document, one compact line each, by file
+    (streamed: one document in memory at a time)."""
     path = folder / "results.jsonl"
-    lines = [json.dumps(d, sort_keys=True, ensure_ascii=False) + "\n" for d in load_results(folder)]
-    write_atomic(path, "".join(lines))
+    write_atomic(path, (json.dumps(d, sort_keys=True, ensure_ascii=False) + "\n"
+                        for d in iter_results(folder)))
     return path

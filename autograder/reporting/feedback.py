@@ -8,14 +8,15 @@ sentence and the message the check wrote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import checks
 from ..running.files import write_atomic
-from .documents import load_results, stem
+from .documents import iter_results, stem
 
 TEMPLATES = Path(__file__).parent / "templates"
 GRADER = "grader"
@@ -71,6 +72,7 @@ class Feedback:
     problems: list[str] = field(default_factory=list)
     cells: list[dict] = field(default_factory=list)
     questions: list[QuestionFeedback] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)
 
 
 def proves(assignment: str, question: str, check: str) -> str | None:
@@ -109,7 +111,8 @@ def build(doc: dict) -> Feedback:
         points=sum(q.points for q in questions), possible=sum(q.possible for q in questions),
         grader_error=doc.get("error") if status.startswith("grader-error") else None,
         rejected=doc.get("error") if status == "rejected" else None,
-        problems=list(doc.get("problems", [])), cells=_cells(doc), questions=questions)
+        problems=list(doc.get("problems", [])), cells=_cells(doc), questions=questions,
+        cut=[str(c) for c in doc.get("cut", [])])
 
 
 def _cells(doc: dict) -> list[dict]:
@@ -124,10 +127,19 @@ def _cells(doc: dict) -> list[dict]:
 
 
 def _md(text: str) -> str:
-    """Escape the Markdown that messages can hold by accident (``2*x``, ``<cell 8>``)."""
+    """Escape the Markdown that messages can hold by accident (``2*x``, ``<cell 8>``) or on
+    purpose: no raw HTML or autolink (``<``), no link, image or link definition (every one
+    needs ``](``, ``][`` or ``]:``), one line (a line break could start a heading or a block)."""
+    text = " ".join(str(text).splitlines())
     for ch in "\\`*<":
         text = text.replace(ch, "\\" + ch)
-    return text
+    return re.sub(r"\](?=[(\[:])", r"\\]", text)
+
+
+def _fence(text: str) -> str:
+    """A code fence that ``text`` cannot close: longer than any run of backticks in it."""
+    longest = max((len(run) for run in re.findall(r"`+", str(text))), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _num(x: float) -> str:
@@ -139,7 +151,7 @@ def environment(autoescape: bool) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=autoescape,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
-    env.filters.update(md=_md, num=_num)
+    env.filters.update(md=_md, num=_num, fence=_fence)
     return env
 
 
@@ -149,6 +161,10 @@ def render_markdown(fb: Feedback) -> str:
 
 def render_html(fb: Feedback) -> str:
     return environment(True).get_template("feedback.html.j2").render(fb=fb)
+
+
+#: The most one feedback file may take; over it, the notebook's cell errors are left out.
+MAX_FEEDBACK_BYTES = 1 << 20
 
 
 def write_all(folder: Path) -> list[Path]:
@@ -161,10 +177,17 @@ def write_all(folder: Path) -> list[Path]:
         The Markdown files written.
     """
     written = []
-    for doc in load_results(folder):
+    for doc in iter_results(folder):
         fb = build(doc)
+        md, html = render_markdown(fb), render_html(fb)
+        if max(len(md.encode()), len(html.encode())) > MAX_FEEDBACK_BYTES:
+            # the document is capped already (results.capped); escaping can still grow it
+            fb = replace(fb, cells=[], cut=[*fb.cut, (
+                f"the notebook cells' errors were left out to keep this file under "
+                f"{MAX_FEEDBACK_BYTES // 1024} KB")])
+            md, html = render_markdown(fb), render_html(fb)
         base = folder / "feedback" / stem(fb.file)
-        write_atomic(base.with_name(base.name + ".md"), render_markdown(fb))
-        write_atomic(base.with_name(base.name + ".html"), render_html(fb))
+        write_atomic(base.with_name(base.name + ".md"), md)
+        write_atomic(base.with_name(base.name + ".html"), html)
         written.append(base.with_name(base.name + ".md"))
     return written

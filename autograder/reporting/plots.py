@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 
 import matplotlib
@@ -10,6 +11,18 @@ matplotlib.use("Agg")  # before pyplot: grading machines have no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 WIDTH, HEIGHT = 6.4, 3.6
+#: Labels are student text (file names): drawn as they are, never parsed as mathtext or TeX
+#: (``grade$\\foo$.ipynb`` would otherwise stop the whole report with a parse error).
+PLAIN_TEXT = {"text.usetex": False, "text.parse_math": False}
+
+
+def _plain(draw):
+    """Run ``draw`` (and its savefig, where text is laid out) with ``PLAIN_TEXT``."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(PLAIN_TEXT):
+            return draw(*args, **kwargs)
+    return wrapper
 
 
 def _png(fig) -> bytes:
@@ -26,6 +39,7 @@ def _empty(ax, text: str) -> None:
     ax.set_axis_off()
 
 
+@_plain
 def score_distribution(percents: list[float]) -> bytes:
     """Histogram of total scores, in percent, ten bins from 0 to 100."""
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT))
@@ -37,6 +51,7 @@ def score_distribution(percents: list[float]) -> bytes:
     return _png(fig)
 
 
+@_plain
 def horizontal_bars(labels: list[str], values: list[float], *, title: str, xlabel: str,
                     color: str = "#4c72b0", xmax: float | None = None) -> bytes:
     """One labelled bar per item, top to bottom in the given order."""

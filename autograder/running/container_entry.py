@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from .results import capped
+
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "
 STUDENT_UIDS = range(61000, 62000)  # the host leases one (``uids.lease``) per container
 MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
@@ -98,7 +100,9 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
         doc, status = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}"), 2
     except Exception as exc:  # noqa: BLE001 - the host must always get a result line
         doc, status = _error(job, f"{type(exc).__name__}: {exc}"), 0
-    stdout.write(RESULT_MARKER + json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n")
+    # capped here too (results.capped): the host reads at most MAX_ANSWER_BYTES of it
+    stdout.write(RESULT_MARKER + json.dumps(capped(doc), sort_keys=True, ensure_ascii=False)
+                 + "\n")
     stdout.flush()
     return status
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import uids
-from .results import Graded, graded, write_document
+from .results import MAX_DOCUMENT_BYTES, Graded, graded, write_document
 from .sandbox import Limits
-from .submissions import Submission
+from .submissions import Submission, read_notebook_bytes
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
@@ -242,7 +242,7 @@ class DockerRunner:
         return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
-                           "notebook": base64.b64encode(sub.path.read_bytes()).decode()}
+                           "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}
                           ).encode()
 
     def run(self, sub: Submission, uid: int) -> dict:
@@ -251,8 +251,8 @@ class DockerRunner:
         try:
             _send(stream, self.job(sub, uid))
             self._wait(container)
-            out = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
-            err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+            out = _bounded(container.logs(stdout=True, stderr=False, stream=True))
+            err = _bounded(container.logs(stdout=False, stderr=True, stream=True))
         finally:
             container.remove(force=True)
         return _parse(out, err)
@@ -436,9 +436,10 @@ class JudgeService:
                 conn.connect(str(self.path))
                 conn.sendall(job)
                 conn.shutdown(socket.SHUT_WR)
-                chunks = []
-                while chunk := conn.recv(1 << 20):
+                chunks, size = [], 0
+                while (chunk := conn.recv(1 << 20)) and size <= MAX_ANSWER_BYTES:
                     chunks.append(chunk)
+                    size += len(chunk)
             except socket.timeout as exc:
                 raise ContainerError(f"the judge gave no result within {timeout:g} s") from exc
             except OSError as exc:
@@ -556,6 +557,23 @@ def _send(stream, data: bytes) -> None:
         raw.shutdown(socket.SHUT_WR)
     finally:
         stream.close()
+
+
+#: The most of a container's output (or the judge's answer) the host reads: the result
+#: document is capped at 1 MiB in the container (results.capped); anything past this is cut
+#: and the document then fails to parse, as a grader error, never a grader out of memory.
+MAX_ANSWER_BYTES = 4 * MAX_DOCUMENT_BYTES
+
+
+def _bounded(chunks) -> str:
+    """At most ``MAX_ANSWER_BYTES`` of a stream of byte chunks, as text."""
+    kept, size = [], 0
+    for chunk in chunks:
+        kept.append(chunk[: MAX_ANSWER_BYTES - size])
+        size += len(kept[-1])
+        if size >= MAX_ANSWER_BYTES:
+            break
+    return b"".join(kept).decode("utf-8", "replace")
 
 
 def _parse(stdout: str, stderr: str) -> dict:

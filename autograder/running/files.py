@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename.
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (UTF-8; a string, or strings written one after another as they come)
+    to ``path`` through a temporary file and a rename.
 
     A reader (or ``--resume``) sees either the old file or the whole new one: ``os.replace``
     is atomic within one file system, which is why the temporary file sits beside ``path``.
@@ -17,7 +19,7 @@ def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            f.writelines([text] if isinstance(text, str) else text)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are read by staff, as before
         os.replace(tmp, path)
     except BaseException:

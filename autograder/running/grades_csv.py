@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from .files import write_atomic
@@ -11,6 +12,32 @@ from .files import write_atomic
 from .otter_run import Graded
 
 POINTS_ROW = "points-per-question"
+#: What a spreadsheet takes for the start of a formula (OWASP's CSV injection list), and the
+#: quote that neutralises it (also doubled before a leading quote, so that reading back is exact).
+#: By hand, not a package (defusedcsv): a few lines, and our reports must read the CSV back to
+#: the exact names, which needs the reversible rule below.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+QUOTE = "'"
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(cell) -> str:
+    """``cell`` as CSV text no spreadsheet evaluates: text starting like a formula
+    (``=cmd|...``, ``+``, ``-``, ``@``, tab, CR) or with a quote gets a leading ``'``;
+    numbers (``-0.5``) stay numbers."""
+    text = str(cell)
+    if text.startswith((*FORMULA_START, QUOTE)) and not _NUMBER.fullmatch(text):
+        return QUOTE + text
+    return text
+
+
+def from_spreadsheet(text: str) -> str:
+    """The cell ``spreadsheet_safe`` was given (for reading our CSVs back)."""
+    return text[1:] if text.startswith(QUOTE) else text
+
+
+def safe_row(cells: list) -> list[str]:
+    return [spreadsheet_safe(c) for c in cells]
 
 
 def write(path: Path, graded: list[Graded], questions: dict[str, float]) -> None:
@@ -25,13 +52,16 @@ def write(path: Path, graded: list[Graded], questions: dict[str, float]) -> None
     possible = sum(questions.values())
     f = io.StringIO(newline="")
     out = csv.writer(f)
-    out.writerow(["file", *names, "total_points_earned", "percent_correct", "grading_status"])
-    out.writerow([POINTS_ROW, *(_num(questions[q]) for q in names), _num(possible), 1, "--"])
+    out.writerow(safe_row(["file", *names, "total_points_earned", "percent_correct",
+                           "grading_status"]))
+    out.writerow(safe_row([POINTS_ROW, *(_num(questions[q]) for q in names), _num(possible), 1,
+                           "--"]))
     for g in sorted(graded, key=lambda g: g.name):
         earned = [g.scores.get(q, (0.0, questions[q]))[0] for q in names]
         total = sum(earned)
         percent = round(total / possible, 4) if possible else 0
-        out.writerow([g.name, *(_num(e) for e in earned), _num(total), percent, g.status])
+        out.writerow(safe_row([g.name, *(_num(e) for e in earned), _num(total), percent,
+                               g.status]))
     write_atomic(path, f.getvalue())  # a stopped run leaves the old CSV, never half of one
 
 

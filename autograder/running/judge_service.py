@@ -29,6 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .results import capped
 from .container_entry import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
 
 
@@ -60,7 +61,7 @@ def handle(conn: socket.socket) -> None:
             doc = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the host must always get a result line
             doc = _error(job, f"{type(exc).__name__}: {exc}")
-        line = RESULT_MARKER + json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n"
+        line = RESULT_MARKER + json.dumps(capped(doc), sort_keys=True, ensure_ascii=False) + "\n"
         try:
             conn.sendall(line.encode())
         except OSError:

@@ -4,9 +4,27 @@ per-submission lines elsewhere (logs, CI), and with ``--json`` one JSON summary 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
+
+
+# C0 and C1 control characters and DEL: an ANSI escape in a file name (``\x1b[2J``) would
+# otherwise clear or recolour the staff's terminal, a CR overwrite the line before it. By hand:
+# rich's own strip_control_codes removes only BEL, BS, VT, FF and CR, and lets ESC and C1 through
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, lines: bool = True) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``), never sent to the
+    terminal; with ``lines`` its line breaks stay line breaks (our own messages use them)."""
+    def shown(match: re.Match) -> str:
+        return repr(match.group())[1:-1]
+
+    if lines:
+        return "\n".join(_CONTROL.sub(shown, line) for line in str(text).split("\n"))
+    return _CONTROL.sub(shown, str(text))
 
 
 class Display:
@@ -21,7 +39,7 @@ class Display:
         self.stream, self.machine = stream, machine
 
     def say(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        print(printable(text), file=self.stream, flush=True)
 
     @contextmanager
     def group(self, assignment: str, total: int) -> Iterator[Callable[[str], None]]:
@@ -31,7 +49,7 @@ class Display:
         def advance(line: str) -> None:
             nonlocal done
             done += 1
-            self.say(f"  [{assignment} {done}/{total}] {line}")
+            self.say(f"  [{assignment} {done}/{total}] {printable(line, lines=False)}")
 
         yield advance
 
@@ -54,7 +72,7 @@ class RichDisplay(Display):
         self.console = Console(file=stream)
 
     def say(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+        self.console.print(printable(text), markup=False, highlight=False)
 
     @contextmanager
     def group(self, assignment: str, total: int) -> Iterator[Callable[[str], None]]:
@@ -67,19 +85,21 @@ class RichDisplay(Display):
             task = bar.add_task(assignment, total=total)
 
             def advance(line: str) -> None:
-                bar.console.print(f"  {line}", markup=False, highlight=False)
+                bar.console.print(f"  {printable(line, lines=False)}", markup=False,
+                                  highlight=False)
                 bar.advance(task)
 
             yield advance
 
     def finish(self, summary: dict) -> None:
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(title=f"seed {summary['seed']}, {summary['runner']} runner")
         for col in SUMMARY_COLUMNS:
             table.add_column(col, justify="left" if col == "assignment" else "right")
-        for row in summary_rows(summary):
-            table.add_row(*row)
+        for row in summary_rows(summary):  # table cells are rich markup: escaped
+            table.add_row(*(escape(printable(cell)) for cell in row))
         self.console.print(table)
 
 

@@ -34,12 +34,89 @@ def result_path(results: Path, name: str) -> Path:
     return path
 
 
+#: The most one submission's result document may take once written (UTF-8 JSON). Feedback
+#: files are rendered from it and stay about this size too. A real document is 10-50 KB.
+MAX_DOCUMENT_BYTES = 1 << 20
+#: Budgets inside it: one string (a message, a traceback), the cells kept from the notebook's
+#: report (serialized), the captured output, and entries of the list of problems.
+MAX_TEXT = 8000
+MAX_CELLS_BYTES = 256 * 1024
+MAX_OUTPUT = 64 * 1024
+MAX_PROBLEMS = 50
+#: The longest grading status a row of ``final_grades.csv`` carries.
+MAX_STATUS = 2000
+
+
 def write_document(results: Path, doc: dict) -> None:
     """Write one submission's result document (stable key order: identical runs, identical
-    bytes)."""
+    bytes), cut to ``MAX_DOCUMENT_BYTES`` (``capped``)."""
     # Atomic (temp file + rename): --resume trusts any document it finds.
-    write_atomic(result_path(results, doc["file"]),
-                 json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_atomic(result_path(results, doc["file"]), _dumps(capped(doc)))
+
+
+def _dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def capped(doc: dict) -> dict:
+    """``doc`` within the output budget, whatever the notebook did (5000 failing cells, a
+    megabyte per message); what was cut is said in ``doc["cut"]``, one sentence each.
+
+    Keeps, in order of worth: the points, every test's message (each cut to ``MAX_TEXT``
+    characters), then the notebook's cell report, the problems and the output.
+    """
+    cut: list[str] = list(doc.get("cut", [])) if isinstance(doc.get("cut"), list) else []
+    output = doc.get("output")
+    doc = _cap_strings({k: v for k, v in doc.items() if k != "output"}, MAX_TEXT)
+    if output is not None:
+        doc["output"] = _cap_strings(output, MAX_OUTPUT)
+        if isinstance(output, str) and len(output) > MAX_OUTPUT:
+            cut.append(f"... {len(output) - MAX_OUTPUT} more characters of output cut")
+    problems = doc.get("problems")
+    if isinstance(problems, list) and len(problems) > MAX_PROBLEMS:
+        cut.append(f"... {len(problems) - MAX_PROBLEMS} more problems cut")
+        doc["problems"] = problems[:MAX_PROBLEMS]
+    notebook = doc.get("notebook")
+    if isinstance(notebook, dict) and isinstance(notebook.get("cells"), list):
+        kept, used = [], 0
+        for cell in notebook["cells"]:
+            used += len(json.dumps(cell, ensure_ascii=False))
+            if used > MAX_CELLS_BYTES:
+                break
+            kept.append(cell)
+        rest = notebook["cells"][len(kept):]
+        if rest:
+            errors = sum(1 for c in rest if isinstance(c, dict) and (c.get("error")
+                                                                    or c.get("reason")))
+            cut.append(f"... {errors} more cell errors cut (the report keeps its first "
+                       f"{len(kept)} cells; {len(rest)} more are left out)")
+            doc["notebook"] = {**notebook, "cells": kept}
+    if cut:
+        doc["cut"] = cut
+    text = 1000  # still too big (a judge that wrote thousands of tests): shorter strings
+    while len(_dumps(doc).encode()) > MAX_DOCUMENT_BYTES and text >= 10:
+        doc = _cap_strings({k: v for k, v in doc.items() if k not in ("notebook", "output")},
+                           text)
+        doc["cut"] = cut + [f"the notebook's cell report and output were cut, and every "
+                            f"text to {text} characters, to stay under "
+                            f"{MAX_DOCUMENT_BYTES // 1024} KB"]
+        text //= 10
+    return doc
+
+
+def _cap_strings(value, limit: int):
+    """A copy of ``value`` with every string over ``limit`` characters cut to ``limit``,
+    saying so (so that capping twice, in the container and on the host, changes nothing)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        note = f" [... {len(value)} characters, cut]"
+        return value[: max(0, limit - len(note))] + note
+    if isinstance(value, dict):
+        return {k: _cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cap_strings(v, limit) for v in value]
+    return value
 
 
 def graded(doc: dict) -> Graded:
@@ -51,4 +128,6 @@ def graded(doc: dict) -> Graded:
         status = f"Completed with problems: {'; '.join(doc.get('problems', []))}"
     else:
         status = f"{doc['status']}: {doc.get('error', '')}"
+    if len(status) > MAX_STATUS:
+        status = status[:MAX_STATUS] + f" [... {len(status) - MAX_STATUS} more characters cut]"
     return Graded(doc["file"], scores, status)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+import nbformat
+import nbformat.reader
 
 from ..authoring.layout import ASSIGNMENTS
 
@@ -30,13 +36,34 @@ class Submission:
 
 def find(folder: Path, assignment: str | None = None) -> list[Submission]:
     """Every ``.ipynb`` under ``folder`` (or ``folder`` itself when it is one notebook), vetted;
-    problems become ``Submission.problem``."""
-    if folder.is_file():
+    problems become ``Submission.problem``.
+
+    Every entry named ``*.ipynb`` gets exactly one ``Submission``, whatever it is (a link, a
+    FIFO, a folder): nothing found is silently dropped. Links to folders are not followed and a
+    folder that cannot be listed becomes a row of its own.
+    """
+    if folder.is_file():  # staff named one notebook (``-p mine.ipynb``)
         return [vet(folder, folder.name, assignment)]
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such file or folder of submissions")
-    paths = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    return [vet(p, p.relative_to(folder).as_posix(), assignment) for p in paths]
+    found: list[Submission] = []
+
+    def unlistable(exc: OSError) -> None:
+        where = Path(exc.filename or folder)
+        name = where.relative_to(folder).as_posix() + "/" if where != folder else "./"
+        found.append(Submission(where, name, assignment, f"{name}: this folder could not be "
+                                f"listed ({exc.strerror or exc}); its notebooks were not graded"))
+
+    # os.walk, not Path.rglob: it never descends into a link to a folder (followlinks=False),
+    # so a link loop or a link to / cannot stall or flood the walk, and onerror reports an
+    # unreadable folder instead of raising
+    for top, dirs, files in os.walk(folder, onerror=unlistable, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints")
+        for entry in sorted(dirs + files):
+            if entry.endswith(".ipynb"):
+                path = Path(top) / entry
+                found.append(vet(path, path.relative_to(folder).as_posix(), assignment))
+    return sorted(found, key=lambda s: s.name)
 
 
 def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
@@ -49,15 +76,91 @@ def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
 
 
 def vet(path: Path, name: str, assignment: str | None) -> Submission:
-    """Check that ``path`` is a readable nbformat-4 notebook for a known assignment."""
+    """Check that ``path`` is a readable nbformat-4 notebook for a known assignment.
+
+    Never raises and never blocks: whatever ``path`` is or holds (a FIFO, a link to
+    ``/dev/zero``, JSON nested 100 000 deep), the answer is a ``Submission``, with the problem
+    in words when it cannot be graded.
+    """
+    try:
+        return _vet(path, name, assignment)
+    except RecursionError:
+        problem = "not a notebook: its JSON is nested too deeply to read"
+    except MemoryError:
+        problem = "too large to read into memory"
+    except Exception as exc:  # noqa: BLE001 - one strange file never stops the batch
+        problem = f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+    return Submission(path, name, assignment, f"{name}: {problem}")
+
+
+def read_notebook_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, at most ``MAX_BYTES + 1`` of them.
+
+    Raises:
+        NotRegularFile: ``path`` is a link, FIFO, device, socket or folder (never followed,
+            opened for long or read).
+        OSError: it cannot be opened or read.
+    """
+    kind = _kind(os.lstat(path).st_mode)
+    if kind:
+        raise NotRegularFile(kind)
+    # O_NOFOLLOW and O_NONBLOCK: a file swapped for a link or a FIFO after the lstat above is
+    # refused or opened without waiting for a writer; fstat of the open descriptor then says
+    # what was really opened (the race between lstat and open is closed here, not above).
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+                     | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile("a symbolic link") from None
+        raise
+    try:
+        kind = _kind(os.fstat(fd).st_mode)
+        if kind:
+            raise NotRegularFile(kind)
+        # at most the cap plus one byte, whatever stat said (a file can grow while we read)
+        chunks, left = [], MAX_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class NotRegularFile(Exception):
+    """A submission that is not a regular file; ``str()`` says what it is."""
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; ``None`` for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+                        (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     def bad(problem: str, found: str | None = None) -> Submission:
         return Submission(path, name, assignment or found, f"{name}: {problem}")
 
-    if path.stat().st_size > MAX_BYTES:
-        return bad(f"file is {path.stat().st_size // 2**20} MB; a notebook over "
+    try:
+        data = read_notebook_bytes(path)
+    except NotRegularFile as exc:
+        return bad(f"is {exc}, not a regular file; it was not opened or followed "
+                   "(submit the notebook file itself)")
+    except OSError as exc:
+        return bad(f"cannot be read ({exc.strerror or exc})")
+    if len(data) > MAX_BYTES:
+        return bad(f"file is over {MAX_BYTES // 2**20} MB; a notebook over "
                    f"{MAX_BYTES // 2**20} MB is refused (clear its outputs and resubmit)")
     try:
-        nb = json.loads(path.read_bytes().decode("utf-8"))
+        text = data.decode("utf-8")
+        nb = json.loads(text)
     except UnicodeDecodeError as exc:
         return bad(f"not UTF-8 text (byte {exc.start}); a notebook is a UTF-8 JSON file")
     except json.JSONDecodeError as exc:
@@ -65,13 +168,36 @@ def vet(path: Path, name: str, assignment: str | None) -> Submission:
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         return bad("not a notebook: no list of cells")
     if nb.get("nbformat") != 4:
-        return bad(f"nbformat {nb.get('nbformat')!r} is not supported; save it as nbformat 4")
-    meta = nb.get("metadata", {}).get("otter", {})
+        return bad(f"nbformat {repr(nb.get('nbformat'))[:20]} is not supported; "
+                   "save it as nbformat 4")
+    broken = next((i for i, c in enumerate(nb["cells"]) if not _cell_ok(c)), None)
+    if broken is not None:
+        return bad(f"not a notebook: cell {broken + 1} has no cell_type or no text source")
+    # what the judge reads it with (judge.code_cells: nbformat.reads) must not fail there;
+    # reader.reads is the part of it that raises (parse, version, conversion) without the
+    # schema validation that only logs (and takes seconds on a notebook of 5000 cells)
+    try:
+        nbformat.reader.reads(text)
+    except Exception as exc:  # noqa: BLE001 - nbformat's own errors, whatever their class
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return bad(f"not a notebook nbformat can read: {first[:200]}")
+    metadata = nb.get("metadata")
+    meta = metadata.get("otter", {}) if isinstance(metadata, dict) else {}
     found = meta.get("assignment_name") if isinstance(meta, dict) else None
+    found = found if isinstance(found, str) else None
     if assignment and found and found != assignment:
-        return bad(f"this notebook is for {found!r}, not {assignment!r}", found)
+        return bad(f"this notebook is for {found[:100]!r}, not {assignment!r}", found)
     chosen = assignment or found
     if chosen not in ASSIGNMENTS:
         return bad("cannot tell the assignment: no otter assignment_name in the notebook's "
-                   "metadata; pass -a ASSIGNMENT", found)
+                   "metadata; pass -a ASSIGNMENT", found if found in ASSIGNMENTS else None)
     return Submission(path, name, chosen)
+
+
+def _cell_ok(cell) -> bool:
+    """A cell the judge can read: a cell_type, and a source that is text or lines of text."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+        return False
+    source = cell.get("source", "")
+    return isinstance(source, str) or (isinstance(source, list)
+                                       and all(isinstance(s, str) for s in source))
