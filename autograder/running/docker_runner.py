@@ -7,11 +7,13 @@ unprivileged uid; the result document comes back as one JSON line on stdout, nev
 and is checked against the zip's own points before it is written.
 
 Containers run with no network, a read-only root, tmpfs for the writable paths, memory, process
-and CPU limits, ``no-new-privileges`` and every capability dropped except the three the judge
+and CPU limits, ``no-new-privileges`` and every capability dropped except the four the judge
 needs to hand the notebook to the student uid:
 
 - ``SETUID``, ``SETGID``: ``setgroups``/``setgid``/``setuid`` to uid 61000 before the worker
   runs (which also clears every capability in the worker);
+- ``SETPCAP``: the worker empties its capability bounding set before that (without it the
+  set keeps the container's capabilities, and the worker refuses to run student code);
 - ``KILL``: the judge (root) kills the worker, a process of another uid, on a timeout.
 """
 
@@ -38,7 +40,7 @@ from .submissions import Submission
 IMAGE_REPOSITORY = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader")
 IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
-CAPABILITIES = ["SETUID", "SETGID", "KILL"]
+CAPABILITIES = ["SETUID", "SETGID", "SETPCAP", "KILL"]
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
 
 
@@ -229,7 +231,7 @@ class DockerRunner:
 
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid")}
+                  if k not in ("confinement", "join_pid", "join_pidfd")}
         return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
@@ -326,7 +328,9 @@ class ForkRunner(DockerRunner):
     def _run_once(self, sub: Submission, uid: int) -> dict:
         container, pid = self._take()
         try:
-            return self.service.grade(self.job(sub, uid, join_pid=pid), self.wall_limit())
+            return self.service.grade(self.job(sub, uid, join_pid=pid,
+                                               join_container=container.id),
+                                      self.wall_limit())
         finally:
             container.remove(force=True)
 
@@ -336,7 +340,7 @@ SERVICE_SOCKET = "/run/autograder-judge/judge.sock"
 SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.judge_service",
            SERVICE_SOCKET]
 # what moving a process into another container takes (setns, /proc/PID/ns of another uid's
-# process, entering its root), plus the judge's own SETUID/SETGID/KILL
+# process, entering its root), plus the judge's own SETUID/SETGID/SETPCAP/KILL
 SERVICE_CAPABILITIES = ["SYS_ADMIN", "SYS_PTRACE", "SYS_CHROOT", *CAPABILITIES]
 
 
