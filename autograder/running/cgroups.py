@@ -1,0 +1,208 @@
+"""A CPU share of its own for each worker of the local sealed runner.
+
+Without one, a submission that starts 60 busy processes gets 60 of every 61 time slices
+beside a neighbour's one process: the kernel splits the CPU per process (or per session when
+``kernel.sched_autogroup_enabled`` is on, which is the only reason it did not happen on our
+machine). Here the judge makes one cgroup per worker before that worker reads its first
+request, with the same CPU weight as every other worker's and a quota of one core
+(``CPU_QUOTA``), moves the worker into it (its children follow) and reads the membership
+back; the group is removed when the worker has been killed.
+
+Both hierarchies: cgroup v1 (the ``cpu`` controller's own mount: ``cpu.shares``,
+``cpu.cfs_quota_us``) and cgroup v2 (the unified tree: ``cpu.weight``, ``cpu.max``; the
+grader's own cgroup must let it enable ``cpu`` for a subtree, e.g. a systemd unit with
+``Delegate=yes``). Where neither can be written (not root, a read-only or undelegated tree)
+``place`` says so once on stderr and grading goes on without (``docs/confinement.md``).
+
+Hand-written rather than a library: the interface is a handful of file writes, and the
+Python packages for it (``cgroupspy``, ``cgroup-utils``) cover v1 only.
+
+The Docker runners need none of this: each submission's container has its own CPU quota
+(``ContainerLimits.cpus``), and a ``docker-fork`` worker joins that container's cgroups
+(``confine.join_container`` checks it did).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ..worker.confine import cgroup_mounts
+
+CPU_PERIOD_US = 100_000
+CPU_QUOTA_US = 100_000  # one core a worker, as one job a core (``--jobs``) assumes
+V1_SHARES, V2_WEIGHT = 1024, 100  # the defaults, written anyway: every worker the same
+PREFIX = "autograder-"  # autograder-<grader pid>/<worker pid>
+
+
+class Unavailable(OSError):
+    """No CPU cgroups here (why, in words)."""
+
+
+class CpuGroups:
+    """This grading process's parent cgroup in the CPU hierarchy, and its workers' groups."""
+
+    def __init__(self, root: Path, version: int):
+        self.root, self.version = root, version  # root: the grader's own cgroup folder
+        self.parent = root / f"{PREFIX}{os.getpid()}"
+
+    @classmethod
+    def create(cls) -> "CpuGroups":
+        """Find the CPU hierarchy and make the parent group; ``Unavailable`` if impossible."""
+        mounts = cgroup_mounts()
+        with open("/proc/self/cgroup") as f:
+            mine = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
+        groups = None
+        for _, controllers, path in mine:
+            names = frozenset(filter(None, controllers.split(",")))
+            if "cpu" in names and names in mounts:
+                groups = cls(Path(mounts[names] + path), 1)
+        if groups is None:
+            path = next((p for _, c, p in mine if c == ""), None)
+            if frozenset() not in mounts or path is None:
+                raise Unavailable("no cpu controller is mounted (cgroup v1 or v2)")
+            groups = cls(Path(mounts[frozenset()] + path), 2)
+            available = (groups.root / "cgroup.controllers").read_text().split()
+            if "cpu" not in available:
+                raise Unavailable(f"the cpu controller is not available in {groups.root}")
+        groups.remove_orphans()
+        try:
+            groups.parent.mkdir(exist_ok=True)
+            if groups.version == 2:  # the grader's own group must not hold processes
+                _enable_cpu(groups.root)
+                _enable_cpu(groups.parent)
+        except OSError as exc:
+            _rmdir(groups.parent, tries=1)
+            raise Unavailable(f"cannot make a cgroup under {groups.root}: "
+                              f"{exc.strerror or exc}") from exc
+        return groups
+
+    def add(self, pid: int) -> Path:
+        """A group for the worker ``pid``, with its weight and quota, the worker moved into
+        it and the move read back from ``/proc/PID/cgroup``. ``OSError`` if any step fails
+        (the worker must then not be used)."""
+        group = self.parent / str(pid)
+        group.mkdir()
+        try:
+            if self.version == 1:
+                _write(group / "cpu.shares", V1_SHARES)
+                _write(group / "cpu.cfs_period_us", CPU_PERIOD_US)
+                _write(group / "cpu.cfs_quota_us", CPU_QUOTA_US)
+            else:
+                _write(group / "cpu.weight", V2_WEIGHT)
+                _write(group / "cpu.max", f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
+            _write(group / "cgroup.procs", pid)
+            if self.membership(pid) != group:
+                raise OSError(f"worker {pid} is in {self.membership(pid)}, not in {group}")
+        except BaseException:
+            try:  # back to the grader's own group, so that this one can go
+                _write(self.root / "cgroup.procs", pid)
+            except OSError:
+                pass
+            self.remove(group)
+            raise
+        return group
+
+    def membership(self, pid: int) -> Path | None:
+        """The folder of the group ``pid`` is in, in this hierarchy (None if it is gone)."""
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                lines = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
+        except FileNotFoundError:
+            return None
+        for _, controllers, path in lines:
+            names = set(filter(None, controllers.split(",")))
+            if ("cpu" in names) if self.version == 1 else controllers == "":
+                relative = Path(path).relative_to(self._root_path())
+                return self.root / relative
+        return None
+
+    def _root_path(self) -> str:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                names = set(filter(None, controllers.split(",")))
+                if ("cpu" in names) if self.version == 1 else controllers == "":
+                    return path
+        return "/"
+
+    def remove(self, group: Path) -> None:
+        """Remove a worker's group once its processes are gone (they were killed before)."""
+        _rmdir(group)
+
+    def close(self) -> None:
+        for group in self.parent.glob("*/"):
+            _rmdir(group, tries=1)
+        _rmdir(self.parent, tries=1)
+
+    def remove_orphans(self) -> None:
+        """Remove the parents left by graders of this host that were killed (empty by now:
+        their workers were killed with them, or by the next ``uids.lease``)."""
+        for folder in self.root.glob(f"{PREFIX}*/"):
+            owner = folder.name[len(PREFIX):]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                for group in folder.glob("*/"):
+                    _rmdir(group, tries=1)
+                _rmdir(folder, tries=1)
+
+
+def _write(path: Path, value) -> None:
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def _enable_cpu(folder: Path) -> None:
+    """cgroup v2: let ``folder``'s children have CPU weights and quotas."""
+    if "cpu" not in (folder / "cgroup.subtree_control").read_text().split():
+        _write(folder / "cgroup.subtree_control", "+cpu")
+
+
+def _rmdir(folder: Path, tries: int = 50) -> None:
+    """rmdir a cgroup; a group whose last process is still exiting is busy a moment."""
+    for attempt in range(tries):
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if attempt + 1 < tries:
+                time.sleep(0.02)
+
+
+_groups: CpuGroups | None = None
+_unavailable: str | None = None
+_lock = threading.Lock()
+
+
+def problem() -> str | None:
+    """Why this grader has no CPU groups (said once on stderr), or None: they are ready."""
+    global _groups, _unavailable
+    with _lock:
+        if _groups is None and _unavailable is None:
+            try:
+                _groups = CpuGroups.create()
+                atexit.register(_groups.close)
+            except Unavailable as exc:
+                _unavailable = str(exc)
+                print(f"note: no CPU share per worker ({exc}): a submission's processes "
+                      f"compete with its neighbours' as the kernel's scheduler alone decides "
+                      f"(see docs/confinement.md)", file=sys.stderr, flush=True)
+        return _unavailable
+
+
+def place(pid: int) -> Path | None:
+    """Give the worker ``pid`` a CPU group of its own; its folder, or None where this host
+    has no CPU cgroups for us (``problem``). ``OSError`` when the groups exist but this
+    worker could not be put in one."""
+    return None if problem() is not None else _groups.add(pid)
+
+
+def release(group: Path | None) -> None:
+    """Remove a worker's group (``place``'s answer) after the worker was killed."""
+    if group is not None and _groups is not None:
+        _groups.remove(group)
