@@ -5,8 +5,13 @@ beside a neighbour's one process: the kernel splits the CPU per process (or per 
 ``kernel.sched_autogroup_enabled`` is on, which is the only reason it did not happen on our
 machine). Here the judge makes one cgroup per worker before that worker reads its first
 request, with the same CPU weight as every other worker's and a quota of one core
-(``CPU_QUOTA``), moves the worker into it (its children follow) and reads the membership
+(``CPU_QUOTA_US``), moves the worker into it (its children follow) and reads the membership
 back; the group is removed when the worker has been killed.
+
+The groups sit side by side in the grader's own cgroup (``autograder-<grader pid>-<worker
+pid>``), not under one parent group of the grader: a parent would weigh as one process
+against everything else on the host, so two workers beside other load would share one
+process's slice between them.
 
 Both hierarchies: cgroup v1 (the ``cpu`` controller's own mount: ``cpu.shares``,
 ``cpu.cfs_quota_us``) and cgroup v2 (the unified tree: ``cpu.weight``, ``cpu.max``; the
@@ -36,7 +41,7 @@ from ..worker.confine import cgroup_mounts
 CPU_PERIOD_US = 100_000
 CPU_QUOTA_US = 100_000  # one core a worker, as one job a core (``--jobs``) assumes
 V1_SHARES, V2_WEIGHT = 1024, 100  # the defaults, written anyway: every worker the same
-PREFIX = "autograder-"  # autograder-<grader pid>/<worker pid>
+PREFIX = "autograder-"  # autograder-<grader pid>-<worker pid>
 
 
 class Unavailable(OSError):
@@ -44,15 +49,16 @@ class Unavailable(OSError):
 
 
 class CpuGroups:
-    """This grading process's parent cgroup in the CPU hierarchy, and its workers' groups."""
+    """Where this grading process makes its workers' groups in the CPU hierarchy."""
 
     def __init__(self, root: Path, version: int):
         self.root, self.version = root, version  # root: the grader's own cgroup folder
-        self.parent = root / f"{PREFIX}{os.getpid()}"
+        self.prefix = f"{PREFIX}{os.getpid()}-"
 
     @classmethod
     def create(cls) -> "CpuGroups":
-        """Find the CPU hierarchy and make the parent group; ``Unavailable`` if impossible."""
+        """Find the CPU hierarchy and check a group can be made there; ``Unavailable`` if
+        not."""
         mounts = cgroup_mounts()
         with open("/proc/self/cgroup") as f:
             mine = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
@@ -70,22 +76,23 @@ class CpuGroups:
             if "cpu" not in available:
                 raise Unavailable(f"the cpu controller is not available in {groups.root}")
         groups.remove_orphans()
+        probe = groups.root / f"{groups.prefix}probe"
         try:
-            groups.parent.mkdir(exist_ok=True)
             if groups.version == 2:  # the grader's own group must not hold processes
                 _enable_cpu(groups.root)
-                _enable_cpu(groups.parent)
+            probe.mkdir(exist_ok=True)
         except OSError as exc:
-            _rmdir(groups.parent, tries=1)
             raise Unavailable(f"cannot make a cgroup under {groups.root}: "
                               f"{exc.strerror or exc}") from exc
+        finally:
+            _rmdir(probe, tries=1)
         return groups
 
     def add(self, pid: int) -> Path:
         """A group for the worker ``pid``, with its weight and quota, the worker moved into
         it and the move read back from ``/proc/PID/cgroup``. ``OSError`` if any step fails
         (the worker must then not be used)."""
-        group = self.parent / str(pid)
+        group = self.root / f"{self.prefix}{pid}"
         group.mkdir()
         try:
             if self.version == 1:
@@ -134,19 +141,20 @@ class CpuGroups:
         """Remove a worker's group once its processes are gone (they were killed before)."""
         _rmdir(group)
 
+    def groups(self) -> list[Path]:
+        """This grader's workers' groups now."""
+        return sorted(self.root.glob(f"{self.prefix}*/"))
+
     def close(self) -> None:
-        for group in self.parent.glob("*/"):
+        for group in self.groups():
             _rmdir(group, tries=1)
-        _rmdir(self.parent, tries=1)
 
     def remove_orphans(self) -> None:
-        """Remove the parents left by graders of this host that were killed (empty by now:
+        """Remove the groups left by graders of this host that were killed (empty by now:
         their workers were killed with them, or by the next ``uids.lease``)."""
-        for folder in self.root.glob(f"{PREFIX}*/"):
-            owner = folder.name[len(PREFIX):]
+        for folder in self.root.glob(f"{PREFIX}*-*/"):
+            owner = folder.name[len(PREFIX):].split("-")[0]
             if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                for group in folder.glob("*/"):
-                    _rmdir(group, tries=1)
                 _rmdir(folder, tries=1)
 
 
