@@ -48,6 +48,7 @@ class WorkerClient:
             try:
                 self.cpu_group = cgroups.place(self.proc.pid)
             except OSError as exc:
+                self._confined()  # a worker that refused and exited already: its reason
                 self.close()
                 raise sandbox.SandboxError(f"could not give the worker its CPU share: "
                                            f"{exc}") from exc
