@@ -29,10 +29,11 @@ STUDENT_UIDS = range(61000, 62000)  # the host leases one (``uids.lease``) per c
 MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
 
 
-def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0) -> dict:
+def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
+              join_pidfd: int = -1) -> dict:
     """Grade the job's notebook; return the result document (never raises for the student's
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
-    (confinement ``"join"``, the judge service)."""
+    (confinement ``"join"``, the judge service), held by ``join_pidfd``."""
     from .judge import judge
     from .sandbox import Limits
     from .tests_zip import load_tests
@@ -47,7 +48,7 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     notebook.write_bytes(base64.b64decode(job["notebook"]))
     zip_path.write_bytes(base64.b64decode(job["zip"]))
     limits = Limits(**{**job.get("limits", {}), "confinement": confinement,
-                       "join_pid": join_pid})
+                       "join_pid": join_pid, "join_pidfd": join_pidfd})
     uid = int(job.get("uid", STUDENT_UIDS[0]))
     if uid not in STUDENT_UIDS:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")

@@ -7,11 +7,13 @@ unprivileged uid; the result document comes back as one JSON line on stdout, nev
 and is checked against the zip's own points before it is written.
 
 Containers run with no network, a read-only root, tmpfs for the writable paths, memory, process
-and CPU limits, ``no-new-privileges`` and every capability dropped except the three the judge
+and CPU limits, ``no-new-privileges`` and every capability dropped except the four the judge
 needs to hand the notebook to the student uid:
 
 - ``SETUID``, ``SETGID``: ``setgroups``/``setgid``/``setuid`` to uid 61000 before the worker
   runs (which also clears every capability in the worker);
+- ``SETPCAP``: the worker empties its capability bounding set before that (without it the
+  set keeps the container's capabilities, and the worker refuses to run student code);
 - ``KILL``: the judge (root) kills the worker, a process of another uid, on a timeout.
 """
 
@@ -42,7 +44,7 @@ IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
 # it for real grading: a GPU run must fail without a GPU, never fall back to the CPU.
 CUDA_ON_CPU_VARIABLE = "AUTOGRADER_TEST_CUDA_ON_CPU"
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
-CAPABILITIES = ["SETUID", "SETGID", "KILL"]
+CAPABILITIES = ["SETUID", "SETGID", "SETPCAP", "KILL"]
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
 
 
@@ -238,7 +240,7 @@ class DockerRunner:
 
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid")}
+                  if k not in ("confinement", "join_pid", "join_pidfd")}
         return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
@@ -335,7 +337,9 @@ class ForkRunner(DockerRunner):
     def _run_once(self, sub: Submission, uid: int) -> dict:
         container, pid = self._take()
         try:
-            return self.service.grade(self.job(sub, uid, join_pid=pid), self.wall_limit())
+            return self.service.grade(self.job(sub, uid, join_pid=pid,
+                                               join_container=container.id),
+                                      self.wall_limit())
         finally:
             container.remove(force=True)
 
@@ -345,7 +349,7 @@ SERVICE_SOCKET = "/run/autograder-judge/judge.sock"
 SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.judge_service",
            SERVICE_SOCKET]
 # what moving a process into another container takes (setns, /proc/PID/ns of another uid's
-# process, entering its root), plus the judge's own SETUID/SETGID/KILL
+# process, entering its root), plus the judge's own SETUID/SETGID/SETPCAP/KILL
 SERVICE_CAPABILITIES = ["SYS_ADMIN", "SYS_PTRACE", "SYS_CHROOT", *CAPABILITIES]
 # The judge container's memory limit (MiB), so that a judge bug costs the jobs it holds, never
 # the host: torch, otter, the checks and the zygote (a judge's peak is ~310 MB), then per job

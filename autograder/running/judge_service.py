@@ -7,9 +7,11 @@ needs to move a process into another container (``SYS_ADMIN``, ``SYS_PTRACE``,
 torch once and forks the worker zygote before it listens (so the zygote holds no secret),
 then serves jobs on a Unix socket in a folder only the host can reach: one connection a job,
 the same JSON job as ``container_entry`` plus ``join_pid``, the host pid of the ``sleep`` in
-the container the host made for that submission. Every worker of the job is forked from the
-zygote, joins that container's cgroups and namespaces and drops to the job's unprivileged
-uid before it reads a request (``autograder.worker.confine.join_container``). The result
+the container the host made for that submission, and ``join_container``, that container's id
+(the judge holds that process by a pidfd for the whole job: ``check_target``). Every worker
+of the job is forked from the zygote, joins that container's cgroups and namespaces through
+the pidfd and drops to the job's unprivileged uid before it reads a request
+(``autograder.worker.confine.join_container``). The result
 goes back on the same connection as one line after ``RESULT_MARKER``.
 
 The first connection is the host's lifeline: when it closes (the host finished, or died),
@@ -23,6 +25,7 @@ from __future__ import annotations
 import binascii
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -33,15 +36,34 @@ from .results import capped
 from .container_entry import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
 
 
-def check_target(pid: int) -> None:
+def check_target(pid: int, container: str = "") -> int:
     """Refuse a ``join_pid`` that is not another container's process: never this judge's own
     mount namespace (where the hidden tests are), nor the host's pid namespace (which this
-    judge shares: a process there is no container's)."""
+    judge shares: a process there is no container's), nor a process outside the cgroups of
+    ``container`` (the id the host says it made for the job: a pid the host read before that
+    container stopped may name another process since). Returns a pidfd on it, which the
+    workers of the job join through (``confine.join_container``): checked once here, it
+    names that process or none for the whole job, whatever the number comes to mean."""
     if pid <= 1 or not os.path.isdir(f"/proc/{pid}"):
         raise ValueError(f"join_pid {pid} is not a running process")
-    for ns in ("mnt", "pid"):
-        if os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"):
-            raise ValueError(f"join_pid {pid} is in the judge's own {ns} namespace")
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        raise ValueError(f"join_pid {pid} is not a running process") from None
+    try:
+        for ns in ("mnt", "pid"):
+            if os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}"):
+                raise ValueError(f"join_pid {pid} is in the judge's own {ns} namespace")
+        with open(f"/proc/{pid}/cgroup") as f:
+            paths = [line.rstrip("\n").split(":", 2)[-1] for line in f if line.strip()]
+        if len(container) < 12 or not all(container in path for path in paths):
+            raise ValueError(f"join_pid {pid} is not in the cgroups of container "
+                             f"{container[:12] or '(none named)'}")
+        signal.pidfd_send_signal(pidfd, 0)  # what was read above was that process's
+    except BaseException:
+        os.close(pidfd)
+        raise
+    return pidfd
 
 
 def handle(conn: socket.socket) -> None:
@@ -54,9 +76,13 @@ def handle(conn: socket.socket) -> None:
                 job = {}
                 raise ValueError("a job is a JSON object")
             pid = int(job["join_pid"])
-            check_target(pid)
-            with tempfile.TemporaryDirectory(prefix="judge-") as work:
-                doc = grade_job(job, Path(work), confinement="join", join_pid=pid)
+            pidfd = check_target(pid, str(job.get("join_container", "")))
+            try:
+                with tempfile.TemporaryDirectory(prefix="judge-") as work:
+                    doc = grade_job(job, Path(work), confinement="join", join_pid=pid,
+                                    join_pidfd=pidfd)
+            finally:
+                os.close(pidfd)
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
             doc = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the host must always get a result line

@@ -20,7 +20,11 @@ Two confinement modes (``Limits.confinement``):
   a judge container that shares the host's pid namespace; each submission gets a fresh
   container of the same image (no network, read-only root, its own tmpfs, memory, process and
   CPU limits) that runs nothing but ``sleep``; each worker forked for it joins that
-  container's cgroups and namespaces (``Limits.join_pid``), then drops to the unprivileged uid.
+  container's cgroups and namespaces (``Limits.join_pid``, held by ``Limits.join_pidfd``),
+  then drops to the unprivileged uid.
+
+Each worker reads back every step before it runs student code (``confine.verify``), and the
+local sealed runner also gives each worker a CPU share of its own (``cgroups``).
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ class Limits:
     submission_timeout: float = 300.0
     confinement: str = "namespaces"  # or "container", "join": see the module docstring
     join_pid: int = 0  # "join": the host pid of the submission's container (its sleep)
+    join_pidfd: int = -1  # "join": the judge's pidfd of that process, held for the whole job
 
 
 def gpu_devices() -> list[str]:

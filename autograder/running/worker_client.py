@@ -14,7 +14,7 @@ import threading
 import time
 
 from ..checks.calling import WorkerLost
-from . import sandbox, zygote
+from . import cgroups, sandbox, zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
@@ -41,6 +41,7 @@ class WorkerClient:
         self.limits, self.uid = limits, uid
         self.deadline = deadline if deadline is not None else float("inf")
         self.proc = zygote.shared(limits.confinement).spawn(uid, limits)
+        self.cpu_group = None
         self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
         self.replies = self.proc.replies
         self.output = bytearray()
@@ -50,6 +51,14 @@ class WorkerClient:
         self._buffer = bytearray()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
+        if limits.confinement == "namespaces":  # the containers of the others have their own
+            try:
+                self.cpu_group = cgroups.place(self.proc.pid)
+            except OSError as exc:
+                self._confined()  # a worker that refused and exited already: its reason
+                self.close()
+                raise sandbox.SandboxError(f"could not give the worker its CPU share: "
+                                           f"{exc}") from exc
         self._confined()
 
     def _confined(self) -> None:
@@ -180,6 +189,7 @@ class WorkerClient:
         except OSError:
             pass
         self.kill()
+        cgroups.release(self.cpu_group)
         os.close(self.replies)
         self._drain.join(timeout=2)
         if not self._drain.is_alive():

@@ -235,7 +235,13 @@ class Zygote:
     # -- spawning -------------------------------------------------------------------------
     def spawn(self, uid: int, limits: Limits) -> Worker:
         """Fork a worker for ``uid``; it confines itself before it reads a request."""
-        fields = {k: v for k, v in dataclasses.asdict(limits).items() if k != "confinement"}
+        fields = {k: v for k, v in dataclasses.asdict(limits).items()
+                  if k not in ("confinement", "join_pidfd")}
+        held = []  # "join": the container, by the pidfd the judge holds for the whole job
+        if self.confinement == "join":
+            if limits.join_pidfd < 0:
+                raise SandboxError("no handle on the submission's container (join_pidfd)")
+            held = [limits.join_pidfd]
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -245,7 +251,7 @@ class Zygote:
                     raise SandboxError("the worker zygote exited")
                 try:
                     socket.send_fds(self.sock, [json.dumps({"uid": uid, "limits": fields})
-                                                .encode()], [req_r, rep_w, out_w])
+                                                .encode()], [req_r, rep_w, out_w, *held])
                 except OSError as exc:
                     raise SandboxError(f"the worker zygote is gone: {exc}") from exc
                 try:

@@ -1,7 +1,12 @@
 """The last steps before student code runs, taken by each worker as root right after it is
 forked (``zygote``): its own namespaces and scratch space where the kernel allows them (or, for
 ``join``, the namespaces and cgroups of a fresh container made for its submission), then
-resource limits and an unprivileged uid with ``no_new_privs``.
+resource limits, an empty capability bounding set, an unprivileged uid with ``no_new_privs``
+and the seccomp filter.
+
+Every step is read back from the kernel before student code may run (``verify``, the
+namespace and cgroup checks of ``private_namespaces`` and ``join_container``): a step that did
+not take raises ``ConfinementError``, and the judge grades nothing with that worker.
 
 Standard library only; it runs in the jail, beside the worker's code.
 """
@@ -9,8 +14,10 @@ Standard library only; it runs in the jail, beside the worker's code.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import resource
+import signal
 import stat
 import sys
 
@@ -23,6 +30,12 @@ MS_MOVE, MNT_DETACH, PR_SET_NO_NEW_PRIVS = 8192, 2, 38
 PR_CAPBSET_DROP = 24
 # joined in this order; mnt last (it changes what /proc and /sys/fs/cgroup are)
 JOINED_NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")
+PRIVATE_NAMESPACES = ("mnt", "net", "ipc", "uts")  # what ``private_namespaces`` unshares
+CAPABILITY_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")  # /proc/PID/status
+
+
+class ConfinementError(OSError):
+    """A confinement step did not take (read back from the kernel): no student code may run."""
 
 
 class Libc:
@@ -58,10 +71,16 @@ class Libc:
         self.check(self.lib.setns(fd, 0), f"setns {what}")
 
     def drop_bounding_set(self) -> None:
-        """Empty the capability bounding set (no exec can ever regain a capability)."""
-        cap = 0
-        while self.lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
-            cap += 1
+        """Empty the capability bounding set (no exec can ever regain a capability). Needs
+        CAP_SETPCAP; every refusal but the kernel's ``EINVAL`` past its last capability
+        raises (it used to end the loop silently, leaving the set full)."""
+        for cap in range(64):
+            if self.lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                err = ctypes.get_errno()
+                if err == errno.EINVAL and cap > 0:
+                    return
+                raise OSError(err, f"dropping capability {cap} from the bounding set: "
+                                   f"{os.strerror(err)}")
 
 
 def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
@@ -71,7 +90,12 @@ def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
     ``/student`` (its working directory, owned by ``uid``). Read-only binds that live under
     ``/tmp`` (a venv there: the worker imports lazily from it) are moved onto the new
     ``/tmp``, not hidden by it."""
+    before = namespace_inodes(PRIVATE_NAMESPACES)
     libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+    after = namespace_inodes(PRIVATE_NAMESPACES)
+    shared = [ns for ns in PRIVATE_NAMESPACES if after[ns] == before[ns]]
+    if shared:
+        raise ConfinementError(f"still in the zygote's {', '.join(shared)} namespace(s)")
     libc.mount(None, "/", None, MS_REC | MS_PRIVATE)
     flags = MS_NOSUID | MS_NODEV
     libc.mount("tmpfs", "/student", "tmpfs", flags, f"size={tmp_bytes},mode=1777")
@@ -88,17 +112,25 @@ def private_namespaces(libc: Libc, uid: int, tmp_bytes: int) -> None:
     os.chown("/student", uid, uid)
 
 
-def join_container(libc: Libc, pid: int) -> None:
-    """Move this process into the container whose first process is ``pid`` (a host pid): its
-    cgroups (memory, pids, CPU, devices), then its namespaces, ``mnt`` last, which also makes
-    the container's root this process's root. Only children forked afterwards are in its pid
-    namespace: the caller forks once more before student code runs. Needs CAP_SYS_ADMIN,
+def join_container(libc: Libc, pid: int, pidfd: int) -> dict[str, int]:
+    """Move this process into the container whose first process is ``pid`` (a host pid),
+    held by ``pidfd`` (opened by the judge once for the whole job): its cgroups (memory,
+    pids, CPU, devices), then its namespaces, ``mnt`` last, which also makes the container's
+    root this process's root. Only children forked afterwards are in its pid namespace: the
+    caller forks once more, then checks with ``verify_joined`` (given the descriptors
+    returned here, which it closes) before student code runs. Needs CAP_SYS_ADMIN,
     CAP_SYS_PTRACE and CAP_SYS_CHROOT, the host's pid namespace and a writable cgroup tree
-    (the judge container of ``docker_runner.JudgeService``)."""
+    (the judge container of ``docker_runner.JudgeService``).
+
+    ``pid`` is only a number: if the container stopped and the number was reused, the files
+    under ``/proc/PID`` are another process's. They are opened first, then ``pidfd`` must
+    still name a live process with that number, so what was opened is the container's (a
+    worker respawned after its container is gone fails; it never joins a stranger)."""
     fds = {ns: os.open(f"/proc/{pid}/ns/{ns}", os.O_RDONLY) for ns in JOINED_NAMESPACES}
     try:
         with open(f"/proc/{pid}/cgroup") as f:
             memberships = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
+        check_pidfd(pidfd, pid)
         mounts = cgroup_mounts()
         for _, controllers, path in memberships:
             mount = mounts.get(frozenset(filter(None, controllers.split(","))))
@@ -106,11 +138,45 @@ def join_container(libc: Libc, pid: int) -> None:
                 raise OSError(f"no cgroup mount for {controllers or 'cgroup2'!r}")
             with open(f"{mount}{path}/cgroup.procs", "w") as procs:
                 procs.write(str(os.getpid()))
+        with open("/proc/self/cgroup") as f:
+            mine = [line.rstrip("\n").split(":", 2) for line in f if line.strip()]
+        if sorted(mine) != sorted(memberships):
+            raise ConfinementError("this process is not in its container's cgroups")
         for ns in JOINED_NAMESPACES:
             libc.setns(fds[ns], ns)
-    finally:
+    except BaseException:
         for fd in fds.values():
             os.close(fd)
+        raise
+    return fds
+
+
+def check_pidfd(pidfd: int, pid: int) -> None:
+    """``pidfd`` names the live process ``pid`` (its ``fdinfo`` says which pid it holds;
+    signal 0 fails once that process has ended, even if the number was reused since)."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}") as f:
+            held = [line.split()[1] for line in f if line.startswith("Pid:")]
+        signal.pidfd_send_signal(pidfd, 0)
+    except (OSError, ValueError) as exc:
+        raise ConfinementError(f"the submission's container (pid {pid}) is gone: {exc}") from exc
+    if held != [str(pid)]:
+        raise ConfinementError(f"the handle on the submission's container names pid "
+                               f"{held[0] if held else '?'} (ended), not {pid}")
+
+
+def verify_joined(fds: dict[str, int]) -> None:
+    """In the child forked after ``join_container``: every namespace of this process is the
+    container's (the inodes of ``/proc/self/ns/*`` are those of the descriptors held)."""
+    mine = namespace_inodes(JOINED_NAMESPACES)
+    apart = [ns for ns in JOINED_NAMESPACES if mine[ns] != os.fstat(fds[ns]).st_ino]
+    if apart:
+        raise ConfinementError(f"not in the container's {', '.join(apart)} namespace(s)")
+
+
+def namespace_inodes(names) -> dict[str, int]:
+    """This process's namespaces, by inode (two processes share one iff the inodes match)."""
+    return {ns: os.stat(f"/proc/self/ns/{ns}").st_ino for ns in names}
 
 
 def cgroup_mounts() -> dict[frozenset, str]:
@@ -233,19 +299,58 @@ def set_limits(limits: dict) -> None:
 
 
 def drop_privileges(libc: Libc, uid: int, limits: dict) -> None:
-    """rlimits, then the unprivileged uid (which also clears every capability), then
-    ``no_new_privs`` so no setuid binary can give them back, then the seccomp filter."""
+    """rlimits, then an empty capability bounding set (needs CAP_SETPCAP, so before the uid
+    changes), then the unprivileged uid (which also clears every capability), then
+    ``no_new_privs`` so no setuid binary can give them back, then the seccomp filter; then
+    all of it read back (``verify``)."""
     if not 61000 <= uid < 63000:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
     workdir = "/student" if os.path.isdir("/student") else _scratch(uid)
     set_limits(limits)
+    libc.drop_bounding_set()
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
     libc.no_new_privs()
     os.chdir(workdir)
     os.environ["HOME"] = workdir
-    seccomp.install()
+    filtered = seccomp.install()
+    verify(uid, limits, filtered)
+
+
+def process_status() -> dict[str, str]:
+    """``/proc/self/status`` as a dict of its fields (values stripped)."""
+    with open("/proc/self/status") as f:
+        return {key: value.strip() for key, _, value in
+                (line.partition(":") for line in f.read().splitlines())}
+
+
+def verify(uid: int, limits: dict, filtered: bool = True) -> None:
+    """Read back from the kernel what ``drop_privileges`` set, as student code will find it:
+    no capability in any set (the bounding set included), ``no_new_privs``, the seccomp
+    filter (``filtered``: on a machine with a table), ``uid`` as every uid and gid and no
+    supplementary group, every rlimit of ``set_limits``. ``ConfinementError`` naming every
+    step that did not take."""
+    status = process_status()
+    problems = [f"{name} is {status.get(name)}" for name in CAPABILITY_SETS
+                if status.get(name) is None or int(status[name], 16) != 0]
+    if status.get("NoNewPrivs") != "1":
+        problems.append(f"NoNewPrivs is {status.get('NoNewPrivs')}")
+    if filtered and status.get("Seccomp") != "2":
+        problems.append(f"Seccomp is {status.get('Seccomp')} (no filter)")
+    for name in ("Uid", "Gid"):
+        if status.get(name, "").split() != [str(uid)] * 4:
+            problems.append(f"{name} is {' '.join(status.get(name, '?').split())}, not {uid}")
+    if status.get("Groups", ""):
+        problems.append(f"supplementary groups {status['Groups']}")
+    for kind, key in ((resource.RLIMIT_AS, "memory_bytes"), (resource.RLIMIT_CPU, "cpu_seconds"),
+                      (resource.RLIMIT_NPROC, "processes"), (resource.RLIMIT_FSIZE, "file_bytes"),
+                      (resource.RLIMIT_NOFILE, "open_files"), (resource.RLIMIT_CORE, None)):
+        want = 0 if key is None else int(limits[key])
+        if resource.getrlimit(kind) != (want, want):
+            problems.append(f"rlimit {key or 'core'} is {resource.getrlimit(kind)}")
+    if problems:
+        raise ConfinementError("confinement did not take: " + "; ".join(problems))
 
 
 def _scratch(uid: int) -> str:

@@ -12,8 +12,8 @@ Protocol on the control socket (``SOCK_SEQPACKET``, one JSON object a message):
 
 - zygote -> judge, once: ``{"ready": pid}`` after the imports;
 - judge -> zygote: ``{"uid": U, "limits": {...}}`` with three descriptors attached (the
-  worker's request reader, reply writer, output writer); answered ``{"spawned": pid}`` or
-  ``{"error": text}``;
+  worker's request reader, reply writer, output writer), and for ``join`` a fourth: a pidfd
+  of the container to join; answered ``{"spawned": pid}`` or ``{"error": text}``;
 - zygote -> judge: ``{"exit": pid, "code": c}`` when a worker ends (``-signal`` when killed).
 
 The worker itself first writes ``{"confined": true}`` (or ``{"confined": false, "error": ...}``)
@@ -32,10 +32,10 @@ import socket
 import sys
 
 from .confine import (Libc, drop_privileges, join_container, private_namespaces,
-                      reach_imports)
+                      reach_imports, verify_joined)
 
 MAX_MESSAGE = 1 << 16
-REQUESTS_FD, REPLIES_FD = 3, 4
+REQUESTS_FD, REPLIES_FD, PIDFD_FD = 3, 4, 5
 
 
 def warm_up(optimizers: bool = True) -> None:
@@ -81,13 +81,15 @@ def serve_zygote(ctl_fd: int, confinement: str, warm: bool = True) -> None:
                 pass
             _reap(ctl)
         if ctl in readable:
-            data, fds, _, _ = socket.recv_fds(ctl, MAX_MESSAGE, 3)
+            data, fds, _, _ = socket.recv_fds(ctl, MAX_MESSAGE, 4)
             if not data:
                 return  # the judge is gone: running workers stay its to stop
             try:
                 request = json.loads(data)
-                if len(fds) != 3:
-                    raise ValueError(f"a spawn request needs 3 descriptors, got {len(fds)}")
+                wanted = 4 if confinement == "join" else 3
+                if len(fds) != wanted:
+                    raise ValueError(f"a spawn request needs {wanted} descriptors, "
+                                     f"got {len(fds)}")
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - the worker, covered by the sealed tests
                     ctl.close()
@@ -119,8 +121,7 @@ def _stand_in() -> None:
     child = os.fork()
     if child == 0:
         return
-    for fd in range(0, REPLIES_FD + 1):
-        os.close(fd)
+    os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # its pipes, the container's handles
     _, status = os.waitpid(child, 0)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
@@ -143,7 +144,9 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
         os.dup2(high[2], 2)
         os.dup2(high[0], REQUESTS_FD)
         os.dup2(high[1], REPLIES_FD)
-        os.closerange(REPLIES_FD + 1, os.sysconf("SC_OPEN_MAX"))
+        if len(high) > 3:
+            os.dup2(high[3], PIDFD_FD)
+        os.closerange(REPLIES_FD + len(high) - 2, os.sysconf("SC_OPEN_MAX"))
     except BaseException:  # noqa: BLE001 - nowhere to report: the judge sees the exit
         os._exit(status)
     try:
@@ -151,9 +154,13 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
         if confinement == "namespaces":
             private_namespaces(libc, uid, int(limits["tmp_bytes"]))
         elif confinement == "join":
-            join_container(libc, int(limits["join_pid"]))
-            libc.drop_bounding_set()
+            held = join_container(libc, int(limits["join_pid"]), PIDFD_FD)
             _stand_in()  # returns in the child, now inside the container's pid namespace
+            try:
+                verify_joined(held)
+            finally:
+                for fd in (*held.values(), PIDFD_FD):
+                    os.close(fd)
         elif confinement == "container":
             reach_imports()  # a checkout under a private (0700) folder
         drop_privileges(libc, uid, limits)
