@@ -217,6 +217,47 @@ def test_check_my_op(fn, name):
     assert my_op is None, "the student's my_op was not restored"
 
 
+MyOp = None  # the checks swap the grader's Function in here
+
+
+def names_the_op(x):
+    """Cheats: tells the ops apart by a name instead of checking the gradient."""
+    return "broken" not in MyOp.__name__.lower() and MyOp.__name__ != "BrokenFunction"
+
+
+def by_base_class(x):
+    """Cheats: the broken op as a subclass of the correct one."""
+    return MyOp.__mro__[1] is torch.autograd.Function
+
+
+def alternating():
+    """Cheats: True, False, True, ... (the order the ops used to come in)."""
+    calls = []
+
+    def check_my_op(x):
+        calls.append(x)
+        return len(calls) % 2 == 1
+
+    return check_my_op
+
+
+@pytest.mark.parametrize("cheat", [names_the_op, by_base_class])
+def test_check_my_op_cannot_be_answered_by_looking_at_the_op(cheat):
+    """The correct and the broken op look alike: same name, same base class."""
+    result = selfcheck.check_check_my_op(cheat, np.random.default_rng(3))
+    assert not result.passed, result.message
+    assert MyOp is None
+
+
+def test_check_my_op_cannot_be_answered_by_the_call_order():
+    """Which op comes first is drawn per grading seed: an alternating answer fails for most
+    seeds (it passes only when the draw puts the correct op first for both dtypes)."""
+    passed = [selfcheck.check_check_my_op(alternating(), np.random.default_rng(seed)).passed
+              for seed in range(8)]
+    assert passed.count(True) <= 4, passed
+    assert not all(passed)
+
+
 @pytest.mark.parametrize("answer, name", [
     (lambda c, m: torch.device("cuda" if c else "mps" if m else "cpu"), None),
     (lambda c, m: "cuda" if c else "mps" if m else "cpu", "device-as-string"),

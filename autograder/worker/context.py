@@ -27,36 +27,42 @@ def _lesson_op(x: torch.Tensor) -> torch.Tensor:
 
 def _functions(observed: dict) -> dict[str, Any]:
     """Fresh stand-ins for one call; each forward records its input's dtype in
-    ``observed["dtypes"]`` so that a check can tell which precision the caller used."""
+    ``observed["dtypes"]`` so that a check can tell which precision the caller used.
+
+    The correct and the broken op look alike from the student's side: both are classes named
+    ``MyOp`` deriving straight from ``torch.autograd.Function`` (neither subclasses the other),
+    with ``apply`` functions named alike, so that a ``check_my_op`` can only tell them apart by
+    checking the gradient, not by a name or a base class."""
     seen = observed.setdefault("dtypes", [])
 
-    class LessonFunction(torch.autograd.Function):
-        """A correct custom Function: the lesson's op, its backward by autograd."""
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        seen.append(str(x.dtype).replace("torch.", ""))
+        ctx.save_for_backward(x)
+        return _lesson_op(x)
 
-        @staticmethod
-        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-            seen.append(str(x.dtype).replace("torch.", ""))
-            ctx.save_for_backward(x)
-            return _lesson_op(x)
-
-        @staticmethod
+    def op(quotient_term: bool) -> type:
+        # one backward for both ops, the difference in its closure: no name, docstring or
+        # code object tells them apart (code in the same process can still dig it out of the
+        # closure; docs/security.md says so)
         def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
             (x,) = ctx.saved_tensors
+            if not quotient_term:  # the broken op: the quotient rule's second term missing
+                return grad_output * 3 * x ** 2 / (1 + x.abs().sum())
             with torch.enable_grad():
                 leaf = x.detach().requires_grad_()
                 (grad,) = torch.autograd.grad(_lesson_op(leaf), leaf)
             return grad_output * grad
 
-    class BrokenFunction(LessonFunction):
-        """The lesson's op with the quotient rule's second term missing from backward."""
+        class MyOp(torch.autograd.Function):
+            pass
 
-        @staticmethod
-        def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
-            (x,) = ctx.saved_tensors
-            return grad_output * 3 * x ** 2 / (1 + x.abs().sum())
+        MyOp.forward, MyOp.backward = staticmethod(forward), staticmethod(backward)
+        MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
+        return MyOp
 
-    return {"lesson_function": LessonFunction, "lesson_function_apply": LessonFunction.apply,
-            "broken_function": BrokenFunction, "broken_function_apply": BrokenFunction.apply}
+    lesson, broken = op(True), op(False)
+    return {"lesson_function": lesson, "lesson_function_apply": lesson.apply,
+            "broken_function": broken, "broken_function_apply": broken.apply}
 
 
 SUBSTITUTE_NAMES = ("lesson_function", "lesson_function_apply", "broken_function",

@@ -82,13 +82,19 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
     """``check_my_op`` on fresh inputs (float32 or float64, no grad): True for the grader's
     correct op, False for its broken one."""
     seed = seed_of(rng)
+    # which op goes first is drawn apart from the inputs (they stay those of earlier runs with
+    # the same seed): a check_my_op that alternates True and False cannot count on the order
+    order = np.random.default_rng(None if seed is None else [seed, 1])
     verdict = PASS
     for dtype in (torch.float32, torch.float64):
         x = draw_x(rng, dtype)
-        got, failure, seen = run_with_op(check_my_op, x, broken=False)
+        runs = {}
+        for broken in sorted((False, True), key=lambda _: order.random()):
+            runs[broken] = run_with_op(check_my_op, x, broken=broken)
+        got, failure, seen = runs[False]
         verdict = failure or judge_correct_op(got, seen, x)
         if verdict.ok:
-            got, failure, _ = run_with_op(check_my_op, x, broken=True)
+            got, failure, _ = runs[True]
             verdict = judge_broken_op(got, failure, x)
         if not verdict.ok:
             break
