@@ -10,7 +10,8 @@ What it proves, on CUDA:
   ``test_pick_device_here`` passes only if the worker itself sees CUDA;
 - every wrong q4_device variant loses points on q4_device only, with the feedback sentence
   pinned in its header (the device-change checks move models CPU -> CUDA here, not to the
-  simulated ``meta`` device); every correct variant keeps them.
+  simulated ``meta`` device); every correct variant keeps them, and so does an ``advised`` one
+  (a mistake the judge only hears of), with its sentence as advice.
 
 ``--allow-cpu`` runs the same on a machine without CUDA (the checks then simulate the device
 change with ``meta``): that is how the script itself is tested where no GPU is lent.
@@ -58,10 +59,12 @@ def verdict(doc: dict, kind: str, feedback: str) -> list[str]:
         problems.append(f"status {doc.get('status')}: {doc.get('error') or doc.get('problems')}")
     for q, v in questions.items():
         full = v["points"] == v["possible"]
-        if kind in ("solution", "correct") or q != QUESTION:
+        if kind in ("solution", "correct", "advised") or q != QUESTION:
             if not full:
                 failed = [t["message"][:300] for t in v["tests"] if not t["passed"]]
                 problems.append(f"{q}: {v['points']}/{v['possible']}: {failed}")
+            elif kind == "advised" and not any(feedback in t["message"] for t in v["tests"]):
+                problems.append(f"{q}: no test advises {feedback!r}")  # full marks, advice
         elif full:
             problems.append(f"{q}: full marks for a wrong variant")
         elif feedback and not any(feedback in t["message"] for t in v["tests"]):

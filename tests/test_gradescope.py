@@ -15,7 +15,9 @@ import html
 import importlib.util
 import io
 import json
+import os
 import tarfile
+import uuid
 import zipfile
 from pathlib import Path
 
@@ -147,6 +149,8 @@ def _submission_tar(notebook: Path) -> bytes:
 def plain_base_image(gradescope, tmp_path_factory):
     """bookworm-slim after the zip's setup.sh ran in it (committed as an image; removed at the
     end), with the indexes standing in for PyPI and PyTorch's index."""
+    import docker
+
     from autograder.running.docker_runner import IMAGE_REPOSITORY, engine
 
     client = engine(timeout=1800)  # committing the ~1.3 GB layer takes minutes on a busy host
@@ -164,7 +168,9 @@ def plain_base_image(gradescope, tmp_path_factory):
         "debian:bookworm-slim", ["bash", "-c", "cd /autograder/source && bash ./setup.sh"],
         volumes=mounts, environment={"PIP_INDEX_URL": "file:///indexes/pypi",
                                      "TORCH_INDEX_URL": "file:///indexes/torch"})
-    tag = f"{IMAGE_REPOSITORY}-gradescope-plain-base:test"
+    # a tag of this fixture's own: were it set up again (xdist may tear module fixtures down
+    # between two tests of a group), one teardown must not remove the image another one uses
+    tag = f"{IMAGE_REPOSITORY}-gradescope-plain-base:test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         container.put_archive("/", _source_tar(gradescope))
         container.start()
@@ -175,7 +181,10 @@ def plain_base_image(gradescope, tmp_path_factory):
     finally:
         container.remove(force=True)
     yield tag, log
-    client.images.remove(tag, force=True)
+    try:
+        client.images.remove(tag, force=True)
+    except docker.errors.ImageNotFound:
+        pass
 
 
 def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tuple[int, dict, str]:

@@ -41,7 +41,9 @@ MAX_DOCUMENT_BYTES = 1 << 20
 #: report (serialized), the captured output, and entries of the list of problems.
 MAX_TEXT = 8000
 MAX_CELLS_BYTES = 256 * 1024
-MAX_OUTPUT = 64 * 1024
+# above the 64 KiB a worker captures (``Limits.output_bytes``) plus the note it appends on how
+# much it dropped, so that note survives
+MAX_OUTPUT = 72 * 1024
 MAX_PROBLEMS = 50
 #: The longest grading status a row of ``final_grades.csv`` carries.
 MAX_STATUS = 2000
