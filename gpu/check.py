@@ -63,7 +63,8 @@ def verdict(doc: dict, kind: str, feedback: str) -> list[str]:
             if not full:
                 failed = [t["message"][:300] for t in v["tests"] if not t["passed"]]
                 problems.append(f"{q}: {v['points']}/{v['possible']}: {failed}")
-            elif kind == "advised" and not any(feedback in t["message"] for t in v["tests"]):
+            elif kind == "advised" and q == QUESTION and not any(
+                    feedback in t["message"] for t in v["tests"]):
                 problems.append(f"{q}: no test advises {feedback!r}")  # full marks, advice
         elif full:
             problems.append(f"{q}: full marks for a wrong variant")
