@@ -23,21 +23,23 @@ HOSTILE = ROOT / "tests" / "files" / "hostile"
 SEED = 20261129
 
 
-def _image_problem() -> str | None:
+def image_problem(variant: str = "cpu") -> str | None:
+    """Why the tests cannot use the ``variant`` grading image here, or ``None``."""
     from autograder.running.docker_runner import IMAGES, engine
 
     client = engine()
     if client is None:
         return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
     try:
-        client.images.get(IMAGES["cpu"])
+        client.images.get(IMAGES[variant])
     except Exception:  # noqa: BLE001
-        return f"the grading image {IMAGES['cpu']} is not built: run `make image`"
+        make = {"cpu": "make image", "cuda": "make image-gpu"}[variant]
+        return f"the grading image {IMAGES[variant]} is not built: run `{make}`"
     return None
 
 
-needs_image = pytest.mark.skipif(_image_problem() is not None,
-                                 reason=_image_problem() or "")
+needs_image = pytest.mark.skipif(image_problem() is not None,
+                                 reason=image_problem() or "")
 
 
 def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[str, str]]:
@@ -89,8 +91,8 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     --runner docker-fork stop with the reason?"""
     from autograder.running import docker_runner
 
-    if _image_problem() is not None:
-        pytest.skip(_image_problem())
+    if image_problem() is not None:
+        pytest.skip(image_problem())
 
     def refuse(*_):
         raise docker_runner.ContainerError("the engine refused the judge container (test)")

@@ -24,6 +24,7 @@ import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS, Layout
 from notebooks import ROOT
+from test_docker import image_problem
 
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel  # noqa: E402
@@ -192,22 +193,12 @@ def test_grade_gpu_refuses_without_a_gpu_before_any_download(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def _cuda_image_problem() -> str | None:
-    from autograder.running.docker_runner import IMAGES, engine
-
-    client = engine()
-    if client is None:
-        return "no Docker engine reachable"
-    try:
-        client.images.get(IMAGES["cuda"])
-    except Exception:  # noqa: BLE001
-        return f"the CUDA image {IMAGES['cuda']} is not built (`make image-gpu`, 2.6 GB)"
-    return None
+CUDA_IMAGE_PROBLEM = image_problem("cuda")  # 2.6 GB of wheels: CI builds no CUDA image
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.skipif(_cuda_image_problem() is not None, reason=_cuda_image_problem() or "")
+@pytest.mark.skipif(CUDA_IMAGE_PROBLEM is not None, reason=CUDA_IMAGE_PROBLEM or "")
 def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_path):
     from autograder.running import docker_runner
 
