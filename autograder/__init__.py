@@ -9,6 +9,3 @@ Split by verb, imports flowing one way:
 """
 
 __version__ = "0.1.0"
-
-#: Version of the JSON written for every check result; bump on an incompatible change.
-RESULT_SCHEMA_VERSION = 1

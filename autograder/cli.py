@@ -62,9 +62,9 @@ def grade_problem(args: argparse.Namespace) -> str | None:
                           ("--submission-timeout", args.submission_timeout)):
         if not value > 0:
             return f"{option} {value:g}: must be a positive number of seconds"
-    if args.question and args.runner in ("otter", "docker", "docker-gpu", "docker-fork"):
-        return f"--question needs the sealed runner ({args.runner} runs whole notebooks)"
-    return None
+    from .running.registry import option_problem
+
+    return option_problem(args.runner, args.question)
 
 #: Exit status when grading finished (``final_grades.csv`` written) but the reports failed.
 REPORTS_FAILED = 4
@@ -172,20 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "take four times as long (default: 30)")
     p.add_argument("--submission-timeout", type=float, default=300.0,
                    help="seconds one submission may take in all (default: 300)")
-    p.add_argument("--runner",
-                   choices=("auto", "docker-fork", "docker", "docker-gpu", "sealed", "otter"),
-                   default="auto",
-                   help="docker-fork: a fresh container of the grading image per "
-                        "submission, its workers forked from one judge container; docker: "
-                        "one container per submission with the judge inside; sealed: "
-                        "the judge here, student code in a local confined worker (root); "
-                        "auto (default): docker-fork when an engine is reachable and runs "
-                        "it, docker when it refuses, else sealed; "
-                        "docker-gpu: the CUDA image with every GPU "
-                        "(an error without the NVIDIA container toolkit); otter: stock "
-                        "`otter run`, tests in the student's kernel")
+    from .running.registry import AUTO, CHOICES, help_text
+
+    p.add_argument("--runner", choices=CHOICES, default=AUTO, help=help_text())
     p.add_argument("--resume", action="store_true",
-                   help="skip submissions that already have a result in OUT (same seed)")
+                   help="skip submissions that already have a result in OUT (same seed); "
+                        "a grader error is graded again")
     p.add_argument("--only", action="append", metavar="NAME",
                    help="grade only this submission (path, file name or stem; repeatable); "
                         "the others' results are kept")

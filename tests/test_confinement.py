@@ -340,23 +340,25 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
                                                                  monkeypatch):
     """If the judge container cannot empty the workers' bounding set (no SETPCAP), is every
     submission a grader error that says so, and no student code run?"""
-    from autograder.running import docker_runner
-    from autograder.running.docker_runner import ForkRunner, JudgeService, engine
+    from autograder.running import fork_runner
+    from autograder.running.docker_engine import engine
+    from autograder.running.fork_runner import ForkRunner, JudgeService
+    from autograder.running.runner import Setup
     from autograder.running.submissions import find
 
-    monkeypatch.setattr(docker_runner, "SERVICE_CAPABILITIES",
-                        [c for c in docker_runner.SERVICE_CAPABILITIES if c != "SETPCAP"])
+    monkeypatch.setattr(fork_runner, "SERVICE_CAPABILITIES",
+                        [c for c in fork_runner.SERVICE_CAPABILITIES if c != "SETPCAP"])
     folder = tmp_path / "in"
     folder.mkdir()
     notebook(folder, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")
     JudgeService.close_all()
-    runner = ForkRunner(zip_path, ASSIGNMENT, SEED, tmp_path / "results", client=engine())
+    runner = ForkRunner(Setup(zip_path, ASSIGNMENT, SEED, Limits()), client=engine())
     try:
-        graded = runner(find(folder, ASSIGNMENT)[0])
+        result = runner.grade(find(folder, ASSIGNMENT)[0])
     finally:
         runner.close()
         JudgeService.close_all()
-    doc = json.loads((tmp_path / "results" / "status.ipynb.json").read_text())
-    assert graded.status != "Completed" and doc["status"] == "grader-error", doc
+    doc = result.to_dict()
+    assert result.row().status != "Completed" and doc["status"] == "grader-error", doc
     assert "bounding set" in doc["error"], doc["error"]
     assert "STUDENT CODE RAN" not in json.dumps(doc)

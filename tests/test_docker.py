@@ -25,7 +25,7 @@ SEED = 20261129
 
 def image_problem(variant: str = "cpu") -> str | None:
     """Why the tests cannot use the ``variant`` grading image here, or ``None``."""
-    from autograder.running.docker_runner import IMAGES, engine
+    from autograder.running.docker_engine import IMAGES, engine
 
     client = engine()
     if client is None:
@@ -55,6 +55,15 @@ def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[s
     return rows
 
 
+def setup(assignment: str):
+    """What a runner of ``assignment`` is made from (the zip ``make image`` built)."""
+    from autograder.running.runner import Setup
+    from autograder.running.sandbox import Limits
+
+    return Setup(ROOT / "build" / assignment / f"{assignment}-autograder.zip", assignment,
+                 SEED, Limits())
+
+
 def two_samples(tmp_path: Path, assignment: str) -> list:
     """The perfect and one mistaken sample submission (21 and 14.5 points), as submissions."""
     from autograder.running.submissions import find
@@ -69,19 +78,20 @@ def two_samples(tmp_path: Path, assignment: str) -> list:
 
 def test_host_side_never_imports_torch():
     """Does importing the Docker runner (and resolving a runner) stay free of torch?"""
-    code = ("import sys, autograder.running.docker_runner as d; d.resolve_runner('auto'); "
+    code = ("import sys, autograder.running.docker_runner, autograder.running.fork_runner; "
+            "from autograder.running import registry; registry.resolve('auto'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
     """Without an engine, does auto pick the sealed runner and say why, and docker refuse?"""
-    from autograder.running import docker_runner
+    from autograder.running import registry
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    runner, why = docker_runner.resolve_runner("auto")
-    assert runner == "sealed" and "no Docker engine is reachable" in why
-    runner, why = docker_runner.resolve_runner("docker")
+    runner, why = registry.resolve("auto")
+    assert runner.name == "sealed" and "no Docker engine is reachable" in why
+    runner, why = registry.resolve("docker")
     assert runner is None and why.startswith("error: --runner docker")
 
 
@@ -89,18 +99,18 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     """When the engine will not run the judge container (e.g. rootless Docker: no SYS_ADMIN),
     does auto grade with the judge in each container instead, saying so, and does an explicit
     --runner docker-fork stop with the reason?"""
-    from autograder.running import docker_runner
+    from autograder.running import fork_runner, registry
 
     if image_problem() is not None:
         pytest.skip(image_problem())
 
     def refuse(*_):
-        raise docker_runner.ContainerError("the engine refused the judge container (test)")
+        raise fork_runner.ContainerError("the engine refused the judge container (test)")
 
-    monkeypatch.setattr(docker_runner.JudgeService, "shared", refuse)
-    runner, why = docker_runner.resolve_runner("auto")
-    assert runner == "docker" and "refused the judge container (test)" in why
-    runner, why = docker_runner.resolve_runner("docker-fork")
+    monkeypatch.setattr(fork_runner.JudgeService, "shared", refuse)
+    runner, why = registry.resolve("auto")
+    assert runner.name == "docker" and "refused the judge container (test)" in why
+    runner, why = registry.resolve("docker-fork")
     assert runner is None and why.startswith("error: --runner docker-fork: the engine refused")
 
 
@@ -135,14 +145,19 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
     from autograder.running.docker_runner import DockerRunner
+    from autograder.running.resultdoc import DocumentError, ResultDoc
 
     runner = DockerRunner.__new__(DockerRunner)
     runner.questions = {"q1": 2.0}
-    doc = runner.checked({"file": "forged", "status": "graded", "questions": {
+    doc = runner.checked(ResultDoc.graded("forged", {
         "q1": {"points": 99.0, "possible": 99.0, "tests": []},
-        "q-invented": {"points": 5.0, "possible": 5.0}}}, "real.ipynb")
-    assert doc["file"] == "real.ipynb"
-    assert doc["questions"] == {"q1": {"points": 2.0, "possible": 2.0, "tests": []}}
+        "q-invented": {"points": 5.0, "possible": 5.0}}, assignment="a", seed=1).to_dict(),
+        "real.ipynb")
+    assert doc.file == "real.ipynb"
+    assert doc.questions == {"q1": {"points": 2.0, "possible": 2.0, "tests": []}}
+    # an image of an older grader answers without this schema: a grader error, never points
+    with pytest.raises(DocumentError, match="the judge's answer: not a result document"):
+        runner.checked({"file": "x", "status": "graded", "questions": {}}, "real.ipynb")
 
 
 @pytest.mark.docker
@@ -204,7 +219,7 @@ def test_hostile_notebook_earns_nothing_in_a_container(tmp_path, notebook, attac
 @needs_image
 def test_gpu_request_without_nvidia_toolkit_is_refused_with_the_reason():
     """Without the NVIDIA container toolkit, is a GPU request refused (no silent CPU run)?"""
-    from autograder.running.docker_runner import IMAGES, engine, gpu_problem
+    from autograder.running.docker_engine import IMAGES, engine, gpu_problem
 
     client = engine()
     if "nvidia" in client.info().get("Runtimes", {}):
@@ -249,7 +264,7 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, 
     import tarfile
 
     from autograder.authoring.gradescope import gradescope_zip
-    from autograder.running.docker_runner import IMAGES, engine
+    from autograder.running.docker_engine import IMAGES, engine
 
     zip_path = gradescope_zip(ROOT / "build" / "autograd-exercises" /
                               "autograd-exercises-autograder.zip", tmp_path / "gs.zip")
@@ -281,7 +296,7 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, 
 def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
     """Does stock `otter grade` (through the labelled buildx shim, as this host has no buildx)
     grade with the Gradescope zip on the grading image and give the sealed runner's points?"""
-    from autograder.running.docker_runner import IMAGES
+    from autograder.running.docker_engine import IMAGES
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -320,12 +335,11 @@ def test_spare_containers_are_used_then_removed(tmp_path):
     client = engine()
     label = {"label": f"autograder={assignment}"}
     before = {c.id for c in client.containers.list(all=True, filters=label)}
-    runner = DockerRunner(ROOT / "build" / assignment / f"{assignment}-autograder.zip",
-                          assignment, SEED, tmp_path / "results", client=client, spares=1)
+    runner = DockerRunner(setup(assignment), client=client, spares=1)
     try:
         runner.expect(len(subs))
-        results = [runner(sub) for sub in subs]
-        assert runner.spares == []  # the spare started for the second one was used by it
+        results = [runner.grade(sub).row() for sub in subs]
+        assert runner.spares.spares == []  # the spare started for the second one was used
     finally:
         runner.close()
     assert {r.name: sum(s for s, _ in r.scores.values()) for r in results} == {
@@ -353,7 +367,7 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_pa
     container left once the grader exits?"""
     import nbformat
 
-    from autograder.running.docker_runner import engine
+    from autograder.running.docker_engine import engine
     from notebooks import template
     from test_seccomp import EXPECTED, probe_source, refused_calls
 
@@ -391,17 +405,17 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_pa
 def test_docker_fork_survives_its_judge_container_dying(tmp_path):
     """If the judge container goes away mid-batch (killed, out of memory), is the next
     submission still graded, by a new judge container, with full marks where they are due?"""
-    from autograder.running.docker_runner import ForkRunner, engine
+    from autograder.running.docker_engine import engine
+    from autograder.running.fork_runner import ForkRunner
 
     assignment = "autograd-exercises"
     first, second = two_samples(tmp_path, assignment)
-    runner = ForkRunner(ROOT / "build" / assignment / f"{assignment}-autograder.zip",
-                        assignment, SEED, tmp_path / "results", client=engine())
+    runner = ForkRunner(setup(assignment), client=engine())
     try:
-        assert sum(s for s, _ in runner(first).scores.values()) == 21.0
+        assert sum(s for s, _ in runner.grade(first).row().scores.values()) == 21.0
         old = runner.service.container.id
         runner.service.container.kill()
-        graded = runner(second)
+        graded = runner.grade(second).row()
         assert graded.status == "Completed", graded.status
         assert sum(s for s, _ in graded.scores.values()) == 14.5
         assert runner.service.container.id != old
@@ -415,13 +429,14 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     """Is the docker-fork judge container memory-bounded (a judge bug costs its jobs, never
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
     started it, and does the kernel hold a process in it to that limit?"""
-    from autograder.running.docker_runner import IMAGES, JudgeService, engine, judge_memory
+    from autograder.running.docker_engine import IMAGES, engine
+    from autograder.running.fork_runner import JudgeService, judge_memory
 
     client = engine()
     key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)
     previous = JudgeService._shared.get(key)
     service = JudgeService(client, IMAGES["cpu"], jobs=1)
-    JudgeService._shared[key] = service  # as resolve_runner's one-job probe leaves it
+    JudgeService._shared[key] = service  # as registry.resolve's one-job probe leaves it
 
     def limit() -> int:
         return client.api.inspect_container(service.container.id)["HostConfig"]["Memory"]
@@ -449,7 +464,7 @@ def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     runner starts, and those of a running grader or another host left alone?"""
     import socket
 
-    from autograder.running.docker_runner import (IMAGES, OWNER_LABEL, engine,
+    from autograder.running.docker_engine import (IMAGES, OWNER_LABEL, engine,
                                                   remove_orphans)
 
     client = engine()

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from autograder.running import grades_csv, results, submissions
 from autograder.running.progress import printable
+from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
 from test_docker import needs_image
@@ -229,7 +230,7 @@ def test_vetting_fuzzed_never_raises(tmp_path, data):
 
 def _flood_document(cells: int) -> dict:
     error = {"type": "ValueError", "message": "x" * 3600, "traceback": "y" * 4000}
-    return {"schema_version": 1, "file": "many.ipynb", "assignment": ASSIGNMENT, "seed": 1,
+    return {"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "many.ipynb", "assignment": ASSIGNMENT, "seed": 1,
             "status": "graded", "problems": [f"problem {i}" for i in range(500)],
             "questions": {"q1_accumulation": {"points": 5.0, "possible": 5.0, "tests": [
                 {"name": "q1 - 1", "hidden": False, "possible": 5.0, "points": 5.0,
@@ -242,7 +243,7 @@ def _flood_document(cells: int) -> dict:
 def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_path):
     from autograder.reporting import feedback
 
-    results.write_document(tmp_path, _flood_document(5000))
+    ResultDoc.from_dict(_flood_document(5000), "test").write(tmp_path)
     written = tmp_path / "many.ipynb.json"
     assert written.stat().st_size < results.MAX_DOCUMENT_BYTES
     doc = json.loads(written.read_text())
@@ -253,7 +254,7 @@ def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_pat
     message = doc["questions"]["q1_accumulation"]["tests"][0]["message"]
     assert message.endswith("[... 100000 characters, cut]") and len(message) == results.MAX_TEXT
     assert results.capped(doc) == doc  # capping twice (container, then host) changes nothing
-    row = results.graded(doc)
+    row = ResultDoc.from_dict(doc, "test").row()
     assert len(row.status) < results.MAX_STATUS + 100
     fb = feedback.build(doc)
     assert len(feedback.render_html(fb)) < feedback.MAX_FEEDBACK_BYTES
@@ -286,7 +287,7 @@ def test_markdown_feedback_keeps_student_text_inert():
 
     from autograder.reporting import feedback
 
-    doc = {"schema_version": 1, "file": "<b>x</b> [a](http://e.example).ipynb",
+    doc = {"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "<b>x</b> [a](http://e.example).ipynb",
            "assignment": ASSIGNMENT, "seed": 1, "status": "graded", "problems": [],
            "questions": {"q1_accumulation": {"points": 0.0, "possible": 5.0, "tests": [
                {"name": "q1 - 1", "hidden": False, "possible": 5.0, "points": 0.0,
@@ -478,5 +479,5 @@ def test_a_failing_reports_step_exits_nonzero_in_one_line(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: reports: ValueError: "), lines
+    assert len(lines) == 1 and lines[0].startswith("error: reports: DocumentError: "), lines
     assert "a.ipynb.json: not a result document" in lines[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
 from autograder.running.files import write_atomic
-from autograder.running.selection import merge_question
+from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 
 HIDDEN_FAIL = {
     "name": "q1_accumulation - 3", "hidden": True, "passed": False, "points": 0.0,
@@ -24,7 +24,7 @@ PUBLIC_PASS = {"name": "q1_accumulation - 1", "hidden": False, "passed": True, "
 
 
 def doc(**extra):
-    return {"schema_version": 1, "file": "a/alan-turing.ipynb",
+    return {"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "a/alan-turing.ipynb",
             "assignment": "autograd-exercises", "seed": 3, "status": "graded", "problems": [],
             "questions": {"q1_accumulation": {"points": 1.0, "possible": 3.5, "tests": [
                 PUBLIC_PASS, HIDDEN_FAIL, GRADER_FAIL]}}, **extra}
@@ -69,13 +69,14 @@ def test_does_the_canvas_csv_use_the_roster_then_the_stem(tmp_path):
 
 
 def test_does_merging_a_question_keep_the_others():
-    old = doc()
+    old = doc(seed_note="kept")  # a key this grader does not know survives the merge
     old["questions"]["q2_saved"] = {"points": 4.0, "possible": 4.0, "tests": []}
-    new = {"status": "graded", "seed": 3, "questions": {"q1_accumulation": {
-        "points": 3.5, "possible": 3.5, "tests": []}}}
-    merged = merge_question(old, new, "q1_accumulation")
+    new = ResultDoc.graded("a/alan-turing.ipynb", {"q1_accumulation": {
+        "points": 3.5, "possible": 3.5, "tests": []}}, assignment="autograd-exercises", seed=3)
+    merged = ResultDoc.from_dict(old, "old").with_question(new, "q1_accumulation").to_dict()
     assert merged["questions"]["q2_saved"] == old["questions"]["q2_saved"]
     assert merged["questions"]["q1_accumulation"]["points"] == 3.5
+    assert merged["seed_note"] == "kept" and merged["status"] == "graded"
 
 
 def test_does_an_atomic_write_leave_no_temporary_file(tmp_path):

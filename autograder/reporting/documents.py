@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..running.grades_csv import POINTS_ROW, from_spreadsheet
+from ..running.resultdoc import ResultDoc
 
 
 @dataclass(frozen=True)
@@ -45,19 +46,14 @@ def iter_results(folder: Path) -> Iterator[dict]:
     """The result documents under ``folder/results``, sorted by file name, read one at a time
     (a class's documents are never all in memory).
 
-    Documents without ``schema_version`` (stock otter's ``results.json``, from ``--runner
-    otter``) are skipped: they carry no messages per check to render.
+    A file that is not a result document of this grader is an error naming it
+    (``ResultDoc.read``).
     """
     results = folder / "results"
     # a document's path is results/<file>.json: sorting paths by <file> sorts by file name
     paths = sorted(results.rglob("*.json"), key=lambda p: p.relative_to(results).as_posix())
     for path in paths:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not a result document ({exc})") from None
-        if isinstance(doc, dict) and "schema_version" in doc:
-            yield doc
+        yield ResultDoc.read(path).to_dict()
 
 
 def load_grades(folder: Path) -> Grades:

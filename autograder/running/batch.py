@@ -1,22 +1,15 @@
 """Grade a folder of submissions and write ``final_grades.csv`` plus one JSON per submission.
 
-Runners: ``sealed`` (the judge in this process, each notebook's code in a confined worker);
-``docker-fork`` (one judge container; each submission's workers forked into a fresh container
-of their own); ``docker`` (the sealed judge inside one container of the grading image per
-submission); ``docker-gpu`` (``docker`` on the CUDA image); ``otter`` (stock ``otter run``: the
-notebook and the tests share one kernel, for trusted work and for comparison). ``auto``, the
-default, picks ``docker-fork`` when an engine is reachable and runs it, ``docker`` when it
-refuses, ``sealed`` without an engine or image (``docker_runner.resolve_runner``).
+The runners, and ``auto`` which picks one, are in ``registry``; each grades one submission and
+returns its ``ResultDoc``, which the batch writes (a rejected file's too, without running it).
 """
 
 from __future__ import annotations
 
-import copy
 import fcntl
 import json
 import os
 import secrets
-import shutil
 import sys
 import tempfile
 import time
@@ -24,14 +17,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..authoring.layout import Layout
-from . import grades_csv, otter_run
+from . import grades_csv, registry
 from .files import write_atomic
-from .otter_run import Graded
 from .progress import Display
-from .sandbox import gpu_devices, with_gpu
-from .selection import Selection, on_disk, pick, regrade_question, write_timings
+from .results import Graded
+from .resultdoc import GRADED, DocumentError, ResultDoc
+from .runner import Setup
+from .sandbox import Limits
+from .selection import Selection, on_disk, pick, write_timings
 from .submissions import Submission, duplicate_names, find
-
 
 
 def ensure_zip(assignment: str, layout: Layout) -> Path:
@@ -51,8 +45,9 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
         with open(zip_path.parent / ".assign.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if stale():
+                # stderr: with --json, stdout holds the summary and nothing else
                 print(f"{assignment}: building the autograder zip (otter assign) ...",
-                      flush=True)
+                      file=sys.stderr, flush=True)
                 with tempfile.TemporaryDirectory() as tmp:
                     assign(assignment, layout, templates=Path(tmp) / "templates",
                            solution=Path(tmp) / "solution.ipynb")
@@ -80,27 +75,25 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     if not subs:
         print(f"error: {folder}: no .ipynb files to grade", file=sys.stderr)
         return 2
-    if runner in ("auto", "docker", "docker-gpu", "docker-fork"):
-        from .docker_runner import resolve_runner
-
-        runner, why = resolve_runner(runner)
-        if runner is None:
-            print(why, file=sys.stderr)
-            return 2
+    groups, unidentified = _group(subs)
+    try:  # every document a partial run keeps or merges into is read before any work starts
+        picks = {name: pick(group, out / name / "results", selection)
+                 for name, group in groups.items()}
+    except DocumentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    kind, why = registry.resolve(runner)
+    if kind is None:
+        print(why, file=sys.stderr)
+        return 2
+    if why:
         display.say(why)
-    if runner == "docker-gpu" or (runner == "sealed" and gpu_devices()):
-        from .sandbox import Limits
-
-        limits = with_gpu(limits or Limits())  # CUDA cannot start under an address-space cap
-    if selection.question and runner in ("otter", "docker", "docker-gpu", "docker-fork"):
-        print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
-              file=sys.stderr)
+    problem = kind.problem(selection.question)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
-    if runner == "sealed" and os.geteuid() != 0:
-        print("error: the sealed runner confines each notebook with Linux namespaces and an "
-              "unprivileged uid, which needs root: run `sudo make grade`, or grade trusted "
-              "work with --runner otter", file=sys.stderr)
-        return 2
+    limits = kind.limits(limits or Limits())  # e.g. CUDA cannot start under an address cap
+    runner = kind.name
     if seed is None and selection.partial:
         seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -111,7 +104,6 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     # Written first: a run stopped midway can be resumed with the same seed.
     write_atomic(out / "grading.json", json.dumps(
         {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
-    groups, unidentified = _group(subs)
     for sub in unidentified:
         display.say(f"  cannot grade {sub.problem}")
     if unidentified:
@@ -124,8 +116,8 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for name, group in sorted(groups.items()):
-                plans.append(_Group(name, group, layout, out / name, seed, runner, jobs, limits,
-                                    selection, display))
+                plans.append(_Group(name, group, layout, out / name,
+                                    kind, jobs, limits, seed, selection, display, *picks[name]))
                 plans[-1].submit(pool)
             for plan in plans:
                 summary["assignments"][plan.assignment] = plan.finish()
@@ -144,16 +136,6 @@ def _previous_seed(out: Path) -> int | None:
         return int(json.loads((out / "grading.json").read_text(encoding="utf-8"))["seed"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _write_rejection(results: Path, sub: Submission) -> None:
-    """The result document of a file that was not run at all, and why."""
-    from .. import RESULT_SCHEMA_VERSION
-
-    doc = {"schema_version": RESULT_SCHEMA_VERSION, "file": sub.name,
-           "assignment": sub.assignment, "status": "rejected", "error": sub.problem,
-           "questions": {}}
-    write_atomic(results / f"{sub.name}.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Submission]]:
@@ -175,55 +157,48 @@ class _Group:
     ``selection`` picks), their results as they finish, then its CSV and summary."""
 
     def __init__(self, assignment: str, subs: list[Submission], layout: Layout, out: Path,
-                 seed: int, runner: str, jobs: int, limits, selection: Selection,
-                 display: Display):
-        self.assignment, self.out, self.display = assignment, out, display
+                 kind: registry.RunnerKind, jobs: int, limits: Limits, seed: int,
+                 selection: Selection, display: Display, now: list[Submission],
+                 docs: dict[str, ResultDoc]):
+        self.assignment, self.out, self.display, self.seed = assignment, out, display, seed
         for base, names in duplicate_names(subs).items():
             display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
                         f"({', '.join(names)}); each is graded under its folder path")
         zip_path = ensure_zip(assignment, layout)
-        if runner == "sealed":
-            from .sealed import SealedRunner
-
-            self.runner = SealedRunner(zip_path, assignment, seed, out / "results", limits)
-        elif runner == "docker-fork":
-            from .docker_runner import ForkRunner
-
-            # a submission's container is cheap to start (no torch in it): start the next
-            # one while this one is graded
-            self.runner = ForkRunner(zip_path, assignment, seed, out / "results", limits,
-                                     spares=jobs)
-        elif runner in ("docker", "docker-gpu"):
-            from .docker_runner import IMAGES, ContainerLimits, DockerRunner, cuda_on_cpu
-
-            gpu = runner == "docker-gpu"
-            # containers started ahead of need use cores the running ones do not: with a job
-            # per core (the default) they only compete (measured: 28.6 s without, 30.8 s with,
-            # for 20 notebooks on 2 cores)
-            spares = min(jobs, max(0, (os.cpu_count() or 1) - jobs))
-            self.runner = DockerRunner(zip_path, assignment, seed, out / "results", limits,
-                                       image=IMAGES["cuda" if gpu else "cpu"],
-                                       box=ContainerLimits(gpus=gpu and not cuda_on_cpu()),
-                                       spares=spares)
-        else:
-            self.runner = otter_run.OtterRunner(zip_path, seed, out / "results")
+        self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
         self.questions = self.runner.points()
-        self.now, self.kept = pick(subs, out / "results", selection)
-        self.grade = _grader(self.runner, out, selection)
-        if self.grade is None:  # --question names a question of another assignment
-            self.now, self.kept = [], subs
+        self.question, self.docs, self.now = selection.question, docs, now
+        if self.question is not None and self.question not in self.questions:
+            self.now = []  # --question names a question of another assignment
+        names = {sub.name for sub in self.now}
+        self.kept = [sub for sub in subs if sub.name not in names]
         self.futures: list = []
 
     def _task(self, sub: Submission) -> tuple[Graded, float]:
         start = time.monotonic()
-        if sub.problem:
-            _write_rejection(self.out / "results", sub)
-            return Graded(sub.name, {}, sub.problem), 0.0
-        return self.grade(sub), time.monotonic() - start
+        if sub.problem:  # never run: its document says why
+            doc = ResultDoc.rejected(sub.name, sub.problem, assignment=sub.assignment)
+        else:
+            doc = self._grade(sub)
+        doc.write(self.out / "results")
+        return doc.row(), 0.0 if sub.problem else time.monotonic() - start
+
+    def _grade(self, sub: Submission) -> ResultDoc:
+        """``sub``'s new document; with ``--question``, that question graded alone and merged
+        into the document on disk (everything graded where there is none to merge into)."""
+        old = self.docs.get(sub.name)
+        try:
+            if (self.question is not None and old is not None and old.questions
+                    and old.status.startswith(GRADED)):
+                new = self.runner.grade(sub, frozenset({self.question}))
+                return old.with_question(new, self.question)
+            return self.runner.grade(sub)
+        except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
+            return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
+                                          assignment=self.assignment, seed=self.seed)
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
-        if hasattr(self.runner, "expect"):
-            self.runner.expect(len(self.now))  # e.g. start containers ahead of need
+        self.runner.expect(len(self.now))  # e.g. start containers ahead of need
         self.futures = [pool.submit(self._task, sub) for sub in self.now]
 
     def finish(self) -> dict:
@@ -239,9 +214,8 @@ class _Group:
                 seconds[result.name] = took
                 total = sum(s for s, _ in result.scores.values())
                 advance(f"{result.name}: {total:g}/{possible:g} ({result.status}, {took:.1f} s)")
-        shutil.rmtree(self.out / ".regrade", ignore_errors=True)
         write_timings(self.out / "timings.json", {k: v for k, v in seconds.items() if v})
-        rows = fresh + on_disk(self.out / "results", self.kept)
+        rows = fresh + on_disk(self.docs, self.kept)
         grades_csv.write(self.out / "final_grades.csv", rows, self.questions)
         self.display.say(f"{self.assignment}: wrote {self.out / 'final_grades.csv'}")
         return _group_summary(rows, fresh, len(self.kept), possible)
@@ -249,28 +223,7 @@ class _Group:
     def close(self) -> None:
         for future in self.futures:
             future.cancel()
-        if hasattr(self.runner, "close"):
-            self.runner.close()  # e.g. containers started ahead of need
-
-
-def _grader(grade_one, out: Path, selection: Selection):
-    """``grade_one``, or with ``--question`` a function that grades that question alone and
-    merges it into the document on disk (grading everything where there is none); ``None``
-    when this assignment has no such question."""
-    if selection.question is None:
-        return grade_one
-    scratch = out / ".regrade"
-    partial = copy.copy(grade_one)
-    partial.tests = [t for t in grade_one.tests if t.question == selection.question]
-    partial.results = scratch
-    if not partial.tests:
-        return None
-
-    def grade(sub: Submission) -> Graded:
-        merged = regrade_question(partial, scratch, out / "results", sub, selection.question)
-        return merged if merged is not None else grade_one(sub)
-
-    return grade
+        self.runner.close()  # e.g. containers started ahead of need
 
 
 def _group_summary(rows: list[Graded], fresh: list[Graded], skipped: int,

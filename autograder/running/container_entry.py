@@ -1,6 +1,6 @@
 """The grading image's entry point: the trusted judge for one notebook, inside its container.
 
-The host (``docker_runner``) sends one job on stdin as JSON: the notebook and the autograder
+The host (``docker_runner``, ``fork_runner``) sends one job on stdin as JSON: the notebook and the autograder
 zip (base64), the seed, the limits. They are written under the judge's private tmpfs
 (``$TMPDIR``, mode 0700, root-only); the notebook's code runs in a worker as the unprivileged
 uid (``sandbox`` mode ``"container"``). The result document goes back on stdout as one JSON
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from .results import capped
+from .uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "
-STUDENT_UIDS = range(61000, 62000)  # the host leases one (``uids.lease``) per container
 MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
 
 
@@ -57,11 +57,12 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
 
 
 def _error(job: dict, message: str) -> dict:
-    from .. import RESULT_SCHEMA_VERSION
+    from .resultdoc import ResultDoc
 
-    return {"schema_version": RESULT_SCHEMA_VERSION, "file": job.get("name", "?"),
-            "assignment": job.get("assignment"), "status": "grader-error",
-            "error": message, "questions": {}}
+    name, assignment = job.get("name"), job.get("assignment")
+    return ResultDoc.grader_error(name if isinstance(name, str) and name else "?", message,
+                                  assignment=assignment if isinstance(assignment, str) else None
+                                  ).to_dict()
 
 
 def light_otter() -> None:

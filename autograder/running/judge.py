@@ -16,10 +16,10 @@ from typing import Any
 
 import nbformat
 
-from .. import RESULT_SCHEMA_VERSION
 from ..checks.calling import RemoteError, WorkerLost, exception_summary
 from ..harness import judging
 from .remote import RemoteNamespace, _short
+from .resultdoc import ResultDoc
 from .sandbox import Limits, SandboxError
 from .submissions import read_notebook_bytes
 from .worker_client import WorkerClient
@@ -172,26 +172,24 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
 
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
           uid: int, limits: Limits) -> dict:
-    """Grade ``path``; return its result document (deterministic for a notebook and seed)."""
-    base = {"schema_version": RESULT_SCHEMA_VERSION, "file": name, "assignment": assignment,
-            "seed": seed}
+    """Grade ``path``; return its result document (``ResultDoc.to_dict``: the JSON a container
+    sends back), deterministic for a notebook and seed."""
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
     outcomes: list[tuple[str, dict]] = []
-    status = "graded"
     try:
         for spec in tests:
             outcomes.append((spec.question, run_test(spec, session, seed)))
     except SandboxError as exc:
-        return {**base, "status": "grader-error", "error": str(exc), "questions": {}}
+        return ResultDoc.grader_error(name, str(exc), assignment=assignment,
+                                      seed=seed).to_dict()
     finally:
         output = session.close()
     problems = session.problems()
-    if problems:
-        status = "graded-with-worker-restarts"
-    return {**base, "status": status, "problems": problems,
-            "questions": _by_question(tests, outcomes),
-            "notebook": {"cells": [session.report[i] for i in sorted(session.report)]},
-            "output": output}
+    return ResultDoc.graded(
+        name, _by_question(tests, outcomes), assignment=assignment, seed=seed,
+        problems=problems, status="graded-with-worker-restarts" if problems else "graded",
+        notebook={"cells": [session.report[i] for i in sorted(session.report)]},
+        output=output).to_dict()
 
 
 def _by_question(tests: list[TestSpec], outcomes: list[tuple[str, dict]]) -> dict:

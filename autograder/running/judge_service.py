@@ -1,7 +1,7 @@
 """The judge container of the ``docker-fork`` runner: one trusted judge for a whole run, whose
 students' workers each run inside a fresh container of their own.
 
-The host (``docker_runner.ForkRunner``) starts this once per run, with the capabilities it
+The host (``fork_runner.ForkRunner``) starts this once per run, with the capabilities it
 needs to move a process into another container (``SYS_ADMIN``, ``SYS_PTRACE``,
 ``SYS_CHROOT``), the host's pid namespace and the cgroup tree, but no network. It imports
 torch once and forks the worker zygote before it listens (so the zygote holds no secret),

@@ -1,5 +1,5 @@
-"""Grade one notebook with stock ``otter run`` (the notebook and the tests share one kernel:
-trusted submissions only until the sealed judge lands)."""
+"""The ``otter`` runner: stock ``otter run`` per notebook (the notebook and the tests share one
+kernel: trusted submissions only), its ``results.json`` made a ``ResultDoc``."""
 
 from __future__ import annotations
 
@@ -12,20 +12,23 @@ import tempfile
 from pathlib import Path
 
 from ..harness import SEED_VARIABLE
-from .results import Graded  # noqa: F401 - re-exported: callers import it from here
+from .resultdoc import ResultDoc
+from .runner import Runner, Setup, WholeNotebooks
+from .submissions import Submission
 
 
-def grade(notebook: Path, name: str, zip_path: Path, *, seed: int, timeout: float,
-          keep: Path | None = None) -> Graded:
+def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: int,
+          timeout: float, points: dict[str, float]) -> ResultDoc:
     """Run ``otter run`` on ``notebook`` in a scratch folder; never raises for a bad notebook.
 
     Args:
         notebook: the submission (copied; the original is never touched).
         name: the ``file`` column value.
         zip_path: the autograder zip.
+        assignment: its name.
         seed: the grading seed, passed to the hidden tests.
-        timeout: seconds before the run is killed.
-        keep: where to copy otter's ``results.json``, if anywhere.
+        timeout: seconds before the run is killed (then every question scores 0).
+        points: points possible per question (for a run that was killed).
     """
     with tempfile.TemporaryDirectory(prefix="autograder-run-") as tmp:
         work = Path(tmp)
@@ -40,40 +43,51 @@ def grade(notebook: Path, name: str, zip_path: Path, *, seed: int, timeout: floa
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
                                   cwd=work)
         except subprocess.TimeoutExpired:
-            return Graded(name, {}, f"timed out after {timeout:g} s")
+            questions = {q: {"points": 0.0, "possible": p, "tests": []} for q, p in points.items()}
+            return ResultDoc.graded(name, questions, assignment=assignment, seed=seed,
+                                    status="graded-timed-out",
+                                    problems=[f"the notebook's otter run took longer than "
+                                              f"{timeout:g} s and was stopped"])
         results = work / "out" / "results.json"
         if not results.exists():
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["no output"]
-            return Graded(name, {}, f"otter run failed (exit {proc.returncode}): {tail[0]}")
-        if keep is not None:
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(results, keep)
-        return parse(name, json.loads(results.read_text(encoding="utf-8")))
+            return ResultDoc.grader_error(name, f"otter run failed (exit {proc.returncode}): "
+                                          f"{tail[0]}", assignment=assignment, seed=seed)
+        return parse(name, json.loads(results.read_text(encoding="utf-8")),
+                     assignment=assignment, seed=seed)
 
 
-def parse(name: str, results: dict) -> Graded:
-    """Per-question scores from otter's Gradescope-style ``results.json``."""
-    scores, details = {}, {}
+def parse(name: str, results: dict, *, assignment: str, seed: int) -> ResultDoc:
+    """The result document of otter's Gradescope-style ``results.json``: one test a question,
+    otter's output for it as the message."""
+    questions = {}
     for test in results.get("tests", []):
         if test.get("max_score") is None:
             continue  # the "Public Tests" summary entry carries no score
-        scores[test["name"]] = (float(test.get("score") or 0.0), float(test["max_score"]))
-        details[test["name"]] = test.get("output", "")
-    return Graded(name, scores, "Completed", details)
+        score, possible = float(test.get("score") or 0.0), float(test["max_score"])
+        questions[test["name"]] = {"points": score, "possible": possible, "tests": [
+            {"name": test["name"], "hidden": False, "passed": score >= possible,
+             "points": score, "possible": possible, "message": test.get("output", "")}]}
+    return ResultDoc.graded(name, questions, assignment=assignment, seed=seed)
 
 
-class OtterRunner:
-    """Grades submissions one ``otter run`` each (stock otter, in-kernel tests)."""
+class OtterRunner(Runner):
+    """Grades submissions one ``otter run`` each (stock otter, in-kernel tests). One kernel
+    runs the whole notebook and its tests, so no single call can be timed: the submission
+    timeout bounds the whole run."""
 
-    def __init__(self, zip_path: Path, seed: int, results: Path, timeout: float = 600.0):
-        self.zip_path, self.seed, self.results, self.timeout = zip_path, seed, results, timeout
-
-    def points(self) -> dict[str, float]:
+    def __init__(self, setup: Setup):
         from .tests_zip import load_tests, points_per_question
 
-        return points_per_question(load_tests(self.zip_path))
+        self.zip_path, self.assignment, self.seed = setup.zip_path, setup.assignment, setup.seed
+        self.timeout = setup.limits.submission_timeout
+        self.questions = points_per_question(load_tests(self.zip_path))
 
-    def __call__(self, sub) -> Graded:
-        keep = self.results / f"{sub.name}.json"
-        return grade(sub.path, sub.name, self.zip_path, seed=self.seed, timeout=self.timeout,
-                     keep=keep)
+    def points(self) -> dict[str, float]:
+        return dict(self.questions)
+
+    def grade(self, sub: Submission, questions: frozenset[str] | None = None) -> ResultDoc:
+        if questions is not None:
+            raise WholeNotebooks("otter")
+        return grade(sub.path, sub.name, self.zip_path, assignment=self.assignment,
+                     seed=self.seed, timeout=self.timeout, points=self.questions)

@@ -1,13 +1,12 @@
-"""What every runner returns and writes, with no torch in sight (the Docker runner's host side
-imports this and must stay light): ``Graded`` rows and the per-submission JSON documents."""
+"""What every runner's result becomes, with no torch in sight (the Docker runner's host side
+imports this and must stay light): ``Graded`` rows and the budgets a result document is cut to
+(``capped``); the document itself is ``resultdoc.ResultDoc``."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from .files import write_atomic
 
 
 @dataclass(frozen=True)
@@ -47,13 +46,6 @@ MAX_OUTPUT = 72 * 1024
 MAX_PROBLEMS = 50
 #: The longest grading status a row of ``final_grades.csv`` carries.
 MAX_STATUS = 2000
-
-
-def write_document(results: Path, doc: dict) -> None:
-    """Write one submission's result document (stable key order: identical runs, identical
-    bytes), cut to ``MAX_DOCUMENT_BYTES`` (``capped``)."""
-    # Atomic (temp file + rename): --resume trusts any document it finds.
-    write_atomic(result_path(results, doc["file"]), _dumps(capped(doc)))
 
 
 def _dumps(doc: dict) -> str:
@@ -119,17 +111,3 @@ def _cap_strings(value, limit: int):
     if isinstance(value, list):
         return [_cap_strings(v, limit) for v in value]
     return value
-
-
-def graded(doc: dict) -> Graded:
-    """The CSV row of a result document: points per question and a status in words."""
-    scores = {q: (v["points"], v["possible"]) for q, v in doc.get("questions", {}).items()}
-    if doc["status"] == "graded":
-        status = "Completed"
-    elif doc["status"].startswith("graded"):
-        status = f"Completed with problems: {'; '.join(doc.get('problems', []))}"
-    else:
-        status = f"{doc['status']}: {doc.get('error', '')}"
-    if len(status) > MAX_STATUS:
-        status = status[:MAX_STATUS] + f" [... {len(status) - MAX_STATUS} more characters cut]"
-    return Graded(doc["file"], scores, status)

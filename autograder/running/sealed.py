@@ -1,40 +1,36 @@
-"""The batch runner for the sealed judge: one confined worker per submission."""
+"""The ``sealed`` runner: the judge in this process, each notebook's code in a confined worker."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import uids
 from .judge import judge
-from .results import Graded, graded, write_document
-from .sandbox import Limits, SandboxError
+from .resultdoc import ResultDoc
+from .runner import Runner, Setup
+from .sandbox import SandboxError
 from .submissions import Submission
 from .tests_zip import load_tests, points_per_question
 
 
+class SealedRunner(Runner):
+    """Grades each submission with ``judge`` under a leased sandbox uid."""
 
-class SealedRunner:
-    """Grades each submission with ``judge``; writes its JSON result document."""
-
-    def __init__(self, zip_path: Path, assignment: str, seed: int, results: Path,
-                 limits: Limits | None = None):
-        self.tests = load_tests(zip_path)
-        self.assignment, self.seed, self.results = assignment, seed, results
-        self.limits = limits or Limits()
-        results.mkdir(parents=True, exist_ok=True)
+    def __init__(self, setup: Setup):
+        self.tests = load_tests(setup.zip_path)
+        self.assignment, self.seed, self.limits = setup.assignment, setup.seed, setup.limits
 
     def points(self) -> dict[str, float]:
         return points_per_question(self.tests)
 
-    def __call__(self, sub: Submission) -> Graded:
+    def grade(self, sub: Submission, questions: frozenset[str] | None = None) -> ResultDoc:
+        tests = [t for t in self.tests if questions is None or t.question in questions]
         try:
             with uids.lease() as uid:
-                doc = judge(sub.path, sub.name, self.assignment, self.tests, seed=self.seed,
+                doc = judge(sub.path, sub.name, self.assignment, tests, seed=self.seed,
                             uid=uid, limits=self.limits)
         except SandboxError as exc:
-            doc = {"file": sub.name, "status": "grader-error", "error": str(exc), "questions": {}}
+            return ResultDoc.grader_error(sub.name, str(exc), assignment=self.assignment,
+                                          seed=self.seed)
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
-            doc = {"file": sub.name, "status": "grader-error",
-                   "error": f"{type(exc).__name__}: {exc}", "questions": {}}
-        write_document(self.results, doc)
-        return graded(doc)
+            return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
+                                          assignment=self.assignment, seed=self.seed)
+        return ResultDoc.from_dict(doc, f"the judge's result for {sub.name}")

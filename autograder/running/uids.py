@@ -16,7 +16,11 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-FIRST_UID, COUNT = 61000, 1000
+#: The uids student code runs as when our runners grade (leased here, host-wide; a grading
+#: container's judge accepts no other). The Gradescope zip's entry point takes its uid from the
+#: next thousand (``zip_entry``), so a host runner's cleanup never reaches it.
+STUDENT_UIDS = range(61000, 62000)
+FIRST_UID, COUNT = STUDENT_UIDS.start, len(STUDENT_UIDS)
 
 
 def _lock_dir() -> Path:

@@ -12,8 +12,8 @@ results.json is always written: a failure of our own code becomes a grader error
 one readable notebook a message to the student. ``--hidden-visibility`` sets Gradescope's
 visibility of the hidden tests' results (default ``after_published``).
 
-The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (62000-62999)
-(``sandbox`` mode ``"container"``). Before that, the source, submission and results folders are
+The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (the thousand after
+``uids.STUDENT_UIDS``) (``sandbox`` mode ``"container"``). Before that, the source, submission and results folders are
 made root-only, so the notebook can neither read the tests nor write a result. The seed comes
 from ``AUTOGRADER_SEED`` when set (to reproduce a grade), else it is fresh.
 """
@@ -27,12 +27,15 @@ import sys
 import traceback
 from pathlib import Path
 
+from .resultdoc import REJECTED, ResultDoc
+from .uids import STUDENT_UIDS
+
 ROOT = Path("/autograder")
-# Outside 61000-61999, the range our own runners lease host-wide: without user namespaces a
+# Outside STUDENT_UIDS, the range our own runners lease host-wide: without user namespaces a
 # container's uid is the host's, and a host runner cleaning up its leased uid (kill -1 as that
 # uid) would otherwise reach this container's worker. Random, so that concurrent containers
 # rarely share a uid's process limit.
-STUDENT_UID = 62000 + secrets.randbelow(1000)
+STUDENT_UID = STUDENT_UIDS.stop + secrets.randbelow(len(STUDENT_UIDS))
 
 
 def lock_down(root: Path) -> None:
@@ -142,23 +145,23 @@ def write_results(root: Path, seed: int, visibility: str) -> int:
     out, tests_dir = root / "results", root / "source" / "tests"
     config = json.loads((root / "source" / "otter_config.json").read_text())
     try:
-        doc = grade(root, seed)
+        doc = ResultDoc.from_dict(grade(root, seed), "the judge's result")
     except SubmissionProblem as exc:
-        doc = {"file": "", "status": "submission-error", "error": str(exc), "questions": {}}
-    results = otter_results(tests_dir, doc)
+        doc = ResultDoc.rejected("submission", str(exc), assignment=config.get("assignment_name"))
+    results = otter_results(tests_dir, doc.to_dict())
     gradescope = gradescope_results(results, config, tests_dir, visibility)
     code = 0
-    if doc["status"] == "submission-error":
-        gradescope.update(score=0, output=doc["error"])
-    elif doc["status"] == "grader-error":
-        gradescope.update(score=0, output=grader_error_message(doc.get("error", "")))
+    if doc.status == REJECTED:
+        gradescope.update(score=0, output=doc.error)
+    elif doc.is_grader_error:
+        gradescope.update(score=0, output=grader_error_message(doc.error or ""))
         code = 1
     (out / "results.json").write_text(json.dumps(gradescope, indent=2))
-    (out / "autograder.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
+    (out / "autograder.json").write_text(doc.to_json())
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
         dill.dump(results, f)
-    total = sum(v["points"] for v in doc.get("questions", {}).values())
-    print(f"seed {seed}: {total:g} points ({doc['status']}; hidden tests {visibility})")
+    total = sum(v["points"] for v in doc.questions.values())
+    print(f"seed {seed}: {total:g} points ({doc.status}; hidden tests {visibility})")
     return code
 
 

@@ -1,0 +1,203 @@
+"""``ResultDoc``: the one result document of one submission, and its only reader and writer.
+
+Every runner returns one, the batch writes it to ``OUT/<a>/results/<file>.json``, partial
+reruns (``--resume``, ``--only``, ``--question``) and the reports read it back. On disk it is
+the JSON object the reports know (``file``, ``status``, ``questions``, ``problems``,
+``notebook``, ``output``, ``cut``, ``seed``, ...) plus ``schema_version`` and ``kind``; keys this
+module does not know are kept as they are (``extra``) and written back unchanged, so a newer
+field added by another part of the grader survives a partial rerun.
+
+What is refused: a document without this ``kind`` and ``schema_version`` (stock otter's
+``results.json``, a document of an older grader, a foreign JSON file), or one whose required
+fields have the wrong type. Such a file is never guessed to be otter output: reading it is a
+``DocumentError``, one line naming the file. No torch here: the Docker runner's host side
+imports this.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .files import write_atomic
+from .results import MAX_STATUS, Graded, capped, result_path
+
+#: Bump on an incompatible change; a document of another version is refused, not guessed at.
+#: 2: every writer goes through ``ResultDoc`` (version 1 documents of grader errors had none).
+SCHEMA_VERSION = 2
+KIND = "autograder-result"
+
+GRADED, GRADER_ERROR, REJECTED = "graded", "grader-error", "rejected"
+#: The known fields, in the order a reader cares about; everything else is ``extra``.
+_FIELDS = ("file", "status", "questions", "assignment", "seed", "error", "problems")
+
+
+class DocumentError(ValueError):
+    """A file under ``results/`` that is not a result document of this grader (one line)."""
+
+
+@dataclass(frozen=True)
+class ResultDoc:
+    """One submission's result.
+
+    Attributes:
+        file: the submission's name (its path under the submissions folder).
+        status: ``graded``, ``graded-with-...`` (graded, with ``problems``), ``grader-error``
+            (our fault: ``error`` says what) or ``rejected`` (not a usable notebook: ``error``).
+        questions: question -> ``{"points", "possible", "tests": [...]}``.
+        assignment, seed: what was graded and with which grading seed (``None``: unknown).
+        error: why a grader error or a rejection happened.
+        problems: what went wrong with the notebook's process, for staff and student.
+        extra: every other key of the document (``notebook``, ``output``, ``cut``, ...), kept.
+    """
+
+    file: str
+    status: str
+    questions: dict[str, dict] = field(default_factory=dict)
+    assignment: str | None = None
+    seed: int | None = None
+    error: str | None = None
+    problems: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- the three kinds of result -------------------------------------------------------------
+    @classmethod
+    def graded(cls, file: str, questions: dict[str, dict], *, assignment: str | None,
+               seed: int | None, problems: list[str] | tuple[str, ...] = (),
+               status: str = GRADED, **extra: Any) -> "ResultDoc":
+        """A graded submission; ``status`` may name what went wrong (``graded-with-...``)."""
+        if not status.startswith(GRADED):
+            raise ValueError(f"a graded document's status starts with 'graded': {status!r}")
+        return cls(file, status, questions, assignment, seed, None, tuple(problems), extra)
+
+    @classmethod
+    def grader_error(cls, file: str, error: str, *, assignment: str | None = None,
+                     seed: int | None = None, **extra: Any) -> "ResultDoc":
+        """The grader failed on this submission (never the student's fault): no points."""
+        return cls(file, GRADER_ERROR, {}, assignment, seed, error, (), extra)
+
+    @classmethod
+    def rejected(cls, file: str, error: str, *, assignment: str | None = None,
+                 **extra: Any) -> "ResultDoc":
+        """A file that was not run at all (not a usable notebook), and why."""
+        return cls(file, REJECTED, {}, assignment, None, error, (), extra)
+
+    @property
+    def is_grader_error(self) -> bool:
+        return self.status == GRADER_ERROR
+
+    # -- JSON ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {**self.extra, "schema_version": SCHEMA_VERSION, "kind": KIND,
+                               "file": self.file, "status": self.status,
+                               "questions": self.questions}
+        for key in ("assignment", "seed", "error"):
+            if getattr(self, key) is not None:
+                doc[key] = getattr(self, key)
+        if self.problems or self.status.startswith(GRADED):
+            doc["problems"] = list(self.problems)
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: Any, source: str) -> "ResultDoc":
+        """The document ``doc`` read from ``source`` (a path, or "the container's answer");
+        ``DocumentError`` naming ``source`` when it is not one of ours."""
+        if not isinstance(doc, dict):
+            raise DocumentError(f"{source}: not a result document (a JSON "
+                                f"{type(doc).__name__}, not an object)")
+        if doc.get("kind") != KIND or doc.get("schema_version") != SCHEMA_VERSION:
+            raise DocumentError(
+                f"{source}: not a result document of this grader (kind "
+                f"{_shown(doc.get('kind'))}, schema_version {_shown(doc.get('schema_version'))};"
+                f" expected {KIND} version {SCHEMA_VERSION}): regrade it without --resume, "
+                f"or move it away")
+        problem = _type_problem(doc)
+        if problem:
+            raise DocumentError(f"{source}: not a valid result document ({problem})")
+        extra = {k: v for k, v in doc.items()
+                 if k not in _FIELDS and k not in ("schema_version", "kind")}
+        return cls(doc["file"], doc["status"], doc.get("questions", {}), doc.get("assignment"),
+                   doc.get("seed"), doc.get("error"), tuple(doc.get("problems", ())), extra)
+
+    @classmethod
+    def read(cls, path: Path) -> "ResultDoc":
+        """The document at ``path``; ``DocumentError`` (naming ``path``) for anything else."""
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DocumentError(f"{path}: not a result document (unreadable: "
+                                f"{type(exc).__name__}: {exc})") from None
+        return cls.from_dict(doc, str(path))
+
+    def to_json(self) -> str:
+        """Capped (``results.capped``), stable key order: identical runs, identical bytes."""
+        return json.dumps(capped(self.to_dict()), indent=2, sort_keys=True,
+                          ensure_ascii=False) + "\n"
+
+    def write(self, results: Path) -> Path:
+        """Write to ``results/<file>.json`` atomically (temp file + rename: ``--resume`` and a
+        stop midway see the old document or the whole new one); return the path."""
+        path = result_path(results, self.file)
+        write_atomic(path, self.to_json())
+        return path
+
+    # -- what the batch makes of it ------------------------------------------------------------
+    def row(self) -> Graded:
+        """The ``final_grades.csv`` row: points per question and a status in words."""
+        scores = {q: (float(v["points"]), float(v["possible"]))
+                  for q, v in self.questions.items()}
+        if self.status == GRADED:
+            status = "Completed"
+        elif self.status.startswith(GRADED):
+            status = f"Completed with problems: {'; '.join(self.problems)}"
+        elif self.status == REJECTED:  # the vetting problem, as the batch says it
+            status = self.error or ""
+        else:
+            status = f"{self.status}: {self.error or ''}"
+        if len(status) > MAX_STATUS:
+            status = status[:MAX_STATUS] + f" [... {len(status) - MAX_STATUS} more characters cut]"
+        return Graded(self.file, scores, status)
+
+    def with_question(self, new: "ResultDoc", question: str) -> "ResultDoc":
+        """This document with ``question`` taken from ``new`` (a run of that question alone):
+        problems from both, ``new``'s status when it is worse, ``new``'s seed."""
+        questions = dict(self.questions)
+        if question in new.questions:
+            questions[question] = new.questions[question]
+        merged = replace(self, questions=questions,
+                         problems=tuple(dict.fromkeys(self.problems + new.problems)),
+                         seed=new.seed if new.seed is not None else self.seed)
+        if new.status != GRADED:
+            merged = replace(merged, status=new.status,
+                             error=new.error if new.error is not None else merged.error)
+        return merged
+
+
+def _shown(value: Any) -> str:
+    return "missing" if value is None else repr(value)[:40]
+
+
+def _type_problem(doc: dict) -> str | None:
+    """What is wrong with the known fields' types, or ``None``."""
+    if not isinstance(doc.get("file"), str) or not doc["file"]:
+        return "'file' is not a name"
+    status = doc.get("status")
+    if not isinstance(status, str) or not (status.startswith(GRADED)
+                                           or status in (GRADER_ERROR, REJECTED)):
+        return f"unknown status {_shown(status)}"
+    questions = doc.get("questions", {})
+    if not isinstance(questions, dict):
+        return "'questions' is not an object"
+    for name, q in questions.items():
+        if not (isinstance(q, dict) and all(isinstance(q.get(k), (int, float))
+                                            and not isinstance(q.get(k), bool)
+                                            for k in ("points", "possible"))):
+            return f"question {name!r} has no numeric points and possible"
+    if not isinstance(doc.get("problems", []), list):
+        return "'problems' is not a list"
+    for key, kind in (("error", str), ("assignment", str), ("seed", int)):
+        if doc.get(key) is not None and not isinstance(doc[key], kind):
+            return f"{key!r} is not a {kind.__name__}"
+    return None

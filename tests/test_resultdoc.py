@@ -1,0 +1,180 @@
+"""One typed result document (``ResultDoc``) for everything under ``results/``, and one registry
+of runners: what is refused, what survives a partial rerun, and that a grader error stays one
+(its count, exit status 3 and feedback) until it is graded again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.running.resultdoc import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
+from notebooks import ROOT
+
+CLI = [sys.executable, "-m", "autograder", "--root", str(ROOT)]
+ASSIGNMENT = "autograd-exercises"
+SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sealed runner needs root")
+
+
+def graded_doc(name: str, points: float = 1.0, **extra) -> ResultDoc:
+    return ResultDoc.graded(name, {"q1_accumulation": {"points": points, "possible": 3.5,
+                                                       "tests": []}},
+                            assignment=ASSIGNMENT, seed=3, **extra)
+
+
+# -- the document ---------------------------------------------------------------------------
+def test_unknown_keys_round_trip_and_the_three_kinds_say_what_they_are(tmp_path):
+    doc = graded_doc("a/x.ipynb", seed_per_student=7, diagnosis=["d1"])
+    path = doc.write(tmp_path)
+    assert path == tmp_path / "a" / "x.ipynb.json"
+    back = ResultDoc.read(path)
+    assert back == doc and back.extra == {"seed_per_student": 7, "diagnosis": ["d1"]}
+    on_disk = json.loads(path.read_text())
+    assert on_disk["schema_version"] == SCHEMA_VERSION and on_disk["kind"] == KIND
+    assert doc.row().status == "Completed" and doc.row().scores == {
+        "q1_accumulation": (1.0, 3.5)}
+    error = ResultDoc.grader_error("b.ipynb", "the zygote died", assignment=ASSIGNMENT)
+    assert ResultDoc.read(error.write(tmp_path)).is_grader_error
+    assert error.row().status == "grader-error: the zygote died"
+    rejected = ResultDoc.rejected("c.ipynb", "c.ipynb: not JSON")
+    assert ResultDoc.read(rejected.write(tmp_path)).row().status == "c.ipynb: not JSON"
+
+
+@pytest.mark.parametrize("content, said", [
+    # stock otter's results.json: never guessed to be otter output
+    ({"tests": [{"name": "q1", "score": 1, "max_score": 1}]}, "kind missing, schema_version missing"),
+    # a grader error written by an older grader (version 1 had no kind)
+    ({"schema_version": 1, "file": "x.ipynb", "status": "grader-error", "questions": {}},
+     "schema_version 1"),
+    ({"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "x.ipynb", "status": "done"},
+     "unknown status 'done'"),
+    ({"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "x.ipynb", "status": "graded",
+      "questions": {"q1": {"points": "all"}}}, "question 'q1' has no numeric points"),
+    ([1, 2], "a JSON list, not an object"),
+], ids=["otter", "version-1", "status", "points", "list"])
+def test_an_old_or_foreign_document_is_a_one_line_error_naming_the_file(tmp_path, content,
+                                                                          said):
+    path = tmp_path / "x.ipynb.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(DocumentError) as caught:
+        ResultDoc.read(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and said in message and "\n" not in message
+
+
+def test_merging_one_question_keeps_the_rest_and_a_worse_status():
+    old = graded_doc("x.ipynb", note="kept")
+    old = ResultDoc.from_dict({**old.to_dict(), "questions": {
+        **old.questions, "q2_saved": {"points": 4.0, "possible": 4.0, "tests": []}}}, "old")
+    new = ResultDoc.grader_error("x.ipynb", "lost", seed=3)
+    merged = old.with_question(new, "q1_accumulation")
+    assert merged.questions == old.questions and merged.extra == {"note": "kept"}
+    assert merged.is_grader_error and merged.error == "lost"
+
+
+# -- the registry ---------------------------------------------------------------------------
+def test_every_runner_the_command_line_accepts_is_in_the_registry():
+    from autograder.cli import build_parser
+    from autograder.running import registry
+
+    grade = build_parser()._subparsers._group_actions[0].choices["grade"]
+    runner = next(a for a in grade._actions if a.dest == "runner")
+    assert set(runner.choices) == {registry.AUTO, *registry.RUNNERS}
+    assert runner.default == registry.AUTO
+    for name, kind in registry.RUNNERS.items():
+        assert kind.name == name and name in runner.help
+        # --question is refused up front exactly for the runners that grade whole notebooks
+        assert (registry.option_problem(name, "q1") is None) == kind.partial
+
+
+# -- through the command line ---------------------------------------------------------------
+def grade(submissions: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, "grade", "-p", str(submissions), "-o", str(out), "--seed",
+                           "3", "--json", *extra], capture_output=True, text=True, timeout=900)
+
+
+def folder_of(tmp_path: Path, *names: str, bad: str | None = None) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in names:
+        shutil.copy(SOLUTION, folder / f"{name}.ipynb")
+    if bad:
+        (folder / f"{bad}.ipynb").write_text("not a notebook")
+    return folder
+
+
+def test_a_foreign_document_stops_a_partial_run_before_any_work(tmp_path):
+    folder = folder_of(tmp_path, "ada")
+    results = tmp_path / "out" / ASSIGNMENT / "results"
+    results.mkdir(parents=True)
+    foreign = results / "ada.ipynb.json"
+    foreign.write_text(json.dumps({"tests": [{"name": "q1_accumulation", "score": 3.5,
+                                              "max_score": 3.5}]}))
+    proc = grade(folder, tmp_path / "out", "--resume", "--runner", "sealed")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"error: {foreign}: not a result document of this grader (kind missing, "
+        f"schema_version missing; expected {KIND} version {SCHEMA_VERSION}): regrade it "
+        f"without --resume, or move it away"]
+    assert not (tmp_path / "out" / ASSIGNMENT / "final_grades.csv").exists()
+
+
+@pytest.mark.slow
+@needs_root
+def test_a_partial_rerun_keeps_a_grader_error_its_count_exit_status_and_feedback(tmp_path):
+    """--only grades one (rejected) file; the grader error on disk of another stays one."""
+    folder = folder_of(tmp_path, "ada", "alan", bad="broken")
+    results = tmp_path / "out" / ASSIGNMENT / "results"
+    ResultDoc.grader_error("ada.ipynb", "the worker zygote did not start",
+                           assignment=ASSIGNMENT, seed=3).write(results)
+    graded_doc("alan.ipynb").write(results)
+    proc = grade(folder, tmp_path / "out", "--only", "broken", "--runner", "sealed")
+    assert proc.returncode == 3, proc.stderr
+    summary = json.loads(proc.stdout)["assignments"][ASSIGNMENT]
+    assert summary["graded_now"] == 1 and summary["grader_errors"] == ["ada.ipynb"]
+    assert summary["student_problems"] == ["broken.ipynb"]
+    feedback = tmp_path / "out" / ASSIGNMENT / "feedback" / "ada.md"
+    assert "the worker zygote did not start" in feedback.read_text()
+    assert ResultDoc.read(results / "ada.ipynb.json").is_grader_error  # untouched
+
+
+@pytest.mark.slow
+@needs_root
+def test_resume_grades_a_grader_error_again_and_keeps_the_graded(tmp_path):
+    folder = folder_of(tmp_path, "ada", "alan")
+    results = tmp_path / "out" / ASSIGNMENT / "results"
+    ResultDoc.grader_error("ada.ipynb", "container: the judge printed no result",
+                           assignment=ASSIGNMENT, seed=3).write(results)
+    kept = graded_doc("alan.ipynb").write(results)
+    before = kept.read_bytes()
+    proc = grade(folder, tmp_path / "out", "--resume", "--runner", "sealed", "--no-reports")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["assignments"][ASSIGNMENT]
+    assert summary["graded_now"] == 1 and summary["grader_errors"] == []
+    ada = ResultDoc.read(results / "ada.ipynb.json")
+    assert ada.status == "graded" and ada.row().status == "Completed"
+    assert sum(p for p, _ in ada.row().scores.values()) == 21.0
+    assert kept.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_the_otter_runner_writes_documents_feedback_and_honours_the_time_limit(tmp_path):
+    folder = folder_of(tmp_path, "ada")
+    proc = grade(folder, tmp_path / "out", "--runner", "otter")
+    assert proc.returncode == 0, proc.stderr
+    doc = ResultDoc.read(tmp_path / "out" / ASSIGNMENT / "results" / "ada.ipynb.json")
+    assert sum(p for p, _ in doc.row().scores.values()) == 21.0, doc
+    assert (tmp_path / "out" / ASSIGNMENT / "feedback" / "ada.md").exists()
+    # one kernel runs the whole notebook: the submission timeout bounds that run
+    proc = grade(folder, tmp_path / "slow", "--runner", "otter", "--submission-timeout", "1",
+                 "--no-reports")
+    assert proc.returncode == 0, proc.stderr
+    doc = ResultDoc.read(tmp_path / "slow" / ASSIGNMENT / "results" / "ada.ipynb.json")
+    assert doc.row().scores and all(p == 0 for p, _ in doc.row().scores.values())
+    assert "took longer than 1 s" in doc.row().status
