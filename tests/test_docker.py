@@ -78,7 +78,8 @@ def two_samples(tmp_path: Path, assignment: str) -> list:
 
 def test_host_side_never_imports_torch():
     """Does importing the Docker runner (and resolving a runner) stay free of torch?"""
-    code = ("import sys, autograder.running.docker_runner, autograder.running.fork_runner; "
+    code = ("import sys, autograder.running.docker_runner; "
+            "import autograder.running.fork_runner; "
             "from autograder.running import registry; registry.resolve('auto'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -328,7 +329,8 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
 def test_spare_containers_are_used_then_removed(tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
-    from autograder.running.docker_runner import DockerRunner, engine
+    from autograder.running.docker_engine import engine
+    from autograder.running.docker_runner import DockerRunner
 
     assignment = "autograd-exercises"
     subs = two_samples(tmp_path, assignment)

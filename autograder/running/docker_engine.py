@@ -191,9 +191,17 @@ class ContainerRunner(Runner):
     def _launch(self):
         """Create and start one container for a submission; return it with its handle."""
 
-    @abc.abstractmethod
+    def _release(self, handle) -> None:
+        """Let go of the handle ``_launch`` returned with a container never given a job."""
+
     def _discard(self, spare) -> None:
         """Remove a container ``_launch`` made that was never given a job."""
+        container, handle = spare
+        try:
+            self._release(handle)
+            container.remove(force=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
 
     @abc.abstractmethod
     def run(self, sub: Submission, uid: int) -> dict:

@@ -79,13 +79,8 @@ class DockerRunner(ContainerRunner):
             raise
         return container, stream
 
-    def _discard(self, spare) -> None:
-        container, stream = spare
-        try:
-            stream.close()
-            container.remove(force=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+    def _release(self, handle) -> None:
+        handle.close()  # the container's stdin, never written
 
     def run(self, sub: Submission, uid: int) -> dict:
         """Run one container to the end; return the result document it printed."""

@@ -57,13 +57,6 @@ class ForkRunner(ContainerRunner):
             raise
         return container, pid
 
-    def _discard(self, spare) -> None:
-        container, _pid = spare
-        try:
-            container.remove(force=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-
     def run(self, sub: Submission, uid: int) -> dict:
         """Grade in a fresh container; if the judge container itself is gone (killed, out of
         memory), start another and grade the submission once more, in another fresh
