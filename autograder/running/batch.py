@@ -12,6 +12,7 @@ refuses, ``sealed`` without an engine or image (``docker_runner.resolve_runner``
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fcntl
 import json
 import os
@@ -19,15 +20,18 @@ import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..authoring.layout import Layout
+from ..checks.seeding import submission_seed
 from . import grades_csv, otter_run
 from .files import write_atomic
 from .otter_run import Graded
 from .progress import Display
+from .roster import identity
 from .sandbox import gpu_devices, with_gpu
 from .selection import Selection, on_disk, pick, regrade_question, write_timings
 from .submissions import Submission, duplicate_names, find
@@ -62,7 +66,8 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
                  limits=None, selection: Selection | None = None,
-                 display: Display | None = None) -> int:
+                 display: Display | None = None, roster: dict[str, str] | None = None,
+                 feedback: str | None = None) -> int:
     """Grade every notebook under ``folder``; return the process exit status.
 
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
@@ -104,13 +109,15 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     if seed is None and selection.partial:
         seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
     seed = secrets.randbelow(2**31) if seed is None else seed
+    feedback = feedback or _previous_run(out).get("feedback") or "full"
     jobs = jobs or os.cpu_count() or 1
     display.say(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
                 f"({runner} runner, {jobs} job(s))")
     out.mkdir(parents=True, exist_ok=True)
     # Written first: a run stopped midway can be resumed with the same seed.
     write_atomic(out / "grading.json", json.dumps(
-        {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
+        {"seed": seed, "folder": str(folder), "runner": runner, "feedback": feedback,
+         "seeds": "per submission: sha256(run seed, roster id or path)"}, indent=2) + "\n")
     groups, unidentified = _group(subs)
     for sub in unidentified:
         display.say(f"  cannot grade {sub.problem}")
@@ -124,6 +131,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for name, group in sorted(groups.items()):
+                group = [_seeded(sub, seed, roster) for sub in group]
                 plans.append(_Group(name, group, layout, out / name, seed, runner, jobs, limits,
                                     selection, display))
                 plans[-1].submit(pool)
@@ -138,12 +146,27 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     return summary["exit_status"]
 
 
+def _seeded(sub: Submission, run_seed: int, roster: dict[str, str] | None) -> Submission:
+    """``sub`` with the seed of its own hidden inputs (a pure function of the run's seed and
+    its identity, so ``--only`` on one file draws what the whole run drew for it)."""
+    return dataclasses.replace(sub, seed=submission_seed(run_seed, identity(sub.name, roster)))
+
+
 def _previous_seed(out: Path) -> int | None:
     """The seed ``out/grading.json`` recorded, if any."""
     try:
-        return int(json.loads((out / "grading.json").read_text(encoding="utf-8"))["seed"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(_previous_run(out)["seed"])
+    except (ValueError, KeyError, TypeError):
         return None
+
+
+def _previous_run(out: Path) -> dict:
+    """What ``out/grading.json`` recorded ({} when there is none or it is unreadable)."""
+    try:
+        run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return run if isinstance(run, dict) else {}
 
 
 def _write_rejection(results: Path, sub: Submission) -> None:
@@ -213,13 +236,20 @@ class _Group:
         if self.grade is None:  # --question names a question of another assignment
             self.now, self.kept = [], subs
         self.futures: list = []
+        self.running, self.lock = 0, threading.Lock()  # submissions being graded right now
 
     def _task(self, sub: Submission) -> tuple[Graded, float]:
         start = time.monotonic()
         if sub.problem:
             _write_rejection(self.out / "results", sub)
             return Graded(sub.name, {}, sub.problem), 0.0
-        return self.grade(sub), time.monotonic() - start
+        with self.lock:
+            self.running += 1
+        try:
+            return self.grade(sub), time.monotonic() - start
+        finally:
+            with self.lock:
+                self.running -= 1
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
         if hasattr(self.runner, "expect"):
@@ -232,7 +262,8 @@ class _Group:
         possible = sum(self.questions.values())
         fresh: list[Graded] = []
         seconds: dict[str, float] = {}
-        with self.display.group(self.assignment, len(self.now)) as advance:
+        with self.display.group(self.assignment, len(self.now),
+                                in_flight=lambda: self.running) as advance:
             for future in as_completed(self.futures):
                 result, took = future.result()
                 fresh.append(result)

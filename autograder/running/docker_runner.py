@@ -33,7 +33,7 @@ from pathlib import Path
 from . import uids
 from .results import MAX_DOCUMENT_BYTES, Graded, graded, write_document
 from .sandbox import Limits
-from .submissions import Submission, read_notebook_bytes
+from .submissions import Submission, read_notebook_bytes, seed_of
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
@@ -233,7 +233,7 @@ class DockerRunner:
             with uids.lease() as uid:
                 doc = self.checked(self.run(sub, uid), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
-            doc = {"file": sub.name, "assignment": self.assignment, "seed": self.seed,
+            doc = {"file": sub.name, "assignment": self.assignment, "seed": seed_of(sub, self.seed),
                    "status": "grader-error", "error": f"container: {exc}", "questions": {}}
         write_document(self.results, doc)
         return graded(doc)
@@ -241,7 +241,8 @@ class DockerRunner:
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
                   if k not in ("confinement", "join_pid", "join_pidfd")}
-        return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
+        return json.dumps({"name": sub.name, "assignment": self.assignment,
+                           "seed": seed_of(sub, self.seed),
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
                            "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}

@@ -75,5 +75,6 @@ class OtterRunner:
 
     def __call__(self, sub) -> Graded:
         keep = self.results / f"{sub.name}.json"
-        return grade(sub.path, sub.name, self.zip_path, seed=self.seed, timeout=self.timeout,
+        seed = self.seed if sub.seed is None else sub.seed
+        return grade(sub.path, sub.name, self.zip_path, seed=seed, timeout=self.timeout,
                      keep=keep)

@@ -8,7 +8,7 @@ from . import uids
 from .judge import judge
 from .results import Graded, graded, write_document
 from .sandbox import Limits, SandboxError
-from .submissions import Submission
+from .submissions import Submission, seed_of
 from .tests_zip import load_tests, points_per_question
 
 
@@ -29,12 +29,13 @@ class SealedRunner:
     def __call__(self, sub: Submission) -> Graded:
         try:
             with uids.lease() as uid:
-                doc = judge(sub.path, sub.name, self.assignment, self.tests, seed=self.seed,
+                doc = judge(sub.path, sub.name, self.assignment, self.tests, seed=seed_of(sub, self.seed),
                             uid=uid, limits=self.limits)
         except SandboxError as exc:
-            doc = {"file": sub.name, "status": "grader-error", "error": str(exc), "questions": {}}
+            doc = {"file": sub.name, "status": "grader-error", "error": str(exc), "questions": {},
+                   "seed": seed_of(sub, self.seed)}
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
-            doc = {"file": sub.name, "status": "grader-error",
+            doc = {"file": sub.name, "status": "grader-error", "seed": seed_of(sub, self.seed),
                    "error": f"{type(exc).__name__}: {exc}", "questions": {}}
         write_document(self.results, doc)
         return graded(doc)
