@@ -28,10 +28,11 @@ from .feedback import environment
 GRADED = "graded"
 #: Failure kinds that are not misconceptions, each counted in a row of its own: the check's
 #: misconception id -> what the report calls it. ``unanswered`` is told from the evidence (the
-#: template's ``...`` came back), since the checks call it ``wrong-type`` like any wrong type.
+#: template's ``...`` came back, or None: the template's functions have no return), since the
+#: checks call it ``wrong-type`` like any wrong type.
 OTHER_FAILURES = {"not-defined": "not defined", "raised": "raised an exception",
                   "worker-lost": "crashed or ran out of time"}
-UNANSWERED = "unanswered (the template's placeholder)"
+UNANSWERED = "unanswered (returned None or the template's ...)"
 _PLACEHOLDER = "the template's placeholder"
 
 
@@ -251,7 +252,8 @@ def _slim(doc: dict) -> dict:
         if not c.get("passed", True):
             evidence = c.get("evidence") or {}
             slim["signature"] = signature(evidence)
-            slim["unanswered"] = _PLACEHOLDER in json.dumps(evidence.get("got"))
+            slim["unanswered"] = (_PLACEHOLDER in json.dumps(evidence.get("got"))
+                                  or " returned None;" in str(c.get("message", "")))
             slim["message"] = str(c.get("message", "")).split("\n", 1)[0][:300]
         return slim
 
