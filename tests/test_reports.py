@@ -182,3 +182,17 @@ def test_are_all_reports_written_from_a_results_folder(tmp_path):
     assert (folder / "canvas_gradebook.csv").read_text().splitlines()[2] == \
         "a/alan-turing,,a/alan-turing,,,1"
     assert class_report.misconceptions([doc(), doc()]) == [("q1_accumulation: ignores-p0", 2)]
+
+
+def test_are_cells_in_tracebacks_named_by_what_they_define():
+    d = doc()
+    d["notebook"] = {"cells": [{"index": 25, "status": "error", "name": "the cell defining "
+                                "export_numpy", "defines": ["export_numpy"], "error": {
+                                    "type": "RuntimeError", "message": "boom", "traceback":
+                                    'Traceback (your code only):\n  File "<cell 26>", line 8'}}]}
+    d["questions"]["q1_accumulation"]["tests"][1] = {
+        **HIDDEN_FAIL, "message": 'f raised\nTraceback (your code only):\n  File "<cell 26>", '
+        'line 5, in export_numpy'}
+    md = feedback.render_markdown(feedback.build(d))
+    assert "<cell 26>" not in md and "Cell 26" not in md
+    assert md.count('File "<the cell defining export_numpy>"') == 2

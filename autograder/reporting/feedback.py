@@ -29,6 +29,8 @@ DETAIL = ("full", "mistake", "score")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 _SEED_TAG = re.compile(r"\s*\[grading seed -?\d+\]")
 _NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
+#: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
+_CELL_FILE = re.compile(r"<cell (\d+)>")
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def test_feedback(assignment: str, question: str, test: dict, detail: str = "ful
     results = test.get("checks", [])
     message = _real_cause(message, results, cells or [])
     head, _, rest = message.partition("\n")
+    rest = cell_names_in(rest, cells or [])
     checked = [p for c in results if (p := proves(assignment, question, c["check"]))]
     hidden = bool(test.get("hidden"))
     withheld = False
@@ -122,6 +125,14 @@ def test_feedback(assignment: str, question: str, test: dict, detail: str = "ful
         points=test.get("points", 0.0), possible=test.get("possible", 0.0), message=head,
         detail=rest.strip("\n"), checked=list(dict.fromkeys(checked)),
         grader_fault=any(c.get("fault") == GRADER for c in results), withheld=withheld)
+
+
+def cell_names_in(traceback: str, cells: list[dict]) -> str:
+    """``File "<cell 26>"`` -> ``File "<the cell defining export_numpy>"``: Jupyter shows no
+    cell numbers, a student finds a cell by what it defines."""
+    names = {c["number"]: c["name"] for c in cells}
+    return _CELL_FILE.sub(lambda m: f"<{names.get(int(m.group(1)), m.group(0)[1:-1])}>",
+                          traceback)
 
 
 def _real_cause(message: str, results: list[dict], cells: list[dict]) -> str:
@@ -194,6 +205,10 @@ def _cells(doc: dict) -> list[dict]:
                       "reason": cell.get("reason", ""), "notes": cell.get("notes", []),
                       "shown": bool(error or cell.get("notes")
                                     or cell.get("status") == "stopped")})
+    for cell in found:
+        if cell["error"].get("traceback"):
+            cell["error"] = {**cell["error"],
+                             "traceback": cell_names_in(str(cell["error"]["traceback"]), found)}
     return found
 
 
