@@ -114,12 +114,22 @@ def batch(tmp_path_factory) -> tuple[Path, Path]:
     (subs / "again").mkdir()
     shutil.copy(mistakes, subs / "again" / "second.ipynb")
     shutil.copy(ROOT / "submissions" / A / "untouched-template.ipynb", subs / "untouched.ipynb")
+    # the cell defining count_saved raises before its def: the name is lost by a crash
+    broken = with_answer(solution(A), "q2_saved", 'raise RuntimeError("oops")\n\n'
+                         + _answer(solution(A), "q2_saved"))
+    nbformat.write(broken, subs / "crashed.ipynb")
     tripled = with_answer(solution(A), "q3_multipath", TRIPLED)
     for n in range(3):
         nbformat.write(tripled, subs / f"tripled-{n}.ipynb")
     proc = _grade(subs, out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return subs, out
+
+
+def _answer(nb, question: str) -> str:
+    from notebooks import answer_cells
+
+    return nb.cells[answer_cells(nb)[question]].source
 
 
 def _docs(out: Path) -> dict[str, dict]:
@@ -166,6 +176,18 @@ def test_does_the_report_count_only_named_misconceptions(batch):
     assert counted and all(n <= 2 for n in counted.values())  # first and second only
     others = dict(class_report.other_failures(untouched))
     assert any("unanswered" in k for k in others), others
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("class")
+def test_does_feedback_give_the_real_cause_of_a_lost_definition(batch):
+    _, out = batch
+    text = (out / A / "feedback" / "crashed.md").read_text()
+    assert "count_saved was never defined: the cell defining count_saved" in text
+    assert "raised RuntimeError: oops before its definition ran" in text
+    assert "write it in the cell" not in text
+    report = (out / A / "report" / "class_report.html").read_text()
+    assert "crashed.ipynb" in report.split('id="troubles"')[1]  # a cell raised: listed
 
 
 @pytest.mark.slow
@@ -233,7 +255,7 @@ def test_does_the_canvas_export_refuse_a_roster_that_gives_two_files_one_id(batc
     proc = subprocess.run([sys.executable, "-m", "autograder", "report", "-o", str(copy),
                            "--roster", str(roster)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "SIS User ID from the roster for 1 of 6" in proc.stdout
+    assert "SIS User ID from the roster for 1 of 7" in proc.stdout
     assert "not in the roster" in proc.stdout and "again/second.ipynb" in proc.stdout
 
 
@@ -254,7 +276,7 @@ def test_is_the_class_report_usable_in_a_browser(batch, tmp_path):
         page.get((out / A / "report" / "class_report.html").as_uri())
         width = page.execute_script("return document.documentElement.clientWidth")
         cells = page.find_elements(By.CSS_SELECTOR, "#grades td.status")
-        assert len(cells) == 6
+        assert len(cells) == 7
         for cell in cells:  # every status cell lies inside the window, nothing scrolled away
             right = page.execute_script("return arguments[0].getBoundingClientRect().right",
                                         cell)
@@ -262,9 +284,22 @@ def test_is_the_class_report_usable_in_a_browser(batch, tmp_path):
         assert page.execute_script("return document.documentElement.scrollWidth") <= width
         links = [a.get_attribute("href")
                  for a in page.find_elements(By.CSS_SELECTOR, "#grades td a")]
-        assert len(links) == 6
+        assert len(links) == 7
         for href in links:
             page.get(href)
             assert page.find_element(By.TAG_NAME, "h1").text.startswith("Feedback: ")
     finally:
         page.quit()
+
+
+@pytest.mark.slow
+def test_does_assign_end_with_what_to_commit(tmp_path):
+    shutil.copytree(ROOT / "assignments" / A, tmp_path / "assignments" / A)
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--root", str(tmp_path), "assign",
+                           A], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    tail = lines[lines.index("commit these (git add):"):]
+    assert tail == ["commit these (git add):", f"  student_templates/{A}/",
+                    f"  solutions/{A}.ipynb"]
+    assert "never commit it" in proc.stdout  # the zip is named as a build output
