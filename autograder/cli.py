@@ -2,8 +2,8 @@
 
     autograder assign [ASSIGNMENT ...] [--check]
     autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
-                     [--question Q] [--json] [--roster FILE]
-    autograder report [-o OUT] [--roster FILE]
+                     [--question Q] [--json] [--roster FILE] [--feedback full|mistake|score]
+    autograder report [-o OUT] [--roster FILE] [--feedback full|mistake|score]
 
 It works from any folder. The project (the folder holding assignments/) is --project, else
 $AUTOGRADER_PROJECT, else the checkout the package was installed from (`pip install -e .`),

@@ -108,6 +108,11 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         return 2
     if seed is None and selection.partial:
         seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
+    if selection.partial and _previous_run(out).get("roster", bool(roster)) != bool(roster):
+        # identities (hence seeds) differ with and without a roster: the regrade would draw
+        # other inputs than the run it merges into
+        display.say(f"note: the run in {out} was graded {'with' if not roster else 'without'} "
+                    "a roster; pass the same --roster (or none) to draw the same inputs")
     seed = secrets.randbelow(2**31) if seed is None else seed
     feedback = feedback or _previous_run(out).get("feedback") or "full"
     jobs = jobs or os.cpu_count() or 1
@@ -117,7 +122,8 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     # Written first: a run stopped midway can be resumed with the same seed.
     write_atomic(out / "grading.json", json.dumps(
         {"seed": seed, "folder": str(folder), "runner": runner, "feedback": feedback,
-         "seeds": "per submission: sha256(run seed, roster id or path)"}, indent=2) + "\n")
+         "roster": bool(roster), "seeds": "per submission: sha256(run seed, roster id or path)"},
+        indent=2) + "\n")
     groups, unidentified = _group(subs)
     for sub in unidentified:
         display.say(f"  cannot grade {sub.problem}")
