@@ -2,8 +2,8 @@
 
     autograder assign [ASSIGNMENT ...] [--check]
     autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
-                     [--question Q] [--json] [--roster FILE]
-    autograder report [-o OUT] [--roster FILE]
+                     [--question Q] [--json] [--roster FILE] [--feedback full|mistake|score]
+    autograder report [-o OUT] [--roster FILE] [--feedback full|mistake|score]
 
 It works from any folder. The project (the folder holding assignments/) is --project, else
 $AUTOGRADER_PROJECT, else the checkout the package was installed from (`pip install -e .`),
@@ -66,6 +66,12 @@ def grade_problem(args: argparse.Namespace) -> str | None:
 
     return option_problem(args.runner, args.question)
 
+#: How much a student's feedback shows (``reporting.feedback``).
+FEEDBACK_DETAIL = ("full", "mistake", "score")
+FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden inputs, expected "
+                 "values and seed), mistake (the named mistake without hidden values), score "
+                 "(points only)")
+
 #: Exit status when grading finished (``final_grades.csv`` written) but the reports failed.
 REPORTS_FAILED = 4
 
@@ -75,7 +81,7 @@ def _assign(args: argparse.Namespace) -> int:
 
     names = [_known("assign", a) for a in (args.assignments or ASSIGNMENTS)]
     layout = _layout(args)
-    status = 0
+    status, built = 0, []
     for name in names:
         try:
             if args.check:
@@ -85,10 +91,19 @@ def _assign(args: argparse.Namespace) -> int:
                 status |= bool(diffs)
                 print(f"{name}: {'out of date, run `make assign`' if diffs else 'in sync'}")
             else:
-                print(f"{name}: autograder zip {assign(name, layout)}")
+                print(f"{name}: autograder zip {assign(name, layout)} (build output: never "
+                      "commit it, it holds every hidden test)")
+                built.append(name)
         except AssignError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 2
+    if built:
+        print("commit these (git add):")
+        for name in built:
+            for path in (layout.templates(name), layout.solution(name)):
+                shown = path.relative_to(layout.root) if path.is_relative_to(layout.root) \
+                    else path
+                print(f"  {shown}{'/' if path.is_dir() else ''}")
     return status
 
 
@@ -107,31 +122,47 @@ def _grade(args: argparse.Namespace) -> int:
                     submission_timeout=args.submission_timeout)
     selection = Selection(resume=args.resume, only=tuple(args.only or ()),
                           question=args.question)
+    roster = _roster(args.roster)
     display = choose(machine=args.json)
     status = grade_folder(Path(args.path), layout,
                           assignment=args.assignment, out=Path(args.output), seed=args.seed,
                           runner=args.runner, jobs=args.jobs, limits=limits,
-                          selection=selection, display=display)
+                          selection=selection, display=display, roster=roster,
+                          feedback=args.feedback)
     if status in (0, 3) and not args.no_reports:  # 3: some grader errors, still results
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
-        reports = _write_reports(Path(args.output), args.roster, display.say)
+        reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback)
         status = status or reports
     return status
 
 
+def _roster(path: str | None) -> dict[str, str] | None:
+    """The roster's file -> student id map (``None`` without one); a bad roster is a usage
+    error, found before anything is graded."""
+    if not path:
+        return None
+    from .running.roster import read_roster
+
+    try:
+        return read_roster(Path(path))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--roster {path}: {exc}") from None
+
+
 def _report(args: argparse.Namespace) -> int:
-    return _write_reports(Path(args.output), args.roster, print)
+    return _write_reports(Path(args.output), args.roster, print, args.feedback)
 
 
-def _write_reports(out: Path, roster: str | None, say) -> int:
+def _write_reports(out: Path, roster: str | None, say, detail: str | None = None) -> int:
     """Feedback, class reports and exports from the results in ``out``."""
     from .reporting.build import write_reports
 
     from .running.progress import printable
 
     try:
-        for path in write_reports(out, Path(roster) if roster else None):
+        for path in write_reports(out, Path(roster) if roster else None, detail=detail,
+                                  say=say):
             say(f"wrote {path}")
     except Exception as exc:  # noqa: BLE001 - any failure: one line, and a nonzero status
         print(printable(f"error: reports: {type(exc).__name__}: {exc}", lines=False)[:2000],
@@ -186,7 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print one JSON summary on stdout and nothing else (progress on stderr)")
     p.add_argument("--roster", metavar="FILE",
-                   help="CSV with columns file,student_id for the Canvas gradebook")
+                   help="CSV with columns file,student_id: the Canvas gradebook's ids, and "
+                        "what each submission's hidden inputs are derived from")
+    p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
+                   help=FEEDBACK_HELP + " (default: the run's recorded choice, else full)")
     p.add_argument("--no-reports", action="store_true",
                    help="skip feedback, class reports and exports after grading")
     p.set_defaults(func=_grade)
@@ -195,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
     p.add_argument("--roster", metavar="FILE",
                    help="CSV with columns file,student_id for the Canvas gradebook")
+    p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
+                   help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.set_defaults(func=_report)
     return parser
 

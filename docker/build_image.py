@@ -7,12 +7,17 @@ driven through the Engine API (the Docker SDK; this host's CLI has no buildx).
 
 torch for the CPU image comes from $TORCH_INDEX_URL (see docker/torch_wheel.py).
 
-Prints the image size and how long the build took. Never imports torch.
+When the image's inputs (Dockerfile, lock, torch spec, the package's sources) hash to the
+label the image already carries, it says "up to date" and stops (well under a second: no wheel,
+no docker build). Otherwise it builds, showing one line per build step, writes the builder's
+full log to build/docker/build-<variant>.log and ends with one summary line (size, times).
+Never imports torch.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -116,6 +121,37 @@ def base_image(client) -> None:
         subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
 
 
+#: The image label holding the hash of what it was built from (``inputs_digest``).
+INPUTS_LABEL = "autograder.inputs-sha256"
+
+
+def _source_files() -> list[Path]:
+    """What our wheel and the image are made of, in a stable order (no caches)."""
+    files = [ROOT / "pyproject.toml", ROOT / "docker" / "Dockerfile", LOCK]
+    files += sorted(p for p in (ROOT / "autograder").rglob("*")
+                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    return files
+
+
+def inputs_digest(variant: str) -> str:
+    """SHA-256 of everything the image is built from: the sources above (path and bytes), the
+    variant and its torch spec. Same digest, same image: the build would be all cache hits."""
+    h = hashlib.sha256(f"{variant}\0{TORCH[variant]}\0".encode())
+    for path in _source_files():
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def up_to_date(client, variant: str, digest: str) -> bool:
+    """Whether ``IMAGES[variant]`` exists and carries ``digest`` as its inputs label."""
+    try:
+        labels = client.images.get(IMAGES[variant]).labels or {}
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
+        return False
+    return labels.get(INPUTS_LABEL) == digest
+
+
 def _image_id(client, tag: str) -> str | None:
     try:
         return client.images.get(tag).id
@@ -123,21 +159,28 @@ def _image_id(client, tag: str) -> str | None:
         return None
 
 
-def build(client, variant: str) -> None:
-    """Build and tag ``IMAGES[variant]``, streaming the builder's steps."""
+def build(client, variant: str, digest: str | None = None) -> None:
+    """Build and tag ``IMAGES[variant]`` (labelled with ``digest``): one line per step here,
+    the builder's whole output in ``build/docker/build-<variant>.log``."""
     base_image(client)
     previous = _image_id(client, IMAGES[variant])
     start = time.monotonic()
     context = stage(variant)
     staged = time.monotonic()
-    for chunk in client.api.build(path=str(context), tag=IMAGES[variant], rm=True,
-                                  forcerm=True, decode=True,
-                                  buildargs={"TORCH_SPEC": TORCH[variant]}):
-        if "error" in chunk:
-            raise SystemExit(f"error: image build failed: {chunk['error'].strip()}")
-        line = chunk.get("stream", "").strip()
-        if line.startswith("Step ") or "Using cache" in line:
-            print(f"  {line}", flush=True)
+    log_path = BUILD / f"build-{variant}.log"
+    print(f"building {IMAGES[variant]} (full log: {log_path})", flush=True)
+    with open(log_path, "w", encoding="utf-8") as log:
+        for chunk in client.api.build(path=str(context), tag=IMAGES[variant], rm=True,
+                                      forcerm=True, decode=True,
+                                      labels={INPUTS_LABEL: digest or inputs_digest(variant)},
+                                      buildargs={"TORCH_SPEC": TORCH[variant]}):
+            log.write(chunk.get("stream", "") or (chunk.get("error", "") + "\n"))
+            if "error" in chunk:
+                raise SystemExit(f"error: image build failed: {chunk['error'].strip()} "
+                                 f"(full log: {log_path})")
+            line = chunk.get("stream", "").strip()
+            if line.startswith("Step "):
+                print(f"  {line[:100]}", flush=True)
     size = client.images.get(IMAGES[variant]).attrs["Size"]
     if previous and previous != _image_id(client, IMAGES[variant]):
         try:  # the image this build replaced, now untagged: 1.2 GB each rebuild otherwise
@@ -172,7 +215,13 @@ def main(argv: list[str] | None = None) -> int:
         if why:
             print(f"error: no GPU grading here: {why}", file=sys.stderr)
             return 2
-    build(client, args.variant)
+    start = time.monotonic()
+    digest = inputs_digest(args.variant)
+    if up_to_date(client, args.variant, digest):
+        print(f"{IMAGES[args.variant]}: up to date (inputs {digest[:12]}; checked in "
+              f"{time.monotonic() - start:.2f} s)", flush=True)
+        return 0
+    build(client, args.variant, digest)
     return 0
 
 

@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
 from autograder.running.files import write_atomic
@@ -60,12 +62,91 @@ def test_is_the_html_self_contained_and_escaped():
     assert "http://" not in html and "https://" not in html and "<link" not in html
 
 
-def test_does_the_canvas_csv_use_the_roster_then_the_stem(tmp_path):
+def test_does_the_canvas_csv_use_the_roster_then_the_path(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("file,student_id\nalan-turing.ipynb,s123\n")
     ids = exports.read_roster(roster)
     assert exports.student_id("a/alan-turing.ipynb", ids) == "s123"
-    assert exports.student_id("a/ada-lovelace.ipynb", ids) == "ada-lovelace"
+    # not the stem: a/hw.ipynb and b/hw.ipynb would share one id
+    assert exports.student_id("a/ada-lovelace.ipynb", ids) == "a/ada-lovelace"
+
+
+def grades_of(*files):
+    from autograder.reporting.documents import Grades
+
+    header = ["file", "q1", "total_points_earned", "percent_correct", "grading_status"]
+    return Grades(header, {"q1": 1.0}, [dict(zip(header, [f, "1", "1", "1", "Completed"]))
+                                        for f in files])
+
+
+def test_does_the_canvas_export_say_what_ids_it_used_and_who_is_missing():
+    grades = grades_of("a/hw.ipynb", "b/hw.ipynb")
+    ids, said = exports.canvas_ids(grades, None)
+    assert ids == {"a/hw.ipynb": "a/hw", "b/hw.ipynb": "b/hw"}
+    assert "no roster" in said[0] and "2 submission(s)" in said[0]
+    ids, said = exports.canvas_ids(grades, {"a/hw.ipynb": "s1"})
+    assert ids == {"a/hw.ipynb": "s1", "b/hw.ipynb": "b/hw"}
+    assert "1 of 2" in said[0] and "not in the roster" in said[1] and "b/hw.ipynb" in said[1]
+
+
+def test_does_the_canvas_export_refuse_colliding_ids(tmp_path):
+    folder = tmp_path / "autograd-exercises"
+    (folder / "canvas_gradebook.csv").parent.mkdir(parents=True)
+    (folder / "canvas_gradebook.csv").write_text("stale\n")
+    grades = grades_of("a/hw.ipynb", "b/hw.ipynb", "c.ipynb")
+    with pytest.raises(exports.CanvasError, match="share the SIS User ID 's1'.*a/hw.ipynb, "
+                       "b/hw.ipynb"):
+        exports.write_canvas(folder, grades, {"a/hw.ipynb": "s1", "b/hw.ipynb": "s1"})
+    assert not (folder / "canvas_gradebook.csv").exists()  # never a stale gradebook
+    # a roster id equal to another student's fallback path collides too
+    with pytest.raises(exports.CanvasError):
+        exports.canvas_ids(grades, {"a/hw.ipynb": "c"})
+
+
+def test_does_mistake_detail_keep_the_named_mistake_and_drop_every_number():
+    fb = feedback.build(doc(), "mistake")
+    md, html = feedback.render_markdown(fb), feedback.render_html(fb)
+    for text in (md, html):
+        assert "These are the lesson" in text
+        for number in ("-1.27", "4.0", "-2.5", "[grading seed 3]", "Traceback"):
+            assert number not in text
+    assert "square_grads(…, …) returned […]; expected […]" in md
+
+
+def test_does_score_detail_show_hidden_points_only():
+    md = feedback.render_markdown(feedback.build(doc(), "score"))
+    assert "square_grads" not in md and "Failed (this course shows the points" in md
+    assert "Hidden test q1_accumulation - 3: 0 / 1.25" in md
+
+
+def test_does_feedback_lead_with_what_to_fix_first():
+    md = feedback.render_markdown(feedback.build(doc()))
+    assert md.index("## Fix first") < md.index("## q1_accumulation")
+    assert "- **q1_accumulation**: square_grads(-1.27, 7) returned" in md
+
+
+def test_does_a_rejected_file_never_say_none():
+    md = feedback.render_markdown(feedback.build({
+        "schema_version": 1, "file": "x.ipynb", "assignment": None, "status": "rejected",
+        "error": "x.ipynb: not JSON", "questions": {}}))
+    assert "None" not in md and "Assignment not known" in md
+
+
+def test_does_not_defined_say_which_cell_took_the_definition_away():
+    d = doc()
+    d["notebook"] = {"cells": [{"index": 4, "status": "stopped", "reason": "it ran past its "
+                                "time limit", "defines": ["count_saved", "lesson_net"],
+                                "name": "the cell defining count_saved, lesson_net"}]}
+    d["questions"]["q1_accumulation"]["tests"][1] = {
+        **HIDDEN_FAIL, "message": "count_saved is not defined: write it in the cell for "
+        "q2_saved and run that cell before grading. [grading seed 3]",
+        "checks": [{"check": "count_saved_tracked", "misconception": "not-defined",
+                    "fault": "student", "passed": False}]}
+    md = feedback.render_markdown(feedback.build(d))
+    assert "count_saved was never defined: the cell defining count_saved, lesson_net " \
+        "stopped the notebook's process (it ran past its time limit)" in md
+    assert "The cell defining count_saved, lesson_net stopped" in md
+    assert "Cell 5" not in md
 
 
 def test_does_merging_a_question_keep_the_others():
@@ -100,5 +181,19 @@ def test_are_all_reports_written_from_a_results_folder(tmp_path):
     assert "data:image/png;base64," in html and "q1_accumulation: ignores-p0" in html
     assert len((folder / "results.jsonl").read_text().splitlines()) == 1
     assert (folder / "canvas_gradebook.csv").read_text().splitlines()[2] == \
-        "alan-turing,,alan-turing,,,1"
+        "a/alan-turing,,a/alan-turing,,,1"
     assert class_report.misconceptions([doc(), doc()]) == [("q1_accumulation: ignores-p0", 2)]
+
+
+def test_are_cells_in_tracebacks_named_by_what_they_define():
+    d = doc()
+    d["notebook"] = {"cells": [{"index": 25, "status": "error", "name": "the cell defining "
+                                "export_numpy", "defines": ["export_numpy"], "error": {
+                                    "type": "RuntimeError", "message": "boom", "traceback":
+                                    'Traceback (your code only):\n  File "<cell 26>", line 8'}}]}
+    d["questions"]["q1_accumulation"]["tests"][1] = {
+        **HIDDEN_FAIL, "message": 'f raised\nTraceback (your code only):\n  File "<cell 26>", '
+        'line 5, in export_numpy'}
+    md = feedback.render_markdown(feedback.build(d))
+    assert "<cell 26>" not in md and "Cell 26" not in md
+    assert md.count('File "<the cell defining export_numpy>"') == 2

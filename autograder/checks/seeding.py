@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 
@@ -14,3 +16,15 @@ def seed_of(rng: np.random.Generator) -> int | None:
     """The integer seed ``rng`` was made from, recorded in results to reproduce a grade."""
     entropy = rng.bit_generator.seed_seq.entropy
     return int(entropy) if isinstance(entropy, int) else None
+
+
+def submission_seed(run_seed: int, identity: str) -> int:
+    """The seed one submission's hidden inputs are drawn from: a pure function of the run's
+    seed and the submission's identity (its roster id when known, else its path).
+
+    Two students in one run never draw the same inputs (so one student's feedback tells the
+    others nothing about theirs), yet any one grade is reproduced alone from the run's seed
+    (``--only``). SHA-256, not ``hash()``: Python salts ``hash`` of strings per process.
+    """
+    digest = hashlib.sha256(f"{int(run_seed)}\0{identity}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big") >> 1  # below 2**31, like a run's seed

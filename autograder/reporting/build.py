@@ -2,27 +2,56 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from . import class_report, exports, feedback
 from .documents import assignment_dirs, load_grades
 
 
-def write_reports(out: Path, roster: Path | None = None) -> list[Path]:
+def write_reports(out: Path, roster: Path | None = None, *, detail: str | None = None,
+                  say=None) -> list[Path]:
     """Feedback, class report and exports for every ``OUT/<assignment>``.
 
     Args:
         out: the grading run's output folder.
         roster: optional CSV (``file,student_id``) for the Canvas gradebook's identifiers.
+        detail: how much feedback shows (``feedback.DETAIL``); ``None``: what the grading run
+            recorded in ``out/grading.json``, else ``full``.
+        say: where to tell what the Canvas export used (``print`` by default).
 
     Returns:
         The main files written: each class report, gradebook and JSON-lines file.
+
+    Raises:
+        exports.CanvasError: after everything else is written, when a gradebook was refused.
     """
+    say = say or print
     ids = exports.read_roster(roster) if roster else None
-    written = []
+    detail = detail or _recorded_detail(out)
+    written, refused = [], []
     for folder in assignment_dirs(out):
-        feedback.write_all(folder)
+        feedback.write_all(folder, detail)
         written.append(class_report.write(folder))
-        written.append(exports.write_canvas(folder, load_grades(folder), ids))
+        try:
+            path, said = exports.write_canvas(folder, load_grades(folder), ids)
+        except exports.CanvasError as exc:
+            refused.append(f"{folder.name}: {exc}")
+        else:
+            written.append(path)
+            for line in said:
+                say(f"{folder.name}: canvas: {line}")
         written.append(exports.write_jsonl(folder))
+    if refused:
+        raise exports.CanvasError("; ".join(refused))
     return written
+
+
+def _recorded_detail(out: Path) -> str:
+    """The feedback detail the grading run recorded, else ``full``."""
+    try:
+        run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "full"
+    detail = run.get("feedback") if isinstance(run, dict) else None
+    return detail if detail in feedback.DETAIL else "full"

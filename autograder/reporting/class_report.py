@@ -3,21 +3,37 @@
 Grades come from ``final_grades.csv`` (the official numbers, so the page and the CSV cannot
 disagree); pass rates, misconceptions and problems from the result documents; times from
 ``timings.json`` (kept out of the results on purpose: those are deterministic).
+
+Misconceptions are counted only where a check named one. What is not a misconception has rows
+of its own (``OTHER_FAILURES``): a question left as the template had it, a name never defined,
+code that raised or never returned. Wrong answers that no check names are grouped by how they
+are wrong (``signature``), largest groups first: they are where the next named misconception is.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import math
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 from ..running.files import write_atomic
 from ..running.progress import printable
 from . import plots
-from .documents import Grades, iter_results, load_grades, load_timings
+from .documents import Grades, iter_results, load_grades, load_timings, stem
 from .feedback import environment
 
 GRADED = "graded"
+#: Failure kinds that are not misconceptions, each counted in a row of its own: the check's
+#: misconception id -> what the report calls it. ``unanswered`` is told from the evidence (the
+#: template's ``...`` came back, or None: the template's functions have no return), since the
+#: checks call it ``wrong-type`` like any wrong type.
+OTHER_FAILURES = {"not-defined": "not defined", "raised": "raised an exception",
+                  "worker-lost": "crashed or ran out of time"}
+UNANSWERED = "unanswered (returned None or the template's ...)"
+_PLACEHOLDER = "the template's placeholder"
 
 
 def pass_rates(grades: Grades) -> list[dict]:
@@ -32,32 +48,148 @@ def pass_rates(grades: Grades) -> list[dict]:
     return rates
 
 
+def kind(check: dict) -> str | None:
+    """What a failing check's result says about the student: a named misconception (its id),
+    one of ``OTHER_FAILURES`` or ``UNANSWERED``, or ``None`` (wrong, and no check named it)."""
+    if check.get("unanswered"):
+        return UNANSWERED
+    name = check.get("misconception")
+    return OTHER_FAILURES.get(name, name) if name else None
+
+
 def misconceptions(docs: list[dict]) -> list[tuple[str, int]]:
-    """``question: misconception`` -> how many submissions showed it, most frequent first."""
+    """``question: misconception`` -> how many submissions showed it, most frequent first;
+    only what a check named (never an unanswered question, a missing name or a crash)."""
+    return _count(docs, lambda k: k not in OTHER_FAILURES.values() and k != UNANSWERED)
+
+
+def other_failures(docs: list[dict]) -> list[tuple[str, int]]:
+    """``question: unanswered / not defined / raised / crashed`` -> submissions."""
+    return _count(docs, lambda k: k in OTHER_FAILURES.values() or k == UNANSWERED)
+
+
+def _count(docs: list[dict], wanted) -> list[tuple[str, int]]:
     counts: Counter[str] = Counter()
     for doc in docs:
-        seen = {f"{q}: {c['misconception']}"
-                for q, v in doc.get("questions", {}).items()
+        seen = {f"{q}: {k}" for q, v in doc.get("questions", {}).items()
                 for t in v.get("tests", []) for c in t.get("checks", [])
-                if c.get("misconception")}
+                if (k := kind(c)) and wanted(k)}
         counts.update(seen)
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def unnamed(docs: list[dict]) -> list[dict]:
+    """Failing checks (the student's fault) that no check named, grouped by check and by how
+    the answer was wrong, largest groups first, each with an example submission and message.
+
+    Why a signature and not the wrong value itself: every submission draws hidden inputs of
+    its own (``checks.seeding.submission_seed``), so two students with the same mistake never
+    return the same numbers. What they share is how their answer relates to the expected one
+    (a shape, a dtype, a constant ratio such as x2 or x-1, a type), which is input-free.
+    """
+    groups: dict[tuple[str, str], dict] = {}
+    for doc in docs:
+        seen = set()
+        for q, v in doc.get("questions", {}).items():
+            for t in v.get("tests", []):
+                for c in t.get("checks", []):
+                    if c.get("passed", True) or c.get("fault") != "student" or kind(c):
+                        continue
+                    key = (f"{q}/{c['check']}", c.get("signature") or "wrong value")
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    group = groups.setdefault(key, {
+                        "check": key[0], "signature": key[1], "files": [],
+                        "example": c.get("message", "")})
+                    group["files"].append(doc["file"])
+    return sorted(groups.values(), key=lambda g: (-len(g["files"]), g["check"], g["signature"]))
+
+
+def _numbers(x) -> list[float] | None:
+    """The numbers in a piece of evidence (a float, a list, a tensor's ``values``), flat."""
+    if isinstance(x, dict) and "values" in x:
+        x = x["values"]
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return [float(x)]
+    if isinstance(x, list):
+        flat: list[float] = []
+        for item in x:
+            inner = _numbers(item)
+            if inner is None:
+                return None
+            flat += inner
+        return flat
+    return None
+
+
+def _kind_of(x) -> str:
+    if isinstance(x, dict) and "dtype" in x:
+        return f"tensor {x.get('dtype')} of shape {tuple(x.get('shape') or ())}"
+    if isinstance(x, list):
+        return f"list of {len(x)}"
+    return type(x).__name__ if not isinstance(x, str) else "text"
+
+
+def signature(evidence: dict) -> str:
+    """How ``got`` is wrong relative to ``expected``, without either's values: ``"returned
+    None"``, ``"tensor float32 of shape (3,) where tensor float64 of shape (3,) expected"``,
+    ``"x2 the expected values"``, ``"wrong values"``."""
+    got, expected = evidence.get("got"), evidence.get("expected")
+    if got is None:
+        return "returned None" if expected is not None else "wrong value"
+    if _kind_of(got) != _kind_of(expected):
+        return f"returned {_kind_of(got)} where {_kind_of(expected)} expected"
+    g, e = _numbers(got), _numbers(expected)
+    if not g or not e or len(g) != len(e):
+        return "wrong value"
+    if not all(math.isfinite(v) for v in g):
+        return "NaN or infinite values"
+    ratios = {round(a / b, 3) for a, b in zip(g, e) if abs(b) > 1e-9}
+    if len(ratios) == 1 and all(abs(a) < 1e-9 for a, b in zip(g, e) if abs(b) <= 1e-9):
+        r = ratios.pop()
+        return "all zeros" if r == 0 else f"x{r:g} the expected values"
+    return "wrong values (no constant ratio)"
+
+
 def troubles(grades: Grades, docs: list[dict]) -> list[dict]:
-    """Submissions not cleanly graded: a status other than graded, problems, grader faults."""
+    """Submissions not cleanly graded: a status other than graded, problems, grader faults,
+    and cells that raised (a syntax error leaves the status "graded" but loses answers)."""
     by_file = {d["file"]: d for d in docs}
     found = []
-    for row in grades.rows:
-        doc = by_file.get(row["file"], {})
+    files = [r["file"] for r in grades.rows] + sorted(set(by_file) - {r["file"] for r in
+                                                                      grades.rows})
+    status_of = {r["file"]: r["grading_status"] for r in grades.rows}
+    for file in files:
+        doc = by_file.get(file, {})
         grader = [c["check"] for v in doc.get("questions", {}).values()
                   for t in v.get("tests", []) for c in t.get("checks", [])
                   if c.get("fault") == "grader"]
-        notes = list(doc.get("problems", [])) + [f"grader fault in {c}" for c in grader]
-        if row["grading_status"] != "Completed" or notes or doc.get("status", GRADED) != GRADED:
-            found.append({"file": row["file"], "status": doc.get("status", "?"),
-                          "detail": "; ".join(notes) or row["grading_status"]})
+        notes = (list(doc.get("problems", [])) + [f"grader fault in {c}" for c in grader]
+                 + list(doc.get("cell_errors", [])))
+        row_status = status_of.get(file, "not in final_grades.csv")
+        if row_status != "Completed" or notes or doc.get("status", GRADED) != GRADED:
+            found.append({"file": file, "status": doc.get("status", "?"),
+                          "detail": "; ".join(notes) or row_status})
     return found
+
+
+def score_spread(grades: Grades) -> list[dict]:
+    """Per question: how many submissions earned each number of points, lowest first."""
+    spread = []
+    for q in grades.questions:
+        counts = Counter(float(r[q]) for r in grades.rows if r.get(q) not in (None, ""))
+        spread.append({"question": q, "possible": grades.possible[q],
+                       "counts": sorted(counts.items())})
+    return spread
+
+
+def feedback_link(file: str) -> str:
+    """The feedback page of ``file``, relative to the report folder (each path segment
+    quoted: file names are the students')."""
+    return "../feedback/" + "/".join(quote(part) for part in stem(file).split("/")) + ".html"
 
 
 def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],
@@ -72,7 +204,7 @@ def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],
             title="Submissions with full marks, per question", xlabel="%", xmax=100),
         "misconceptions.png": plots.horizontal_bars(
             [k for k, _ in common], [n for _, n in common], color="#c44e52",
-            title="Named misconceptions", xlabel="submissions"),
+            title="Named misconceptions", xlabel="submissions", integer=True),
         "grading_time.png": plots.horizontal_bars(  # names drawn without control characters
             [printable(f, lines=False) for f in files if f in timings],
             [timings[f] for f in files if f in timings],
@@ -90,6 +222,8 @@ def write(folder: Path) -> Path:
     docs = [_slim(d) for d in iter_results(folder)]  # never a class of full documents
     rates, common = pass_rates(grades), misconceptions(docs)
     pngs = figures(grades, rates, common, timings)
+    has_feedback = {r["file"] for r in grades.rows
+                    if (folder / "feedback" / (stem(r["file"]) + ".html")).exists()}
     report = folder / "report"
     report.mkdir(parents=True, exist_ok=True)
     for name, data in pngs.items():
@@ -98,6 +232,8 @@ def write(folder: Path) -> Path:
     html = environment(True).get_template("class_report.html.j2").render(
         assignment=folder.name, grades=grades, rates=rates, common=common,
         troubles=troubles(grades, docs), timings=timings, images=images,
+        others=other_failures(docs), unnamed=unnamed(docs), spread=score_spread(grades),
+        links={f: feedback_link(f) for f in has_feedback},
         mean=_mean([float(r["total_points_earned"]) for r in grades.rows]),
         possible=sum(grades.possible.values()))
     write_atomic(report / "class_report.html", html)
@@ -105,13 +241,29 @@ def write(folder: Path) -> Path:
 
 
 def _slim(doc: dict) -> dict:
-    """What this report reads of a result document: status, problems, and per check its
-    name, misconception and fault (no messages, evidence or notebook cells)."""
-    keep = ("check", "misconception", "fault")
+    """What this report reads of a result document: status, problems, the cells that raised,
+    and per check its name, misconception, fault and, when it failed, how (``signature``),
+    whether the template's placeholder came back, and its message's first line (no evidence
+    or notebook cells kept)."""
+    keep = ("check", "misconception", "fault", "passed")
+
+    def check(c: dict) -> dict:
+        slim = {k: c[k] for k in keep if k in c}
+        if not c.get("passed", True):
+            evidence = c.get("evidence") or {}
+            slim["signature"] = signature(evidence)
+            slim["unanswered"] = (_PLACEHOLDER in json.dumps(evidence.get("got"))
+                                  or " returned None;" in str(c.get("message", "")))
+            slim["message"] = str(c.get("message", "")).split("\n", 1)[0][:300]
+        return slim
+
+    cells = (doc.get("notebook") or {}).get("cells") or []
     return {"file": doc["file"], "status": doc.get("status", GRADED),
             "problems": list(doc.get("problems", [])),
-            "questions": {q: {"tests": [{"checks": [{k: c[k] for k in keep if k in c}
-                                                    for c in t.get("checks", [])]}
+            "cell_errors": [f"{c.get('name') or 'a cell'} raised "
+                            f"{(c.get('error') or {}).get('type')}"
+                            for c in cells if isinstance(c, dict) and c.get("error")],
+            "questions": {q: {"tests": [{"checks": [check(c) for c in t.get("checks", [])]}
                                         for t in v.get("tests", [])]}
                           for q, v in doc.get("questions", {}).items()}}
 

@@ -9,36 +9,56 @@ from pathlib import Path
 
 from ..running.files import write_atomic
 from ..running.grades_csv import safe_row
-from .documents import Grades, iter_results
+from ..running.roster import read_roster, roster_id  # noqa: F401 - read_roster re-exported
+from .documents import Grades, iter_results, stem
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
-def read_roster(path: Path) -> dict[str, str]:
-    """A roster CSV with columns ``file`` and ``student_id``: file (path, name or stem) -> id.
-
-    Raises:
-        ValueError: when a column is missing.
-    """
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
-    if rows and not {"file", "student_id"} <= set(rows[0]):
-        raise ValueError(f"{path}: a roster needs the columns file,student_id")
-    return {r["file"].strip(): r["student_id"].strip() for r in rows}
+class CanvasError(ValueError):
+    """The gradebook would be wrong (two submissions under one id): it is not written."""
 
 
 def student_id(file: str, roster: dict[str, str] | None) -> str:
-    """The roster's id for ``file`` (matched on its path, name or stem), else the file's stem."""
-    name = file.rsplit("/", 1)[-1]
-    stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    for key in (file, name, stem):
-        if roster and key in roster:
-            return roster[key]
-    return stem
+    """The roster's id for ``file`` (matched on its path, name or stem), else the file's path
+    without ``.ipynb`` (unique in a run, unlike its stem: ``a/hw`` and ``b/hw``)."""
+    sid = roster_id(file, roster)
+    return sid if sid is not None else stem(file)
 
 
-def canvas_csv(grades: Grades, assignment: str, roster: dict[str, str] | None) -> str:
+def canvas_ids(grades: Grades, roster: dict[str, str] | None) -> tuple[dict[str, str], list[str]]:
+    """File -> SIS User ID for every row, and what was used, one sentence each (never silent).
+
+    Raises:
+        CanvasError: when two files would get one id (it names them).
+    """
+    ids = {r["file"]: student_id(r["file"], roster) for r in grades.rows}
+    owners: dict[str, list[str]] = {}
+    for file, sid in ids.items():
+        owners.setdefault(sid, []).append(file)
+    clashes = {sid: files for sid, files in owners.items() if len(files) > 1}
+    if clashes:
+        sid, files = sorted(clashes.items())[0]
+        raise CanvasError(f"canvas_gradebook.csv not written: {len(files)} submissions would "
+                          f"share the SIS User ID {sid!r} ({', '.join(files)})"
+                          + (f" and {len(clashes) - 1} more id(s) collide" if len(clashes) > 1
+                             else "") + "; fix the roster")
+    if roster is None:
+        said = [f"no roster: SIS User ID is each file's path without .ipynb for all "
+                f"{len(ids)} submission(s); pass --roster FILE (file,student_id)"]
+    else:
+        missing = sorted(f for f in ids if roster_id(f, roster) is None)
+        said = [f"SIS User ID from the roster for {len(ids) - len(missing)} of {len(ids)} "
+                f"submission(s)"]
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more"
+                                               if len(missing) > 10 else "")
+            said.append(f"not in the roster, so their file path is their id: {shown}")
+    return ids, said
+
+
+def canvas_csv(grades: Grades, assignment: str, ids: dict[str, str]) -> str:
     """Canvas's import layout: identity columns, one column of total points, and the
     ``Points Possible`` row Canvas's own exports carry."""
     buf = io.StringIO()
@@ -46,16 +66,27 @@ def canvas_csv(grades: Grades, assignment: str, roster: dict[str, str] | None) -
     out.writerow(safe_row([*CANVAS_COLUMNS, assignment]))
     out.writerow(safe_row(["Points Possible", "", "", "", "",
                            f"{sum(grades.possible.values()):g}"]))
-    for row in sorted(grades.rows, key=lambda r: student_id(r["file"], roster)):
-        sid = student_id(row["file"], roster)
+    for row in sorted(grades.rows, key=lambda r: ids[r["file"]]):
+        sid = ids[row["file"]]
         out.writerow(safe_row([sid, "", sid, "", "", row["total_points_earned"]]))
     return buf.getvalue()
 
 
-def write_canvas(folder: Path, grades: Grades, roster: dict[str, str] | None) -> Path:
+def write_canvas(folder: Path, grades: Grades,
+                 roster: dict[str, str] | None) -> tuple[Path, list[str]]:
+    """Write ``folder/canvas_gradebook.csv``; return it and what ids it used, in words.
+
+    Raises:
+        CanvasError: colliding ids; an older gradebook there is removed, never left stale.
+    """
     path = folder / "canvas_gradebook.csv"
-    write_atomic(path, canvas_csv(grades, folder.name, roster))
-    return path
+    try:
+        ids, said = canvas_ids(grades, roster)
+    except CanvasError:
+        path.unlink(missing_ok=True)
+        raise
+    write_atomic(path, canvas_csv(grades, folder.name, ids))
+    return path, said
 
 
 def write_jsonl(folder: Path) -> Path:

@@ -1,9 +1,12 @@
 """Per-student feedback, one Markdown and one self-contained HTML file per submission.
 
-What a student sees for each test: the message naming the mistake first (public tests already
-say got vs expected; hidden checks add what was checked, from the check's ``proves`` sentence),
-then the points. Never the hidden inputs' generator or the tests' code: only the registry's
-sentence and the message the check wrote.
+What a student sees: a "fix first" list (the earliest failing question and its named mistake),
+then for each test the message naming the mistake first (public tests already say got vs
+expected; hidden checks add what was checked, from the check's ``proves`` sentence), then the
+points. Never the hidden inputs' generator or the tests' code: only the registry's sentence and
+the message the check wrote. How much of a hidden test's message shows is the course's choice
+(``DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named mistake with
+every number taken out), ``score`` (points only).
 """
 
 from __future__ import annotations
@@ -20,6 +23,14 @@ from .documents import iter_results, stem
 
 TEMPLATES = Path(__file__).parent / "templates"
 GRADER = "grader"
+#: How much of a hidden test's message a student sees; ``full`` is the default.
+DETAIL = ("full", "mistake", "score")
+#: A number as checks print them (``-7.54026``, ``3``, ``1e-05``, ``[4.0, 8.0]``'s items).
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+_SEED_TAG = re.compile(r"\s*\[grading seed -?\d+\]")
+_NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
+#: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
+_CELL_FILE = re.compile(r"<cell (\d+)>")
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class TestFeedback:
         detail: the rest of the message (a trimmed traceback), or ``""``.
         checked: the ``proves`` sentences of the hidden checks this test ran.
         grader_fault: the grader, not the student, failed here.
+        withheld: the message is not shown (``score`` detail); only the points are.
     """
 
     name: str
@@ -47,6 +59,7 @@ class TestFeedback:
     detail: str
     checked: list[str]
     grader_fault: bool
+    withheld: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,8 @@ class Feedback:
     cells: list[dict] = field(default_factory=list)
     questions: list[QuestionFeedback] = field(default_factory=list)
     cut: list[str] = field(default_factory=list)
+    detail: str = "full"
+    fix_first: list[dict] = field(default_factory=list)
 
 
 def proves(assignment: str, question: str, check: str) -> str | None:
@@ -83,25 +98,73 @@ def proves(assignment: str, question: str, check: str) -> str | None:
         return None
 
 
-def test_feedback(assignment: str, question: str, test: dict) -> TestFeedback:
-    """One test of a result document, for the student."""
-    head, _, rest = str(test.get("message", "")).partition("\n")
+def redact(text: str) -> str:
+    """``text`` with every number replaced by ``…`` and the seed tag dropped: the named
+    mistake stays ("p.grad was not cleared"), the hidden inputs and expected values go."""
+    return _NUMBER.sub("…", _SEED_TAG.sub("", text))
+
+
+def test_feedback(assignment: str, question: str, test: dict, detail: str = "full",
+                  cells: list[dict] | None = None) -> TestFeedback:
+    """One test of a result document, for the student, at the course's ``detail``."""
+    message = str(test.get("message", ""))
     results = test.get("checks", [])
+    message = _real_cause(message, results, cells or [])
+    head, _, rest = message.partition("\n")
+    rest = cell_names_in(rest, cells or [])
     checked = [p for c in results if (p := proves(assignment, question, c["check"]))]
+    hidden = bool(test.get("hidden"))
+    withheld = False
+    if hidden and detail == "mistake":
+        # a trimmed traceback can quote the hidden inputs (shapes, values): left out
+        head, rest = redact(head), ""
+    elif hidden and detail == "score":
+        head, rest, withheld, checked = "", "", True, []
     return TestFeedback(
-        name=test["name"], hidden=bool(test.get("hidden")), passed=bool(test.get("passed")),
+        name=test["name"], hidden=hidden, passed=bool(test.get("passed")),
         points=test.get("points", 0.0), possible=test.get("possible", 0.0), message=head,
         detail=rest.strip("\n"), checked=list(dict.fromkeys(checked)),
-        grader_fault=any(c.get("fault") == GRADER for c in results))
+        grader_fault=any(c.get("fault") == GRADER for c in results), withheld=withheld)
 
 
-def build(doc: dict) -> Feedback:
-    """The feedback for one result document (deterministic: no clock, no paths)."""
-    assignment = doc.get("assignment", "")
+def cell_names_in(traceback: str, cells: list[dict]) -> str:
+    """``File "<cell 26>"`` -> ``File "<the cell defining export_numpy>"``: Jupyter shows no
+    cell numbers, a student finds a cell by what it defines."""
+    names = {c["number"]: c["name"] for c in cells}
+    return _CELL_FILE.sub(lambda m: f"<{names.get(int(m.group(1)), m.group(0)[1:-1])}>",
+                          traceback)
+
+
+def _real_cause(message: str, results: list[dict], cells: list[dict]) -> str:
+    """A "not defined" message replaced by why, when the student did write the name: the
+    cell defining it raised, or stopped the notebook's process (a crash, a time limit)."""
+    found = _NOT_DEFINED.match(message)
+    if not found or not any(c.get("misconception") == "not-defined" for c in results):
+        return message
+    names = [n.strip() for n in found.group(1).split(",") if n.strip()]
+    for cell in cells:
+        if not set(names) & set(cell.get("defines", [])):
+            continue
+        if cell.get("error"):
+            why = f"raised {cell['error'].get('type')}: {cell['error'].get('message')}"
+        elif cell.get("reason"):
+            why = f"stopped the notebook's process ({cell['reason']})"
+        else:
+            continue
+        return (f"{', '.join(names)} was never defined: {cell['name']} {why} before its "
+                f"definition ran. Fix that cell; your definition itself was not graded yet.")
+    return message
+
+
+def build(doc: dict, detail: str = "full") -> Feedback:
+    """The feedback for one result document at ``detail`` (deterministic: no clock, no
+    paths)."""
+    assignment = doc.get("assignment") or ""
+    cells = _cells(doc)
     questions = []
     for name in sorted(doc.get("questions", {})):
         q = doc["questions"][name]
-        tests = [test_feedback(assignment, name, t) for t in q.get("tests", [])]
+        tests = [test_feedback(assignment, name, t, detail, cells) for t in q.get("tests", [])]
         # Failures first: what to fix leads, what already works follows.
         tests = [t for t in tests if not t.passed] + [t for t in tests if t.passed]
         questions.append(QuestionFeedback(name, q["points"], q["possible"], tests))
@@ -111,18 +174,41 @@ def build(doc: dict) -> Feedback:
         points=sum(q.points for q in questions), possible=sum(q.possible for q in questions),
         grader_error=doc.get("error") if status.startswith("grader-error") else None,
         rejected=doc.get("error") if status == "rejected" else None,
-        problems=list(doc.get("problems", [])), cells=_cells(doc), questions=questions,
-        cut=[str(c) for c in doc.get("cut", [])])
+        problems=list(doc.get("problems", [])), cells=[c for c in cells if c["shown"]],
+        questions=questions, cut=[str(c) for c in doc.get("cut", [])], detail=detail,
+        fix_first=fix_first(questions))
+
+
+def fix_first(questions: list[QuestionFeedback]) -> list[dict]:
+    """The earliest failing question and its first named mistake (a student's own fault,
+    not the grader's): where to start."""
+    for q in questions:
+        failing = [t for t in q.tests if not t.passed and not t.grader_fault]
+        if failing:
+            t = failing[0]
+            return [{"question": q.name, "message": t.message,
+                     "more": len(failing) - 1, "withheld": t.withheld}]
+    return []
 
 
 def _cells(doc: dict) -> list[dict]:
-    """Notebook cells that raised or carry notes (skipped magics), numbered from 1."""
+    """The notebook's cells as reported, each named by what it defines or its first line
+    (``name``); ``shown``: it raised or carries notes (skipped magics)."""
     found = []
     for cell in doc.get("notebook", {}).get("cells", []):
+        if not isinstance(cell, dict) or not isinstance(cell.get("index"), int):
+            continue
         error = cell.get("error") or {}
-        if error or cell.get("notes") or cell.get("status") == "stopped":
-            found.append({"number": cell["index"] + 1, "error": error,
-                          "reason": cell.get("reason", ""), "notes": cell.get("notes", [])})
+        found.append({"number": cell["index"] + 1, "error": error,
+                      "name": cell.get("name") or f"code cell {cell['index'] + 1}",
+                      "defines": list(cell.get("defines") or []),
+                      "reason": cell.get("reason", ""), "notes": cell.get("notes", []),
+                      "shown": bool(error or cell.get("notes")
+                                    or cell.get("status") == "stopped")})
+    for cell in found:
+        if cell["error"].get("traceback"):
+            cell["error"] = {**cell["error"],
+                             "traceback": cell_names_in(str(cell["error"]["traceback"]), found)}
     return found
 
 
@@ -142,6 +228,12 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _capitalize_first(text: str) -> str:
+    """``"the cell defining f"`` -> ``"The cell defining f"`` (the rest untouched, unlike
+    Jinja's ``capitalize``, which lowercases it)."""
+    return text[:1].upper() + text[1:]
+
+
 def _num(x: float) -> str:
     return f"{x:g}"
 
@@ -151,7 +243,7 @@ def environment(autoescape: bool) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=autoescape,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
-    env.filters.update(md=_md, num=_num, fence=_fence)
+    env.filters.update(md=_md, num=_num, fence=_fence, capitalize_first=_capitalize_first)
     return env
 
 
@@ -167,18 +259,19 @@ def render_html(fb: Feedback) -> str:
 MAX_FEEDBACK_BYTES = 1 << 20
 
 
-def write_all(folder: Path) -> list[Path]:
+def write_all(folder: Path, detail: str = "full") -> list[Path]:
     """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document.
 
     Args:
         folder: ``OUT/<assignment>``.
+        detail: how much hidden tests' messages show (``DETAIL``).
 
     Returns:
         The Markdown files written.
     """
     written = []
     for doc in iter_results(folder):
-        fb = build(doc)
+        fb = build(doc, detail)
         md, html = render_markdown(fb), render_html(fb)
         if max(len(md.encode()), len(html.encode())) > MAX_FEEDBACK_BYTES:
             # the document is capped already (results.capped); escaping can still grow it

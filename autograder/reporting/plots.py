@@ -53,8 +53,10 @@ def score_distribution(percents: list[float]) -> bytes:
 
 @_plain
 def horizontal_bars(labels: list[str], values: list[float], *, title: str, xlabel: str,
-                    color: str = "#4c72b0", xmax: float | None = None) -> bytes:
-    """One labelled bar per item, top to bottom in the given order."""
+                    color: str = "#4c72b0", xmax: float | None = None,
+                    integer: bool = False) -> bytes:
+    """One labelled bar per item, top to bottom in the given order; ``integer``: counts, so
+    the axis ticks only whole numbers."""
     fig, ax = plt.subplots(figsize=(WIDTH, max(HEIGHT, 0.35 * len(labels) + 1.2)))
     if not labels:
         _empty(ax, "nothing to show")
@@ -65,5 +67,7 @@ def horizontal_bars(labels: list[str], values: list[float], *, title: str, xlabe
         ax.set_xlabel(xlabel)
         if xmax is not None:
             ax.set_xlim(0, xmax)
+        if integer:
+            ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_title(title)
     return _png(fig)

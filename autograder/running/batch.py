@@ -6,26 +6,30 @@ returns its ``ResultDoc``, which the batch writes (a rejected file's too, withou
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
 import secrets
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from ..authoring.layout import Layout
+from ..checks.seeding import submission_seed
 from . import grades_csv, registry
 from .files import write_atomic
 from .progress import Display
 from .results import Graded
 from .resultdoc import GRADED, DocumentError, ResultDoc
+from .roster import identity
 from .runner import Setup
 from .sandbox import Limits
 from .selection import Selection, on_disk, pick, write_timings
-from .submissions import Submission, duplicate_names, find
+from .submissions import Submission, duplicate_names, find, seed_of
 
 
 def ensure_zip(assignment: str, layout: Layout) -> Path:
@@ -57,7 +61,8 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
                  limits=None, selection: Selection | None = None,
-                 display: Display | None = None) -> int:
+                 display: Display | None = None, roster: dict[str, str] | None = None,
+                 feedback: str | None = None) -> int:
     """Grade every notebook under ``folder``; return the process exit status.
 
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
@@ -96,14 +101,22 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     runner = kind.name
     if seed is None and selection.partial:
         seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
+    if selection.partial and _previous_run(out).get("roster", bool(roster)) != bool(roster):
+        # identities (hence seeds) differ with and without a roster: the regrade would draw
+        # other inputs than the run it merges into
+        display.say(f"note: the run in {out} was graded {'with' if not roster else 'without'} "
+                    "a roster; pass the same --roster (or none) to draw the same inputs")
     seed = secrets.randbelow(2**31) if seed is None else seed
+    feedback = feedback or _previous_run(out).get("feedback") or "full"
     jobs = jobs or os.cpu_count() or 1
     display.say(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
                 f"({runner} runner, {jobs} job(s))")
     out.mkdir(parents=True, exist_ok=True)
     # Written first: a run stopped midway can be resumed with the same seed.
     write_atomic(out / "grading.json", json.dumps(
-        {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
+        {"seed": seed, "folder": str(folder), "runner": runner, "feedback": feedback,
+         "roster": bool(roster), "seeds": "per submission: sha256(run seed, roster id or path)"},
+        indent=2) + "\n")
     for sub in unidentified:
         display.say(f"  cannot grade {sub.problem}")
     if unidentified:
@@ -116,8 +129,11 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for name, group in sorted(groups.items()):
+                docs, now = picks[name]
+                group = [_seeded(sub, seed, roster) for sub in group]
+                now = [_seeded(sub, seed, roster) for sub in now]
                 plans.append(_Group(name, group, layout, out / name,
-                                    kind, jobs, limits, seed, selection, display, *picks[name]))
+                                    kind, jobs, limits, seed, selection, display, docs, now))
                 plans[-1].submit(pool)
             for plan in plans:
                 summary["assignments"][plan.assignment] = plan.finish()
@@ -130,12 +146,27 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     return summary["exit_status"]
 
 
+def _seeded(sub: Submission, run_seed: int, roster: dict[str, str] | None) -> Submission:
+    """``sub`` with the seed of its own hidden inputs (a pure function of the run's seed and
+    its identity, so ``--only`` on one file draws what the whole run drew for it)."""
+    return dataclasses.replace(sub, seed=submission_seed(run_seed, identity(sub.name, roster)))
+
+
 def _previous_seed(out: Path) -> int | None:
     """The seed ``out/grading.json`` recorded, if any."""
     try:
-        return int(json.loads((out / "grading.json").read_text(encoding="utf-8"))["seed"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(_previous_run(out)["seed"])
+    except (ValueError, KeyError, TypeError):
         return None
+
+
+def _previous_run(out: Path) -> dict:
+    """What ``out/grading.json`` recorded ({} when there is none or it is unreadable)."""
+    try:
+        run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return run if isinstance(run, dict) else {}
 
 
 def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Submission]]:
@@ -173,13 +204,20 @@ class _Group:
         names = {sub.name for sub in self.now}
         self.kept = [sub for sub in subs if sub.name not in names]
         self.futures: list = []
+        self.running, self.lock = 0, threading.Lock()  # submissions being graded right now
 
     def _task(self, sub: Submission) -> tuple[Graded, float]:
         start = time.monotonic()
         if sub.problem:  # never run: its document says why
             doc = ResultDoc.rejected(sub.name, sub.problem, assignment=sub.assignment)
         else:
-            doc = self._grade(sub)
+            with self.lock:
+                self.running += 1
+            try:
+                doc = self._grade(sub)
+            finally:
+                with self.lock:
+                    self.running -= 1
         doc.write(self.out / "results")
         return doc.row(), 0.0 if sub.problem else time.monotonic() - start
 
@@ -195,7 +233,8 @@ class _Group:
             return self.runner.grade(sub)
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
             return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
-                                          assignment=self.assignment, seed=self.seed)
+                                          assignment=self.assignment,
+                                          seed=seed_of(sub, self.seed))
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
         self.runner.expect(len(self.now))  # e.g. start containers ahead of need
@@ -207,7 +246,8 @@ class _Group:
         possible = sum(self.questions.values())
         fresh: list[Graded] = []
         seconds: dict[str, float] = {}
-        with self.display.group(self.assignment, len(self.now)) as advance:
+        with self.display.group(self.assignment, len(self.now),
+                                in_flight=lambda: self.running) as advance:
             for future in as_completed(self.futures):
                 result, took = future.result()
                 fresh.append(result)

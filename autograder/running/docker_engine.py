@@ -26,7 +26,7 @@ from .results import MAX_DOCUMENT_BYTES
 from .resultdoc import ResultDoc
 from .runner import Runner, Setup, WholeNotebooks
 from .sandbox import Limits
-from .submissions import Submission, read_notebook_bytes
+from .submissions import Submission, read_notebook_bytes, seed_of
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
@@ -227,12 +227,14 @@ class ContainerRunner(Runner):
                 return self.checked(self.run(sub, uid), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
             return ResultDoc.grader_error(sub.name, f"container: {exc}",
-                                          assignment=self.assignment, seed=self.seed)
+                                          assignment=self.assignment,
+                                          seed=seed_of(sub, self.seed))
 
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
                   if k not in ("confinement", "join_pid", "join_pidfd")}
-        return json.dumps({"name": sub.name, "assignment": self.assignment, "seed": self.seed,
+        return json.dumps({"name": sub.name, "assignment": self.assignment,
+                           "seed": seed_of(sub, self.seed),
                            "uid": uid, "limits": limits, "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
                            "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}

@@ -9,6 +9,7 @@ broken function costs only the tests that needed it.
 
 from __future__ import annotations
 
+import ast
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,11 +113,61 @@ class Session:
 
     def problems(self) -> list[str]:
         """What went wrong with the notebook's process, in words for staff and student."""
-        found = [f"cell {i + 1} stopped the notebook's process: {self.report[i]['reason']}"
+        sources = dict(self.cells)
+        found = [f"{cell_name(i, sources.get(i, ''))} stopped the notebook's process: "
+                 f"{self.report[i]['reason']}"
                  for i in sorted(self.bad) if "reason" in self.report.get(i, {})]
         if self.restarts:
             found.append(f"the notebook's process was replaced {self.restarts} time(s)")
         return found
+
+
+#: Sources longer than this are named by their first line only (never parsed).
+MAX_PARSED_SOURCE = 200_000
+
+
+def defined_names(source: str) -> list[str]:
+    """The top-level names a cell defines (functions, classes, assignments, imports), read
+    with ``ast`` (parsed, never run); [] when it does not parse or is too long."""
+    if len(source) > MAX_PARSED_SOURCE:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    return list(dict.fromkeys(names))[:20]
+
+
+def first_line(source: str) -> str:
+    """The cell's first non-blank line, cut to 80 characters."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def cell_name(index: int, source: str) -> str:
+    """How feedback names a cell: by what it defines, else by its first line (Jupyter shows
+    no cell numbers), with its position as a last resort."""
+    names = [n for n in defined_names(source) if not n.startswith("_")]
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return f"the cell defining {shown}"
+    line = first_line(source)
+    return f"the cell starting `{line}`" if line else f"code cell {index + 1}"
+
+
+def _named_entry(entry: dict, source: str) -> dict:
+    """A cell report entry with what the cell defines, its first line and its name."""
+    return {**entry, "defines": defined_names(source), "first_line": first_line(source),
+            "name": cell_name(entry["index"], source)}
 
 
 def _clean_cell_entry(index: int, entry: dict) -> dict:
@@ -185,10 +236,12 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     finally:
         output = session.close()
     problems = session.problems()
+    sources = dict(session.cells)
     return ResultDoc.graded(
         name, _by_question(tests, outcomes), assignment=assignment, seed=seed,
         problems=problems, status="graded-with-worker-restarts" if problems else "graded",
-        notebook={"cells": [session.report[i] for i in sorted(session.report)]},
+        notebook={"cells": [_named_entry(session.report[i], sources.get(i, ""))
+                            for i in sorted(session.report)]},
         output=output).to_dict()
 
 

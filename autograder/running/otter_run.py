@@ -14,7 +14,7 @@ from pathlib import Path
 from ..harness import SEED_VARIABLE
 from .resultdoc import ResultDoc
 from .runner import Runner, Setup, WholeNotebooks
-from .submissions import Submission
+from .submissions import Submission, seed_of
 
 
 def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: int,
@@ -90,4 +90,5 @@ class OtterRunner(Runner):
         if questions is not None:
             raise WholeNotebooks("otter")
         return grade(sub.path, sub.name, self.zip_path, assignment=self.assignment,
-                     seed=self.seed, timeout=self.timeout, points=self.questions)
+                     seed=seed_of(sub, self.seed), timeout=self.timeout,
+                     points=self.questions)

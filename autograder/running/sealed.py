@@ -7,7 +7,7 @@ from .judge import judge
 from .resultdoc import ResultDoc
 from .runner import Runner, Setup
 from .sandbox import SandboxError
-from .submissions import Submission
+from .submissions import Submission, seed_of
 from .tests_zip import load_tests, points_per_question
 
 
@@ -25,12 +25,12 @@ class SealedRunner(Runner):
         tests = [t for t in self.tests if questions is None or t.question in questions]
         try:
             with uids.lease() as uid:
-                doc = judge(sub.path, sub.name, self.assignment, tests, seed=self.seed,
+                doc = judge(sub.path, sub.name, self.assignment, tests, seed=seed_of(sub, self.seed),
                             uid=uid, limits=self.limits)
         except SandboxError as exc:
             return ResultDoc.grader_error(sub.name, str(exc), assignment=self.assignment,
-                                          seed=self.seed)
+                                          seed=seed_of(sub, self.seed))
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
             return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
-                                          assignment=self.assignment, seed=self.seed)
+                                          assignment=self.assignment, seed=seed_of(sub, self.seed))
         return ResultDoc.from_dict(doc, f"the judge's result for {sub.name}")

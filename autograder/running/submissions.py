@@ -26,12 +26,20 @@ class Submission:
         name: its path relative to the folder, used as the ``file`` column.
         assignment: the assignment it belongs to, or ``None`` when it could not be told.
         problem: why it cannot be graded, or ``None``.
+        seed: the seed its hidden inputs are drawn from (``batch`` derives it from the run's
+            seed and the submission's identity); ``None``: the runner's own seed.
     """
 
     path: Path
     name: str
     assignment: str | None
     problem: str | None = None
+    seed: int | None = None
+
+
+def seed_of(sub: Submission, run_seed: int) -> int:
+    """The seed ``sub``'s hidden inputs are drawn from: its own, else the run's."""
+    return run_seed if sub.seed is None else sub.seed
 
 
 def find(folder: Path, assignment: str | None = None) -> list[Submission]:
