@@ -330,7 +330,8 @@ def _agree(subject: Subject, a: Any, b: Any) -> bool:
 
 def diagnose(subject: Subject, got: Any, raised: bool = False) -> Diagnosis | None:
     """The probes in order, first diagnosis wins: state and randomness (they would make every
-    later probe's answer unreliable), the numbers alone, argument sensitivity, input classes."""
+    later probe's answer unreliable), rounding, argument sensitivity, input classes, and a
+    constant factor last."""
     try:
         if raised:
             return input_classes(subject, raised=True)
@@ -338,12 +339,19 @@ def diagnose(subject: Subject, got: Any, raised: bool = False) -> Diagnosis | No
         if found:
             return found
         numbers, expected = subject.numbers(got), subject.numbers(subject.expected(*subject.args))
-        if numbers is not None and expected is not None:
-            subject.tried.append("rounding and a constant factor")
-            found = rounded(numbers, expected) or scaled(numbers, expected)
+        comparable = numbers is not None and expected is not None
+        if comparable:
+            subject.tried.append("rounding")
+            found = rounded(numbers, expected)
             if found:
                 return found
-        return ignored_arguments(subject, got) or input_classes(subject)
+        found = ignored_arguments(subject, got) or input_classes(subject)
+        if found or not comparable:
+            return found
+        # last: a constant factor is true of any wrong scalar answer, so it is said only when
+        # nothing more specific was found (and only for two or more values)
+        subject.tried.append("a constant factor")
+        return scaled(numbers, expected)
     except _Stop:
         return None
 

@@ -142,6 +142,7 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
     # drawn last, so that the cases above stay those of earlier runs with the same seed: a
     # single backward (the loop's edge), from a fractional leaf of either sign
     cases.append((float(rng.choice([-1, 1]) * np.round(rng.uniform(0.1, 3.0), 3)), 1))
+    cases.append(cases[0])  # the first call again: identical calls must give identical answers
     verdict = PASS
     for p0, repeats in cases:
         got, failure = call(square_grads, "square_grads", p0, repeats, clear=clear)
