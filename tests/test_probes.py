@@ -202,3 +202,43 @@ def test_probe_calls_go_through_the_wall():
 
     assert call(raising, "f", 1, 2)[1].misconception == "raised"
     assert probes.diagnose(_subject(raising), None) is None
+
+
+# --- the same diagnoses in the sealed judge (the student's code in its own process) ------------
+
+SEALED = [v for v in VARIANTS if v.assignment == "autograd-exercises"]
+
+
+@pytest.fixture(scope="module")
+def exercises_zip(tmp_path_factory):
+    from autograder.authoring.layout import Layout
+    from autograder.running.batch import ensure_zip
+
+    return ensure_zip("autograd-exercises", Layout.at(ROOT, tmp_path_factory.mktemp("build")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", SEALED, ids=[v.id for v in SEALED])
+def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path):
+    """Probe calls are remote calls there: the caller's objects are mirrored back (flags and
+    hooks included) and the seeded repeat is seeded in the worker, so the ids must agree."""
+    import nbformat
+
+    from autograder.running import uids
+    from autograder.running.judge import judge
+    from autograder.running.sandbox import Limits
+    from autograder.running.tests_zip import load_tests
+
+    path = tmp_path / "variant.ipynb"
+    nbformat.write(with_answer(solution(variant.assignment), variant.question, variant.source),
+                   path)
+    with uids.lease() as uid:
+        doc = judge(path, path.name, variant.assignment, load_tests(exercises_zip), seed=0,
+                    uid=uid, limits=Limits(call_timeout=20, submission_timeout=180))
+    sealed = {(c["check"], c["passed"], c["misconception"])
+              for t in doc["questions"][variant.question]["tests"] for c in t.get("checks", [])}
+    here = {(r.check, r.passed, r.misconception) for r in own_results(variant, 0)}
+    assert sealed == here
+    lost = {q: v["points"] for q, v in doc["questions"].items()
+            if q != variant.question and v["points"] != v["possible"]}
+    assert not lost, lost

@@ -212,6 +212,8 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             got, failure = call(vjp_square, "vjp_square", x, weights)
             verdict = failure or judge_untouched(before, x, weights, got)
             if not verdict.ok:
+                if failure is not None:  # raised: does it raise only in this input class?
+                    verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:
             break
