@@ -158,8 +158,20 @@ def fresh(args: tuple) -> tuple:
     return tuple(_copy(a) for a in args)
 
 
+def _show(x: Any) -> str:
+    """A tensor by its class (shape, dtype, flags; the values are in the evidence), anything
+    else as ``describe`` renders it."""
+    if not isinstance(x, torch.Tensor):
+        return describe(x)
+    flags = [f for f, on in (("requires_grad", x.requires_grad),
+                             ("with a .grad", x.is_leaf and x.grad is not None),
+                             ("non-contiguous", not x.is_contiguous())) if on]
+    dtype = str(x.dtype).replace("torch.", "")
+    return f"tensor {tuple(x.shape)} {dtype}" + (f" [{', '.join(flags)}]" if flags else "")
+
+
 def shown_args(subject: Subject, args: tuple) -> str:
-    return ", ".join(f"{n}={describe(a)}" for n, a in zip(subject.arg_names, args))
+    return ", ".join(f"{n}={_show(a)}" for n, a in zip(subject.arg_names, args))
 
 
 def _record(probe: str, args: tuple, expected: Any, got: Any) -> dict:
@@ -239,8 +251,8 @@ def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:
             break
     if not ignored:
         return None
-    parts = [f"with {n} changed from {describe(old)} to {describe(alt)} it still returned "
-             f"{describe(got)} (expected {describe(exp)})" for n, old, alt, exp in ignored]
+    parts = [f"with {n} changed from {describe(old, 3)} to {describe(alt, 3)} it still returned "
+             f"{describe(got, 3)} (expected {describe(exp, 3)})" for n, old, alt, exp in ignored]
     names = " and ".join(n for n, *_ in ignored)
     return Diagnosis("probe.ignores-argument", (
         f"Changing one argument at a time: {'; '.join(parts)}. The answer does not follow "
@@ -265,10 +277,10 @@ def input_classes(subject: Subject, raised: bool = False) -> Diagnosis | None:
             continue
         what = "raised" if raised else "was wrong"
         return Diagnosis(f"probe.input-class.{klass.name}", (
-            f"It {what} for {shown_args(subject, subject.args)}, a {klass.name} input, and was "
-            f"right for the nearest input that is not {klass.name} "
-            f"({shown_args(subject, klass.args)}): wrong for {klass.name} inputs. "
-            f"{klass.question}"), [_record("class-" + klass.name, klass.args, expected, got)])
+            f"It {what} for {shown_args(subject, subject.args)} ({klass.name}) and was right "
+            f"for {shown_args(subject, klass.args)}, the nearest input that is not "
+            f"{klass.name}: wrong for {klass.name} inputs. {klass.question}"),
+            [_record("class-" + klass.name, klass.args, expected, got)])
     return None
 
 
