@@ -242,3 +242,17 @@ def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path)
     lost = {q: v["points"] for q, v in doc["questions"].items()
             if q != variant.question and v["points"] != v["possible"]}
     assert not lost, lost
+
+
+def test_diagnoses_count_in_the_class_report():
+    """A probe's id travels like a named mistake: in the result document's checks, to the
+    class report's count of misconceptions, with its calls in the evidence (JSON-able)."""
+    import json
+
+    from autograder.reporting.class_report import misconceptions
+
+    variant = next(v for v in VARIANTS if v.name == "y-from-lesson")
+    checks = [r.to_dict() for r in own_results(variant, 0)]
+    json.dumps(checks)  # the evidence (probe calls included) is plain data
+    doc = {"questions": {variant.question: {"tests": [{"checks": checks}]}}}
+    assert ("q3_multipath: probe.ignores-argument", 2) in misconceptions([doc, doc])
