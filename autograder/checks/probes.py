@@ -12,8 +12,8 @@ Probe kinds and their ids:
 
 - ``probe.nondeterministic``: two calls on copies of one input disagree, and agree when torch's
   generator is seeded alike before each: the answer depends on torch's randomness.
-- ``probe.depends-on-history``: two calls on copies of one input disagree even so: something
-  carries over between calls.
+- ``probe.depends-on-history``: two calls on copies of one input disagree even so: the answer
+  depends on something besides the arguments that changes between calls.
 - ``probe.state-on-objects``: two calls on the *same* objects disagree while calls on fresh
   copies agree: the first call left something on the caller's objects.
 - ``probe.ignores-argument``: changing one argument (the reference's answer changes) leaves the
@@ -205,8 +205,9 @@ def repeat(subject: Subject) -> Diagnosis | None:
         return Diagnosis("probe.depends-on-history", (
             f"Two calls with the same input ({shown_args(subject, subject.args)}) returned "
             f"{describe(first)} and then {describe(second)}, even with torch's random generator "
-            "seeded alike: something carries over from one call to the next (a global list or "
-            "counter, a cached result)."), calls)
+            "seeded alike: the answer depends on something besides the arguments that changes "
+            "from one call to the next (a global list or counter, a cached result, another "
+            "random generator)."), calls)
     objects = fresh(subject.args)
     if not any(isinstance(a, (torch.Tensor, nn.Module)) for a in objects):
         return None

@@ -1,6 +1,6 @@
 # kind: wrong
 # probe: probe.depends-on-history
-# feedback: something carries over from one call to the next
+# feedback: depends on something besides the arguments that changes from one call to the next
 # One leaf per p0, kept in a module-level dict "to save work": a second call with the same p0
 # starts from the gradient the first call left behind.
 _leaves = {}
