@@ -138,7 +138,7 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     verdict = PASS
     for i in range(4):
         w, X, y, sizes = draw_problem(rng, stale)
-        if i == 3:  # drawn last (earlier problems stay those of the same seed): a micro-batch of one
+        if i == 3:  # a micro-batch of one, drawn last (earlier problems stay the seed's own)
             sizes = [1, sizes[0] - 1] + sizes[1:]
         stale_grad = w.grad.clone() if stale else None
         w_before = w.detach().clone()
