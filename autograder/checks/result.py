@@ -22,6 +22,9 @@ class Evidence:
         got: what the student's code returned (plain data, never the object itself).
         max_error: the largest absolute error, when values were compared.
         tolerance: the tolerance the comparison used, as text (``"rtol=1e-05, atol=1e-06"``).
+        probes: what the diagnostic probes did when no known mistake matched
+            (``checks/probes.py``): each the probe's id, what it established and its calls, or
+            ``{"id": None, "tried": [...]}`` when none established a cause.
     """
 
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -29,6 +32,7 @@ class Evidence:
     got: Any = None
     max_error: float | None = None
     tolerance: str | None = None
+    probes: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,30 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                 value = wire.decode_tensor(encoded, budget=budget)
                 if value.device.type == "meta" or value.shape == own[name].shape:
                     own[name].data = value.detach()
+                if (isinstance(own[name], nn.Parameter)
+                        and own[name].requires_grad != value.requires_grad):
+                    # a call that turned tracking off on the caller's net must show here too
+                    # (the checks score what the call changed: checks/probes.py, changes)
+                    own[name].requires_grad_(value.requires_grad)
     arg.train(bool(state.get("training", arg.training)))
+    _mirror_hooks(arg, state.get("hooks"))
+
+
+def _mirror_hooks(arg: nn.Module, hooks: Any) -> None:
+    """As many no-op forward hooks on each submodule as the call left on the worker's copy
+    (which arrived without any), so that a count of the caller's hooks sees them, as it would
+    where the student's code runs in-process. At most 16 per submodule."""
+    if not isinstance(hooks, dict):
+        return
+    modules = dict(arg.named_modules())
+    for name, count in list(hooks.items())[:len(modules)]:
+        if name in modules and isinstance(count, int) and not isinstance(count, bool):
+            for _ in range(max(0, min(count, 16))):
+                modules[name].register_forward_hook(_no_op_hook)
+
+
+def _no_op_hook(*_: Any) -> None:
+    return None
 
 
 class RemoteNamespace(dict):

@@ -6,6 +6,9 @@
   op), so that a check can ask whether the student's own checker notices a broken op.
 - ``overwrite_module_params``: ``torch.__future__.set_overwrite_module_params_on_conversion``.
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
+- ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
+  diagnostic probe can tell an answer that depends on torch's randomness from one that
+  depends on earlier calls (``checks/probes.py``).
 
 What the arrangements observe (the stand-ins' input dtypes, the saved-tensor count) comes back
 with the call's result. It is taken in the student's process, where a notebook cell can
@@ -124,6 +127,14 @@ def counted_saved_tensors(observed: dict) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """torch's global CPU generator seeded with ``seed`` during the block, as it was after."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        yield
+
+
+@contextlib.contextmanager
 def arranged(fn: Callable, request: dict) -> Iterator[dict]:
     """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
     arrangements fill with what they observed. Unknown keys are refused."""
@@ -140,6 +151,8 @@ def arranged(fn: Callable, request: dict) -> Iterator[dict]:
                 stack.enter_context(overwrite_module_params(value))
             elif key == "count_saved_tensors":
                 stack.enter_context(counted_saved_tensors(observed))
+            elif key == "torch_seed":
+                stack.enter_context(seeded_torch(value))
             else:
                 raise ValueError(f"unknown call context {key!r}")
         yield observed

@@ -9,6 +9,7 @@ import torch
 
 from ..calling import call, close_lists, describe, fmt, is_float, max_abs_error, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..seeding import seed_of
 
 QUESTION = "q1_accumulation"
@@ -62,7 +63,7 @@ def judge_grads(got: Any, p0: float, repeats: int, clear: bool) -> Verdict:
     head = (f"{shown} returned {describe(got)}; expected {describe(expected)} "
             f"(largest error {fmt(err)}, {tolerance_text(RTOL, ATOL)}).")
     name, hint = _diagnose(got, p0, repeats, clear)
-    return Verdict(False, f"{head} {hint}", name, evidence)
+    return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
 def _diagnose(got: list[float], p0: float, repeats: int, clear: bool) -> tuple[str | None, str]:
@@ -85,9 +86,44 @@ def _diagnose(got: list[float], p0: float, repeats: int, clear: bool) -> tuple[s
                                            "p.grad after backward, not the expression.")
     for lesson_p0 in (2.0,):
         if p0 != lesson_p0 and matches(expected_grads(lesson_p0, repeats, clear)):
-            return "ignores-p0", ("These are the lesson's gradients for p0=2.0: build the leaf "
-                                  "from the p0 argument, not a constant.")
-    return None, "Check the leaf value, the loop count and when p.grad is cleared."
+            return "ignores-p0", ("These are the lesson's gradients for p0=2.0 (typed in, or "
+                                  "kept from an earlier call): build the leaf from the p0 "
+                                  "argument on every call.")
+    return None, ""  # no guessed cause: the probes look for one (check_square_grads)
+
+
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(p0, repeats)`` a probe can step out of, with the nearest input outside."""
+    p0, repeats = args
+    classes = []
+    if p0 != int(p0):
+        classes.append(InputClass("non-integer", (float(np.sign(p0) * max(1, round(abs(p0)))),
+                                                  repeats),
+                                  "Is something truncating p0 (int(), an integer tensor)?"))
+    if p0 < 0:
+        classes.append(InputClass("negative", (-p0, repeats),
+                                  "Is something dropping the sign (abs, a square root)?"))
+    if abs(p0) > 100:
+        classes.append(InputClass("large", (p0 / 100, repeats),
+                                  "Is precision running out for large values (float16, a fixed "
+                                  "tolerance)?"))
+    if repeats == 1:
+        classes.append(InputClass("single-repeat", (p0, 2),
+                                  "Does the loop treat a single backward differently (an "
+                                  "off-by-one in range)?"))
+    return classes
+
+
+def subject(square_grads: Callable, p0: float, repeats: int, clear: bool) -> Subject:
+    """What the probes need to explain a wrong ``square_grads``."""
+    def same(got: Any, expected: list[float]) -> bool:
+        return (isinstance(got, (list, tuple)) and all(is_float(v) for v in got)
+                and close_lists([float(v) for v in got], expected, RTOL, ATOL))
+
+    return Subject("square_grads", square_grads, (p0, repeats), ("p0", "repeats"),
+                   lambda p, r: expected_grads(float(p), int(r), clear), same, numbers_of,
+                   variations={0: lambda p: [p + 1.5], 1: lambda r: [r + 2]},
+                   classes=input_classes, kwargs={"clear": clear})
 
 
 def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clear: bool,
@@ -103,11 +139,16 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
     seed = seed_of(rng)
     cases = [(p0, int(rng.integers(1, 9))) for p0 in draw_p0s(rng)]
     cases[0] = (cases[0][0], max(cases[0][1], 3))  # at least one run long enough to see growth
+    # drawn last, so that the cases above stay those of earlier runs with the same seed: a
+    # single backward (the loop's edge), from a fractional leaf of either sign
+    cases.append((float(rng.choice([-1, 1]) * np.round(rng.uniform(0.1, 3.0), 3)), 1))
+    cases.append(cases[0])  # the first call again: identical calls must give identical answers
     verdict = PASS
     for p0, repeats in cases:
         got, failure = call(square_grads, "square_grads", p0, repeats, clear=clear)
         verdict = failure or judge_grads(got, p0, repeats, clear)
         if not verdict.ok:
+            verdict = explain(verdict, subject(square_grads, p0, repeats, clear), got)
             break
     mode = "cleared" if clear else "uncleared"
     return finish(QUESTION, f"square_grads_{mode}", verdict, seed=seed, points=points,

@@ -15,6 +15,7 @@ import torch
 from ..calling import call, describe, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ..probes import InputClass, Subject, explain, numbers_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, short
 
 QUESTION = "q5_numpy"
@@ -43,13 +44,21 @@ def draw_tensors(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Ten
     float_dtype = [torch.float32, torch.float64][int(rng.integers(2))]
     transposed = _tensor(rng, dims(), float_dtype, tracked=True)
     strided = _tensor(rng, dims(), torch.int64, tracked=False)
-    return [
+    cases = [
         (_tensor(rng, dims(), torch.float32, tracked=False), None),
         (_tensor(rng, (int(rng.integers(1, 7)),), torch.float64, tracked=True), None),
         (_tensor(rng, dims(), torch.int64, tracked=False), None),
         (transposed.t(), transposed),
         (strided[:, ::2], strided),
     ]
+    # the input classes the contract allows beyond those, drawn last so that the cases above
+    # stay those of earlier runs with the same seed: a size-1 dimension on a tracked leaf that
+    # carries a stale .grad, and a size-1 column sliced out of a wider tensor (non-contiguous)
+    n = int(rng.integers(2, 6))
+    row = _tensor(rng, (1, n), float_dtype, tracked=True)
+    row.grad = torch.ones_like(row)
+    wide = _tensor(rng, (n, int(rng.integers(2, 5))), torch.float64, tracked=False)
+    return cases + [(row, None), (wide[:, 1:2], wide)]
 
 
 def expected_array(t: torch.Tensor) -> np.ndarray:
@@ -139,6 +148,34 @@ def _export(export_numpy: Callable, t: torch.Tensor) -> tuple[Any, Verdict | Non
     return got, failure
 
 
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(t,)`` a probe can step out of, with the nearest input outside."""
+    (t,) = args
+    classes = []
+    if t.requires_grad:
+        classes.append(InputClass("requires-grad", (t.detach().clone(),),
+                                  "Does a tensor that requires grad take another path?"))
+    if not t.is_contiguous():
+        classes.append(InputClass("non-contiguous", (t.contiguous(),),
+                                  "Does something read memory in storage order (.storage(), "
+                                  "data_ptr, frombuffer)?"))
+    if 1 in t.shape:
+        classes.append(InputClass("size-1-dimension",
+                                  (torch.cat([t.detach()] * 2, dim=list(t.shape).index(1)),),
+                                  "Does something drop a dimension of size 1 (.squeeze())?"))
+    return classes
+
+
+def subject(export_numpy: Callable, t: torch.Tensor) -> Subject:
+    """What the probes need to explain a wrong ``export_numpy``."""
+    def same(got: Any, expected: np.ndarray) -> bool:
+        return (isinstance(got, np.ndarray) and got.shape == expected.shape
+                and got.dtype == expected.dtype and np.array_equal(got, expected))
+
+    return Subject("export_numpy", export_numpy, (t,), ("t",), expected_array, same, numbers_of,
+                   classes=input_classes)
+
+
 def check_export(export_numpy: Callable, rng: np.random.Generator, *,
                  points: float = 1.0) -> CheckResult:
     """Export fresh tensors (tracked or not, float32/float64/int64, views); compare exactly."""
@@ -149,6 +186,7 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
         got, failure = _export(export_numpy, t)
         verdict = failure or judge_export(got, t, expected)
         if not verdict.ok:
+            verdict = explain(verdict, subject(export_numpy, t), got)
             break
     return finish(QUESTION, "export_numpy_values", verdict, seed=seed, points=points,
                   passed_message="export_numpy kept values, shape and dtype on fresh tensors.")

@@ -6,6 +6,7 @@ For ``w = x*y + x**2`` the reference is exact arithmetic in float64: ``dw/dx = y
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 from ..calling import call, fmt, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ..probes import InputClass, Subject, explain, numbers_of
 from .common import first_match, float_pair_problem, pair_close, renamed
 
 QUESTION = "q3_multipath"
@@ -95,8 +97,8 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
                              lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
     head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected ({fmt(expected[0])}, "
             f"{fmt(expected[1])}) (largest error {fmt(err)}, {tolerance_shown}).")
-    return Verdict(False, f"{head} {hint or 'Check which leaf each path is built on.'}",
-                   name, evidence)
+    # no fallback cause here: an unmatched answer goes to the probes (check_grads)
+    return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
 def judge_multipath(got: Any, x0: float, y0: float) -> Verdict:
@@ -152,6 +154,52 @@ def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[An
     return None, failure
 
 
+def _nearest_integer(v: float) -> float:
+    """The integer nearest ``v`` that is not zero (zero would blur the paths)."""
+    return math.copysign(max(1.0, float(round(abs(v)))), v)
+
+
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(x0, y0)`` a probe can step out of, with the nearest point outside."""
+    x0, y0 = args
+    if isinstance(x0, int) and isinstance(y0, int):
+        return [InputClass("integer-typed", (float(x0), float(y0)),
+                           "Does an int argument take a different path (integer arithmetic, an "
+                           "integer dtype)?")]
+    classes = []
+    if any(v != int(v) for v in (x0, y0)):
+        classes.append(InputClass("non-integer", (_nearest_integer(x0), _nearest_integer(y0)),
+                                  "Is something truncating them (int(), //, round)?"))
+    if x0 < 0 or y0 < 0:
+        classes.append(InputClass("negative", (abs(x0), abs(y0)),
+                                  "Is something dropping the sign (abs, a square, a clamp)?"))
+    if max(abs(x0), abs(y0)) > 20:
+        classes.append(InputClass("large", (x0 / 100, y0 / 100),
+                                  "Is precision running out for large values (float16, a fixed "
+                                  "absolute tolerance)?"))
+    if max(abs(x0), abs(y0)) < 1:
+        classes.append(InputClass("smaller-than-one", (x0 * 10, y0 * 10),
+                                  "Is something rounding small values?"))
+    return classes
+
+
+def subject(fn: Callable, name: str, x0: Any, y0: Any, split: bool) -> Subject:
+    """What the probes need to explain a wrong ``multipath_grads`` / ``split_path_grads``."""
+    reference = expected_split if split else expected_multipath
+    atol = tolerance(float(x0), float(y0))
+
+    def same(got: Any, expected: Any) -> bool:
+        return (float_pair_problem(got, "") is None
+                and pair_close(tuple(map(float, got)), tuple(expected), 0.0, atol))
+
+    def other(v: Any) -> list[Any]:
+        return [v + 2 if isinstance(v, int) else v + 1.5]
+
+    return Subject(name, fn, (x0, y0), ("x0", "y0"),
+                   lambda a, b: reference(float(a), float(b)), same, numbers_of,
+                   variations={0: other, 1: other}, classes=input_classes)
+
+
 def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
                 points: float = 1.0) -> CheckResult:
     """Call ``multipath_grads`` (or ``split_path_grads``) on fresh points, ints included.
@@ -170,6 +218,7 @@ def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
         got, failure = _call(fn, name, x0, y0, "one-leaf" if split else "unused-leaf")
         verdict = failure or judge(got, x0, y0)
         if not verdict.ok:
+            verdict = explain(verdict, subject(fn, name, x0, y0, split), got)
             break
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message=f"{name} matched on fresh points, ints included.")

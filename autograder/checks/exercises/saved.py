@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from ..calling import call, describe, plain
+from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, is_int
@@ -113,7 +114,7 @@ def judge_counts(seq: list[Any], pred: Predictions, track: bool, shown: str) -> 
         return Verdict(True, evidence=evidence)
     name, hint = _diagnose(first, other, pred, track)
     return Verdict(False, f"{shown} returned {first}; expected {expected} from the grader's own "
-                   f"hook run on the same network. {hint}", name, evidence)
+                   f"hook run on the same network. {hint}".rstrip(), name, evidence)
 
 
 def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
@@ -141,21 +142,23 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
         ("bytes-assume-float32", pred.four_bytes if track else None,
          "The bytes assume 4 per element, but this network is float64: use element_size()."),
         ("lesson-constant", LESSON_COUNTS,
-         "These are the lesson's counts for its own network: count the pack calls for the net "
-         "and inputs you are given."),
+         "These are the lesson's counts for its own network, not for this one (typed in, or "
+         "kept from an earlier call): count the pack calls for the net and inputs you are "
+         "given, on every call."),
     ], lambda a, b: tuple(a) == tuple(b))
     if name:
         return name, hint
     if track and got[0] == pred.tracked[0]:
-        return "wrong-bytes", ("The number of pack calls is right but the bytes are not: add "
-                               "numel() * element_size() of each packed tensor.")
-    return None, ("Record one entry per pack-hook call, in a list made fresh on every call of "
-                  "count_saved, and sum numel() * element_size() over it.")
+        # what differs, not a cause (a sum over the wrong tensors and an answer kept from
+        # another batch both give it): the probes look for the cause
+        return None, "The number of pack calls is right; the bytes are not."
+    return None, ""  # no guessed cause: the probes look for one (check_count_saved)
 
 
-def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1) -> tuple[
-        nn.Sequential, torch.Tensor]:
-    """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``."""
+def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1,
+              batch: int | None = None) -> tuple[nn.Sequential, torch.Tensor]:
+    """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``
+    (``batch`` rows, else a drawn number)."""
     n_linear = int(rng.integers(min_linear, 4))
     widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
     layers: list[nn.Module] = []
@@ -168,7 +171,7 @@ def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int =
     with torch.no_grad():
         for p in net.parameters():
             p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
-    batch = int(rng.integers(1, 9))
+    batch = int(rng.integers(1, 9)) if batch is None else batch
     return net, torch.from_numpy(rng.standard_normal((batch, widths[0]))).to(dtype)
 
 
@@ -183,11 +186,13 @@ def unambiguous(pred: Predictions) -> bool:
     return pred.tracked not in wrong[:3] and len(set(wrong)) == len(wrong)
 
 
-def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int) -> tuple[
+def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int,
+                     batch: int | None = None, tracked_inputs: bool = False) -> tuple[
         nn.Sequential, torch.Tensor, Predictions]:
     """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
     for _ in range(50):
-        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear)
+        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch)
+        inputs.requires_grad_(tracked_inputs)
         pred = predict(net, inputs)
         if unambiguous(pred):
             break
@@ -202,6 +207,61 @@ def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:
     return f"count_saved(Sequential({layers}), inputs {tuple(inputs.shape)} {dtype}, track={track})"
 
 
+#: What count_saved must leave as it found it: the caller's network and inputs.
+MODIFIED_HINT = ("count_saved must only count: leave the network and the inputs as they were "
+                 "(no requires_grad, mode or hook left set on them).")
+
+
+def judge_left_alone(net: nn.Module, inputs: torch.Tensor, before: tuple[dict, dict],
+                     shown: str) -> Verdict:
+    """The caller's network and inputs after one call, against their snapshot before it."""
+    changed = changes(before[0], net, "net") + changes(before[1], inputs, "inputs")
+    if not changed:
+        return PASS
+    what = "modified-network" if changes(before[0], net, "net") else "modified-input"
+    return Verdict(False, f"{shown} changed what it was given: {'; '.join(changed)}. "
+                   f"{MODIFIED_HINT}", what, Evidence(inputs={"call": shown}, got=changed))
+
+
+def _reference(net: nn.Module, inputs: torch.Tensor, track: bool) -> tuple[int, int]:
+    pred = predict(net, inputs)
+    return pred.tracked if track else pred.untracked
+
+
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(net, inputs, track)`` a probe can step out of."""
+    net, inputs, track = args
+    classes = []
+    if inputs.shape[0] == 1:
+        classes.append(InputClass("batch-of-one", (net, inputs.repeat(2, 1), track),
+                                  "Does a batch of one take another path (.squeeze(), a shape "
+                                  "test)?"))
+    if inputs.requires_grad:
+        classes.append(InputClass("requires-grad", (net, inputs.detach(), track),
+                                  "Does an input that requires grad change what is counted?"))
+    other = torch.float32 if inputs.dtype == torch.float64 else torch.float64
+    classes.append(InputClass(str(inputs.dtype).replace("torch.", ""),
+                              (copy.deepcopy(net).to(other), inputs.detach().to(other)
+                               .requires_grad_(inputs.requires_grad), track),
+                              "Does the count assume a dtype (a fixed number of bytes)?"))
+    return classes
+
+
+def subject(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, track: bool) -> Subject:
+    """What the probes need to explain a wrong ``count_saved``."""
+    def same(got: Any, expected: Any) -> bool:
+        return _pair_problem(got) is None and tuple(int(v) for v in got) == tuple(expected)
+
+    def numbers(x: Any) -> list[float] | None:
+        return None if _pair_problem(x) else [float(v) for v in x]
+
+    return Subject("count_saved", count_saved, (net, inputs, track), ("net", "inputs", "track"),
+                   _reference, same, numbers,
+                   variations={1: lambda x: [torch.cat([x.detach(), x.detach()])
+                                             .requires_grad_(x.requires_grad)]},
+                   classes=input_classes)
+
+
 def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track: bool,
                       points: float = 1.0) -> CheckResult:
     """Call ``count_saved`` on fresh networks and batches, float32 and float64.
@@ -214,17 +274,34 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     """
     seed = seed_of(rng)
     dtypes = [torch.float32, torch.float64, [torch.float32, torch.float64][int(rng.integers(2))]]
+    cases = [draw_unambiguous(rng, dtype=dtype, min_linear=2 if i < 2 else 1)
+             for i, dtype in enumerate(dtypes)]
+    # drawn last, so that the cases above stay those of earlier runs with the same seed: a batch
+    # of one row that requires grad, in either dtype
+    cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=1,
+                                  batch=1, tracked_inputs=True))
+    # the first network again, with a batch of another size: an answer kept from an earlier
+    # call on the same network must not come back
+    net, inputs = cases[0][0], cases[0][1]
+    again = torch.from_numpy(rng.standard_normal(
+        (inputs.shape[0] + int(rng.integers(1, 4)), inputs.shape[1]))).to(inputs.dtype)
+    cases.append((net, again, predict(net, again)))
     verdict = PASS
-    for i, dtype in enumerate(dtypes):
-        net, inputs, pred = draw_unambiguous(rng, dtype=dtype, min_linear=2 if i < 2 else 1)
-        seq = []
+    for net, inputs, pred in cases:
+        seq, shown = [], describe_call(net, inputs, track)
         for mode in (track, not track, track):
-            got, verdict = call(count_saved, "count_saved", net, inputs.clone(), mode)
-            if verdict:
+            given = inputs.clone()
+            before = snapshot(net), snapshot(given)
+            got, verdict = call(count_saved, "count_saved", net, given, mode)
+            verdict = verdict or judge_left_alone(net, given, before, shown)
+            if not verdict.ok:
                 break
             seq.append(got)
-        verdict = verdict or judge_counts(seq, pred, track, describe_call(net, inputs, track))
-        if not verdict.ok:
+        if verdict.ok:
+            verdict = judge_counts(seq, pred, track, shown)
+        if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
+            verdict = explain(verdict, subject(count_saved, net, inputs, track),
+                              seq[0] if seq else None)
             break
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,

@@ -14,6 +14,7 @@ import torch
 from ..calling import call, describe, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot as probe_snapshot
 from .common import array_error, arrays_close, dtype_name, first_match, short
 
 QUESTION = "q4_vjp"
@@ -32,12 +33,35 @@ def draw_cases(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tenso
         return torch.from_numpy(x).to(dtype), torch.from_numpy(weights).to(dtype)
 
     dtypes = (torch.float32, torch.float64)
-    return [
+    cases = [
         case((int(rng.integers(2, 8)),), torch.float32),
         case((int(rng.integers(1, 5)), int(rng.integers(2, 5))), torch.float64),
         case(tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 3)))),
              dtypes[int(rng.integers(2))]),
     ]
+    # the input classes the contract allows beyond those, drawn last so that the cases above
+    # stay those of earlier runs with the same seed (docs/probes.md lists them per question):
+    # a dimension of size 1; an x that requires grad and carries a stale .grad; a
+    # non-contiguous (transposed) view
+    n = int(rng.integers(2, 5))
+    size_one = case(((1,), (1, n), (n, 1))[int(rng.integers(3))], dtypes[int(rng.integers(2))])
+    tracked_x, tracked_w = case((int(rng.integers(2, 6)),), dtypes[int(rng.integers(2))])
+    tracked_x.requires_grad_()
+    tracked_x.grad = torch.from_numpy(rng.uniform(-1.0, 1.0, tuple(tracked_x.shape))).to(
+        tracked_x.dtype)
+    wide_x, wide_w = case((int(rng.integers(2, 5)), int(rng.integers(2, 5))),
+                          dtypes[int(rng.integers(2))])
+    return cases + [size_one, (tracked_x, tracked_w), (wide_x.t(), wide_w.t())]
+
+
+def replica(x: torch.Tensor) -> torch.Tensor:
+    """A private copy of ``x`` in its input class: strides, ``requires_grad`` and ``.grad`` kept."""
+    copied = x.detach().clone()  # clone keeps a transposed view's strides
+    if x.requires_grad:
+        copied.requires_grad_()
+        if x.grad is not None:
+            copied.grad = x.grad.detach().clone()
+    return copied
 
 
 def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
@@ -70,7 +94,8 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
         return Verdict(True, evidence=evidence)
     name, hint = _diagnose(values, x, weights, rtol, atol)
     return Verdict(False, f"{shown} returned {short(values)}; expected {short(expected)} "
-                   f"(largest error {err:.3g}, {evidence.tolerance}). {hint}", name, evidence)
+                   f"(largest error {err:.3g}, {evidence.tolerance}). {hint}".rstrip(), name,
+                   evidence)
 
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
@@ -89,7 +114,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
         ("lesson-constant", LESSON_VJP if xs.shape == (2,) else None,
          "These are the lesson's numbers for x=[2, 3]: use the x and weights you are given."),
     ], lambda a, b: arrays_close(a, b, rtol, atol))
-    return name, hint or "Check the leaf's values and the upstream gradient passed to backward."
+    return name, hint  # no guessed cause: the probes look for one (check_vjp)
 
 
 def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tensor,
@@ -106,14 +131,9 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
         return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
                        f"shape {tuple(x.shape)}.", "wrong-type", evidence)
-    changes = [what for what, changed in (
-        ("its values changed", not torch.equal(x.detach(), before["x"])),
-        (f"x.requires_grad became {x.requires_grad}", x.requires_grad != before["requires_grad"]),
-        ("x.grad was set", x.grad is not None),
-        ("the weights' values changed", not torch.equal(weights.detach(), before["weights"])),
-    ) if changed]
-    if changes:
-        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(changes)}. "
+    changed = changes(before["x_state"], x, "x") + changes(before["w_state"], weights, "weights")
+    if changed:
+        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(changed)}. "
                        f"{LEAF_HINT}", "modified-input", evidence)
     return Verdict(True, evidence=evidence)
 
@@ -121,7 +141,49 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
 def snapshot(x: torch.Tensor, weights: torch.Tensor) -> dict[str, Any]:
     """What ``judge_untouched`` compares against: copies, and x's autograd flag."""
     return {"x": x.detach().clone(), "requires_grad": x.requires_grad,
-            "weights": weights.detach().clone()}
+            "weights": weights.detach().clone(), "x_state": probe_snapshot(x),
+            "w_state": probe_snapshot(weights)}
+
+
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(x, weights)`` a probe can step out of, with the nearest input outside."""
+    x, weights = args
+    classes = []
+    if x.requires_grad:
+        classes.append(InputClass("requires-grad", (x.detach().clone(), weights),
+                                  "Does an x that requires grad (or its stale .grad) reach the "
+                                  "answer, or a NumPy step refuse it?"))
+    if not x.is_contiguous():
+        classes.append(InputClass("non-contiguous", (x.contiguous(), weights.contiguous()),
+                                  "Does something assume contiguous memory (.view, .numpy, "
+                                  "strides)?"))
+    if 1 in x.shape:
+        keep = tuple(2 if n == 1 else n for n in x.shape)
+        grown = (torch.cat([x.detach()] * 2, dim=list(x.shape).index(1))
+                 if x.dim() else x.detach()).reshape(keep)
+        grown_w = torch.cat([weights] * 2, dim=list(x.shape).index(1)).reshape(keep)
+        classes.append(InputClass("size-1-dimension", (grown, grown_w),
+                                  "Does something drop a dimension of size 1 (.squeeze())?"))
+    if x.dtype == torch.float32:
+        classes.append(InputClass("float32", (x.detach().double(), weights.double()),
+                                  "Does something assume float64?"))
+    else:
+        classes.append(InputClass("float64", (x.detach().float(), weights.float()),
+                                  "Does something assume float32?"))
+    return classes
+
+
+def subject(vjp_square: Callable, x: torch.Tensor, weights: torch.Tensor) -> Subject:
+    """What the probes need to explain a wrong ``vjp_square``."""
+    def same(got: Any, expected: np.ndarray) -> bool:
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != expected.shape:
+            return False
+        rtol, atol = TOLERANCES.get(got.dtype, TOLERANCES[torch.float32])
+        return arrays_close(got.detach().cpu().double().numpy(), expected, rtol, atol)
+
+    return Subject("vjp_square", vjp_square, (x, weights), ("x", "weights"), expected_vjp,
+                   same, numbers_of,
+                   variations={1: lambda w: [w * 2 - 1]}, classes=input_classes)
 
 
 def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
@@ -130,9 +192,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     verdict = PASS
     for x, weights in draw_cases(rng):
         # the student gets copies: the reference must not see anything their code does to x
-        got, failure = call(vjp_square, "vjp_square", x.clone(), weights.clone())
+        got, failure = call(vjp_square, "vjp_square", replica(x), weights.clone())
         verdict = failure or judge_vjp(got, x, weights)
         if not verdict.ok:
+            verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break
     return finish(QUESTION, "vjp_square_values", verdict, seed=seed, points=points,
                   passed_message="vjp_square matched 2 * x * weights on fresh shapes and dtypes.")
@@ -149,6 +212,8 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             got, failure = call(vjp_square, "vjp_square", x, weights)
             verdict = failure or judge_untouched(before, x, weights, got)
             if not verdict.ok:
+                if failure is not None:  # raised: does it raise only in this input class?
+                    verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:
             break

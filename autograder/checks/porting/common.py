@@ -110,7 +110,8 @@ def with_diagnosis(verdict: Verdict, diagnose: Callable[[], tuple[str | None, st
     if verdict.ok or verdict.misconception is not None:
         return verdict
     name, hint = diagnose()
-    return Verdict(False, f"{verdict.message} {hint}", name, verdict.evidence, verdict.traceback)
+    return Verdict(False, f"{verdict.message} {hint}".rstrip(), name, verdict.evidence,
+                   verdict.traceback)
 
 
 def first_failure(verdicts: Iterable[Callable[[], Verdict]]) -> Verdict:

@@ -31,6 +31,7 @@ from ..calling import call, call_observed, describe, fmt, plain
 from ..context import call_context
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ..probes import InputClass, Subject, explain, numbers_of
 from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
 
 QUESTION = "q4_device"
@@ -144,10 +145,52 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
         return Verdict(False, f"{shown} returned {describe_any(got)}; expected a tensor of shape "
                        f"{tuple(expected.shape)}.", "wrong-shape", Evidence(got=plain_any(got)))
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
+    # no guessed cause when the model is in eval mode after the call: check_predict probes
     return with_diagnosis(verdict, lambda: (
         ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "
                          "call model.eval() before the forward.") if model.training
-        else (None, "Return model(batch) computed on the device, in eval mode.")))
+        else (None, "")))
+
+
+def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
+            device: torch.device) -> Subject:
+    """What the probes need to explain a wrong ``predict`` (the model as it arrived: training
+    mode)."""
+    def reference(m: nn.Module, b: torch.Tensor, d: torch.device) -> torch.Tensor:
+        with torch.no_grad():
+            return copy.deepcopy(m).eval()(b)
+
+    def same(got: Any, expected: torch.Tensor) -> bool:
+        return judge_tensor(got, expected, "", dtype=expected.dtype, rtol=RTOL, atol=ATOL).ok
+
+    def batch_classes(args: tuple) -> list[InputClass]:
+        m, b, d = args
+        if b.shape[0] != 1:
+            return []
+        return [InputClass("batch-of-one", (m, b.repeat(2, 1), d),
+                           "Does a batch of one take another path (.squeeze(), a shape test)?")]
+
+    return Subject("predict", predict, (model, batch, device), ("model", "batch", "device"),
+                   reference, same, numbers_of,
+                   variations={1: lambda b: [b * 2 + 1]}, classes=batch_classes)
+
+
+def explain_prediction(verdict: Verdict, predict: Callable, model: nn.Module,
+                       batch: torch.Tensor, device: torch.device, got: Any) -> Verdict:
+    """Probe an unexplained wrong ``predict``. Answers that differ between two calls on copies
+    of the same model and batch, and agree with torch seeded alike, come from dropout, the
+    model's only random part: the forward ran in training mode, whatever mode it was left in
+    (``eval()`` called after the forward), so that is the contract's ``eval-missing``."""
+    if device.type == "meta" or verdict.ok or verdict.misconception not in (None, "raised"):
+        return verdict
+    probed = explain(verdict, subject(predict, model.train(), batch, device), got)
+    if probed.misconception != "probe.nondeterministic":
+        return probed
+    return dataclasses.replace(probed, misconception="eval-missing", message=(
+        f"{verdict.message.rstrip()} Two calls on copies of the same model and batch returned "
+        "different outputs, and equal ones with torch's generator seeded alike: dropout, the "
+        "model's only random part, was active during the forward, even though the model is in "
+        "eval mode after the call. Call model.eval() before the forward, not after it."))
 
 
 def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
@@ -165,14 +208,19 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     verdict = PASS
     device = changed_device() if moved else grading_device()
     heard = 0
-    for _ in range(2):
+    # the third model gets a batch of one row (an input class the contract allows), drawn
+    # last so that the first two stay those of earlier runs with the same seed
+    for i in range(3):
         model, batch = draw_model(rng)
+        batch = batch[:1].clone() if i == 2 else batch
+        pristine = copy.deepcopy(model)  # as it arrived, for the probes
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
         got, failure, packed = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device)
         heard = max(heard, packed)
         if not verdict.ok:
+            verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
             break
     name = "predict_after_move" if moved else "predict_values"
     result = finish(QUESTION, name, verdict, seed=seed, points=points,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ..probes import InputClass, Subject, explain, numbers_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 
 QUESTION = "q2_microbatch"
@@ -73,8 +75,7 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     for name, pattern in patterns:
         if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
             return name, MISTAKES[name]
-    return None, ("Split X and y into consecutive slices of the given sizes, backward each "
-                  "slice's mean loss times size / B, and return w.grad.")
+    return None, ""  # no guessed cause: the probes look for one (check_accumulated_grad)
 
 
 def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
@@ -85,6 +86,7 @@ def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: li
     verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype, rtol=RTOL,
                            atol=ATOL, inputs=inputs)
     verdict = with_diagnosis(verdict, lambda: diagnose(got, w_before, X, y, sizes, stale))
+    verdict = dataclasses.replace(verdict, message=verdict.message.rstrip())
     if verdict.ok and not torch.equal(w.detach(), w_before):
         return Verdict(False, f"{shown} changed the values of w: it must only compute the "
                        "gradient, never update w.", "w-changed", Evidence(inputs=inputs))
@@ -94,6 +96,32 @@ def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: li
 def copied(got: Any) -> Any:
     """A private copy of what the student returned, taken before anything else runs."""
     return got.detach().clone() if isinstance(got, torch.Tensor) else got
+
+
+def input_classes(args: tuple) -> list[InputClass]:
+    """The classes of ``(w, X, y, sizes)`` a probe can step out of."""
+    w, X, y, sizes = args
+    if 1 not in sizes:
+        return []
+    i = sizes.index(1)
+    j = i + 1 if i + 1 < len(sizes) else i - 1
+    merged = [s for k, s in enumerate(sizes) if k != i]
+    merged[j if j < i else j - 1] += 1  # the row joins its neighbour: same slices otherwise
+    return [InputClass("micro-batch-of-one", (w, X, y, merged),
+                       "Does a micro-batch of one row take another path (.squeeze(), a shape "
+                       "test)?")]
+
+
+def subject(accumulated_grad: Callable, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+            sizes: list[int]) -> Subject:
+    """What the probes need to explain a wrong ``accumulated_grad``."""
+    def same(got: Any, expected: torch.Tensor) -> bool:
+        return (isinstance(got, torch.Tensor) and got.shape == expected.shape
+                and allclose(got, expected, RTOL, ATOL))
+
+    return Subject("accumulated_grad", accumulated_grad, (w, X, y, sizes),
+                   ("w", "X", "y", "sizes"), lambda w_, X_, y_, s_: reference(w_, X_, y_), same,
+                   numbers_of, variations={2: lambda t: [1 - t]}, classes=input_classes)
 
 
 def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator, *,
@@ -108,14 +136,19 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for _ in range(3):
+    for i in range(4):
         w, X, y, sizes = draw_problem(rng, stale)
+        if i == 3:  # a micro-batch of one, drawn last (earlier problems stay the seed's own)
+            sizes = [1, sizes[0] - 1] + sizes[1:]
         stale_grad = w.grad.clone() if stale else None
         w_before = w.detach().clone()
+        probe_w = w.detach().clone().requires_grad_()
+        probe_w.grad = None if stale_grad is None else stale_grad.clone()
         got, failure = call_named(accumulated_grad, "accumulated_grad", (), w, X, y, sizes)
         got = copied(got)
         verdict = failure or judge(got, w, X, y, sizes, stale_grad, w_before)
         if not verdict.ok:
+            verdict = explain(verdict, subject(accumulated_grad, probe_w, X, y, sizes), got)
             break
     name = "stale_grad_cleared" if stale else "weighted_sizes"
     return finish(QUESTION, name, verdict, seed=seed, points=points,

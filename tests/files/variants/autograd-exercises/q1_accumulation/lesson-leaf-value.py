@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: These are the lesson's gradients for p0=2.0: build the leaf from the p0 argument, not a constant.
+# feedback: These are the lesson's gradients for p0=2.0 (typed in, or kept from an earlier call): build the leaf from the p0 argument on every call.
 def square_grads(p0, repeats, clear):
     p = torch.tensor(2.0, requires_grad=True)  # copied from the lesson
     grads = []

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: These are the lesson's counts for its own network: count the pack calls for the net and inputs you are given.
+# feedback: These are the lesson's counts for its own network, not for this one (typed in, or kept from an earlier call)
 def count_saved(net, inputs, track):
     # the numbers printed for the lesson's network
     return (4, 272) if track else (0, 0)
