@@ -1,7 +1,6 @@
 """Reporting from result documents, without grading anything (fast)."""
 
 import json
-from pathlib import Path
 
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from ..harness import SEED_VARIABLE
-from .results import Graded  # noqa: F401 - re-exported: callers import it from here
+from .results import Graded  # re-exported: callers import it from here
 
 
 def grade(notebook: Path, name: str, zip_path: Path, *, seed: int, timeout: float,
