@@ -10,8 +10,8 @@ OUT     ?= out
 TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
 export TORCH_INDEX_URL
 
-.PHONY: install assign check-assign grade test test-fast clean image image-gpu grade-gpu gradescope \
-	benchmark gpu-bundle
+.PHONY: install assign check-assign grade test test-fast lint clean image image-gpu grade-gpu \
+	gradescope benchmark gpu-bundle
 
 ## The grading image (docker/Dockerfile): wheelhouse built here, then `docker build` through
 ## the Engine API; the debian:bookworm-slim base is debootstrapped when missing (no registry).
@@ -54,13 +54,17 @@ grade: install
 	$(PY) docker/build_image.py --if-engine
 	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) $(if $(ROSTER),--roster $(ROSTER))
 
-## Everything CI runs: fast checks, then real otter on real notebooks (a few minutes).
+## The whole suite, as CI runs it: real otter, real notebooks, containers (docs/testing.md).
 test: install
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
 
-## The fast part only (no otter subprocesses).
+## The fast part only (no otter, grader or container started).
 test-fast: install
 	$(PY) -m pytest -m "not slow" -p no:cacheprovider
+
+## ruff, configured in pyproject.toml ([tool.ruff]); CI runs it before the tests.
+lint: install
+	$(VENV)/bin/ruff check .
 
 clean:
 	rm -rf build $(OUT)

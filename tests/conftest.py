@@ -1,10 +1,188 @@
+"""Shared test machinery: the markers that say what a test needs, and the fixtures that build
+what many tests grade with. New test files should use these rather than their own copies.
+
+Markers (registered in pyproject.toml; one mechanism for every file):
+
+- ``@pytest.mark.needs_root``: the sealed judge's sandbox (namespaces, setuid) needs root.
+- ``@pytest.mark.needs_docker``: a Docker engine and the CPU grading image (``make image``);
+  ``@pytest.mark.needs_docker(image=False)``: the engine only.
+- ``@pytest.mark.slow``: starts otter, graders or containers (``make test-fast`` skips them).
+
+A test whose need is missing is skipped with the reason; with ``AUTOGRADER_TESTS_REQUIRE_ALL=1``
+(``.ci/run`` sets it: CI has root and Docker) it fails instead, so nothing skips silently in CI.
+
+Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist workers):
+
+- ``assigned``: one ``otter assign`` per assignment, into a scratch folder (never the
+  checkout's ``build/``): its zip, fresh student template folder and solution notebook.
+- ``zips``: ``{assignment: autograder zip}`` from ``assigned``; ``build_dir``: the folder
+  holding them, for ``autograder --build``.
+
+Helpers for containers (a test counts only what its own grader made, never another grader's
+on a shared engine): ``owned_containers(pid)``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
 import sys
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+REQUIRE_ALL = "AUTOGRADER_TESTS_REQUIRE_ALL"
 
 
 def pytest_addoption(parser):
     # tests/test_reports_slow.py: rewrite tests/files/golden/ from the current feedback.
     parser.addoption("--update-goldens", action="store_true", default=False,
                      help="regenerate the golden feedback files instead of comparing")
+
+
+@lru_cache(maxsize=None)
+def engine_problem() -> str | None:
+    """Why no Docker engine can be used here, or ``None``."""
+    from autograder.running.docker_engine import engine
+
+    if engine() is None:
+        return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
+    return None
+
+
+@lru_cache(maxsize=None)
+def image_problem(variant: str = "cpu") -> str | None:
+    """Why the tests cannot use the ``variant`` grading image here, or ``None``."""
+    from autograder.running.docker_engine import IMAGES, engine
+
+    if engine_problem():
+        return engine_problem()
+    try:
+        engine().images.get(IMAGES[variant])
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
+        make = {"cpu": "make image", "cuda": "make image-gpu"}[variant]
+        return f"the grading image {IMAGES[variant]} is not built: run `{make}`"
+    return None
+
+
+def root_problem() -> str | None:
+    return None if os.geteuid() == 0 else "needs root (the sealed judge's sandbox: namespaces, setuid)"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` every test of an ``xdist_group`` must run on one worker (the
+    hostile batch listens on fixed ports; a group's module fixture grades once): xdist marks
+    them by a ``@group`` suffix on the node id. Stop, rather than run the groups split."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    split = [item.nodeid for item in items
+             if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if split:
+        raise pytest.UsageError(f"pytest-xdist did not group {split[0]} (and {len(split) - 1} "
+                                "more) by its xdist_group: this pytest/xdist pair cannot "
+                                "--dist loadgroup (see the pin in pyproject.toml)")
+
+
+def pytest_runtest_setup(item):
+    problems = []
+    if item.get_closest_marker("needs_root"):
+        problems.append(root_problem())
+    docker = item.get_closest_marker("needs_docker")
+    if docker:
+        problems.append(image_problem() if docker.kwargs.get("image", True) else engine_problem())
+    problems = [p for p in problems if p]
+    if problems:
+        if os.environ.get(REQUIRE_ALL) == "1":
+            pytest.fail(f"{REQUIRE_ALL}=1 but {'; '.join(problems)}", pytrace=False)
+        pytest.skip("; ".join(problems))
+
+
+# --- what many tests grade with -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Assigned:
+    """One assignment after a fresh ``otter assign`` (see ``assigned``)."""
+
+    zip: Path
+    templates: Path
+    solution: Path
+
+
+def _shared_dir(tmp_path_factory) -> Path:
+    """A folder all xdist workers of this run share (their base temps' parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def assigned(tmp_path_factory) -> dict[str, Assigned]:
+    """``otter assign`` run once per assignment for the whole test run (the first worker to
+    get here builds under a lock, the others wait and reuse it)."""
+    from autograder.authoring.assign import assign
+    from autograder.authoring.layout import ASSIGNMENTS, Layout
+    from notebooks import ROOT
+
+    shared = _shared_dir(tmp_path_factory) / "assigned"
+    shared.mkdir(exist_ok=True)
+    layout = Layout.at(ROOT, shared / "build")
+    found = {}
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for assignment in ASSIGNMENTS:
+            done = shared / f"{assignment}.done"
+            templates, solution = shared / "templates" / assignment, shared / f"{assignment}.ipynb"
+            if not done.exists():
+                assign(assignment, layout, templates=templates, solution=solution)
+                done.write_text(json.dumps(str(layout.zip(assignment))))
+            found[assignment] = Assigned(layout.zip(assignment), templates, solution)
+    return found
+
+
+@pytest.fixture(scope="session")
+def zips(assigned) -> dict[str, Path]:
+    """``{assignment: autograder zip}``, built fresh from the masters for this run."""
+    return {a: got.zip for a, got in assigned.items()}
+
+
+@pytest.fixture(scope="session")
+def build_dir(zips) -> Path:
+    """The build folder holding ``zips`` (``autograder --build`` takes it)."""
+    return next(iter(zips.values())).parent.parent
+
+
+def owned_containers(pid: int, **filters) -> list:
+    """Containers (running or not) made by the grader with this pid on this host: the owner
+    label docker_runner puts on each of its containers. Others' graders on the same engine
+    never count."""
+    from autograder.running.docker_engine import OWNER_LABEL, engine
+
+    label = f"{OWNER_LABEL}={socket.gethostname()}:{pid}"
+    return engine().containers.list(all=True, filters={"label": label, **filters})
+
+
+@pytest.fixture(scope="session")
+def checkout_zips(zips) -> dict[str, Path]:
+    """The zips under the checkout's own ``build/``, for what reads them there (gpu/check.py,
+    ``make grade``): a missing or stale one (older than its master, as ensure_zip judges) is
+    replaced, atomically, by this run's fresh build instead of a second ``otter assign``."""
+    import shutil
+
+    from autograder.authoring.layout import Layout
+    from notebooks import ROOT
+
+    layout = Layout.at(ROOT)
+    for assignment, fresh in zips.items():
+        target, master = layout.zip(assignment), layout.master(assignment)
+        if not target.exists() or target.stat().st_mtime < master.stat().st_mtime:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(f".zip.{os.getpid()}.partial")
+            shutil.copyfile(fresh, partial)
+            os.replace(partial, target)
+    return {a: layout.zip(a) for a in zips}

@@ -30,11 +30,14 @@ import pytest
 
 from autograder.running import uids
 from notebooks import ROOT
-from test_docker import needs_image
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"),
-              pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge's sandbox needs root")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.mark.needs_root]
+RUNNERS = ["sealed", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.needs_docker]),
+           pytest.param("docker-fork", marks=[pytest.mark.docker, pytest.mark.needs_docker])]
+# the per-call time limit of the hostile batch: what an endless call costs; generous enough that
+# a right answer on a loaded machine (other graders beside this one) is never stopped by it
+CALL_TIMEOUT = 5
 
 ASSIGNMENT = "autograd-exercises"
 HOSTILE = ROOT / "tests" / "files" / "hostile"
@@ -79,7 +82,7 @@ CASES = [
     ("grader-modules-patched", "q1_accumulation", "square_grads must return a list; got str"),
     ("hidden-tests-search", "q5_numpy", "float64"),
     ("huge-output", "q1_accumulation", "gave [0.0, 0.0, 0.0]"),
-    ("infinite-loop-in-function", "q5_numpy", "stopped after 3 s"),
+    ("infinite-loop-in-function", "q5_numpy", f"stopped after {CALL_TIMEOUT} s"),
     ("infinite-loop-toplevel", "q1_accumulation", "stopped after"),
     ("memory-hog-in-function", "q5_numpy", "export_numpy("),
     ("memory-hog-toplevel", "q2_saved", "MemoryError"),
@@ -88,7 +91,7 @@ CASES = [
     ("network", "q4_vjp", "got shape (3,)"),
     ("os-exit-in-function", "q5_numpy", "exited with status 0"),
     ("os-exit-toplevel", "q2_saved", "exited with status 0"),
-    ("sleep-in-function", "q5_numpy", "stopped after 3 s"),
+    ("sleep-in-function", "q5_numpy", f"stopped after {CALL_TIMEOUT} s"),
     ("sleep-toplevel", "q3_multipath", "stopped after"),
     ("subprocess-loop", "q3_multipath", "gave (0.5, 0.25)"),
     ("sys-exit-in-function", "q4_vjp", "SystemExit"),
@@ -155,9 +158,9 @@ class _Listener:
             s.close()
 
 
-def _grade(folder: Path, out: Path, jobs: int, runner: str = "sealed", timeout: int = 3,
-           submission_timeout: int = 40) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + ["grade", "-p", str(folder), "-o", str(out), "--seed", "7",
+def _grade(folder: Path, out: Path, jobs: int, build: Path, runner: str = "sealed",
+           timeout: int = CALL_TIMEOUT, submission_timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(CLI + ["--build", str(build), "grade", "-p", str(folder), "-o", str(out), "--seed", "7",
                                  "--runner", runner, "--no-reports",
                                  "--timeout", str(timeout),
                                  "--submission-timeout", str(submission_timeout),
@@ -201,10 +204,8 @@ def _sandbox_processes() -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module", params=[
-    "sealed", pytest.param("docker", marks=[pytest.mark.docker, needs_image]),
-    pytest.param("docker-fork", marks=[pytest.mark.docker, needs_image])])
-def batch(request, tmp_path_factory):
+@pytest.fixture(scope="module", params=RUNNERS)
+def batch(request, build_dir, tmp_path_factory):
     """Grade every hostile notebook plus the solution twice, two at a time, in one run."""
     folder = tmp_path_factory.mktemp("hostile-in")
     out = tmp_path_factory.mktemp("hostile-out")
@@ -217,7 +218,7 @@ def batch(request, tmp_path_factory):
         path.unlink(missing_ok=True)
     listener = _Listener()
     try:
-        proc = _grade(folder, out, jobs=2, runner=request.param)
+        proc = _grade(folder, out, jobs=2, build=build_dir, runner=request.param)
     finally:
         listener.close()
     results = out / ASSIGNMENT / "results"
@@ -287,12 +288,24 @@ def test_cell_reports_say_what_happened(batch):
         or _memory_hog_stopped(batch, "memory-hog-toplevel")
 
 
+TIME_LIMIT = re.compile(r"stopped after [\d.]+ s|used up its time limit")
+
+
 def test_functions_that_hang_or_exit_cost_only_their_question(batch):
-    for name in ("infinite-loop-in-function", "sleep-in-function", "os-exit-in-function",
-                 "memory-hog-in-function", "sys-exit-in-function", "class-spoof"):
+    """The attacked question loses; another question may lose points only to a time limit
+    (on a loaded machine a replaced worker's replay can be slow), never to a wrong answer:
+    the worker was replaced and the other answers were graded as they are."""
+    for name, question, _ in CASES:
+        if name not in ("infinite-loop-in-function", "sleep-in-function", "os-exit-in-function",
+                        "memory-hog-in-function", "sys-exit-in-function", "class-spoof"):
+            continue
         doc = batch["docs"][name]
-        lost = {q for q, v in doc["questions"].items() if v["points"] < POSSIBLE[q]}
-        assert len(lost) == 1, (name, lost)
+        assert doc["questions"][question]["points"] == 0.0, name
+        for q, v in doc["questions"].items():
+            if q == question or v["points"] == POSSIBLE[q]:
+                continue
+            failed = [t["message"] for t in v["tests"] if not t["passed"]]
+            assert failed and all(TIME_LIMIT.search(m) for m in failed), (name, q, failed)
 
 
 def test_output_is_capped_and_fake_otter_output_is_ignored(batch):
@@ -351,14 +364,14 @@ def test_fork_bomb_hits_the_process_limit(batch):
     assert "fork stopped after" in batch["docs"]["fork-bomb"]["output"]
 
 
-def test_a_process_left_behind_cannot_touch_the_next_submission(tmp_path):
+def test_a_process_left_behind_cannot_touch_the_next_submission(build_dir, tmp_path):
     """One slot: the survivor's relay (a process that keeps changing pid and kills every other
     process of its uid) must die with its submission; the solution after it keeps full marks."""
     folder = tmp_path / "in"
     folder.mkdir()
     shutil.copy(HOSTILE / "survivor-process.ipynb", folder / "a-survivor-process.ipynb")
     shutil.copy(SOLUTION, folder / "b-perfect-solution.ipynb")
-    proc = _grade(folder, tmp_path / "out", jobs=1)
+    proc = _grade(folder, tmp_path / "out", jobs=1, build=build_dir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = tmp_path / "out" / ASSIGNMENT / "results"
     survivor = json.loads((results / "a-survivor-process.ipynb.json").read_text())
@@ -379,12 +392,13 @@ PEAK_PROBE = ("import resource, sys; from autograder.cli import main; rc = main(
               "sys.exit(rc)")
 
 
-def test_a_giant_meta_module_costs_the_judge_no_memory(tmp_path):
+def test_a_giant_meta_module_costs_the_judge_no_memory(build_dir, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     shutil.copy(HOSTILE / "meta-giant-module.ipynb", folder / "a-meta-giant-module.ipynb")
     shutil.copy(SOLUTION, folder / "b-perfect-solution.ipynb")
-    proc = subprocess.run([sys.executable, "-c", PEAK_PROBE, "grade", "-p", str(folder),
+    proc = subprocess.run([sys.executable, "-c", PEAK_PROBE, "--build", str(build_dir), "grade",
+                           "-p", str(folder),
                            "-o", str(tmp_path / "out"), "--seed", "7", "--runner", "sealed",
                            "--no-reports", "--timeout", "10", "--jobs", "1"],
                           capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -400,10 +414,8 @@ def test_a_giant_meta_module_costs_the_judge_no_memory(tmp_path):
     assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
 
 
-@pytest.fixture(scope="module", params=[
-    "sealed", pytest.param("docker", marks=[pytest.mark.docker, needs_image]),
-    pytest.param("docker-fork", marks=[pytest.mark.docker, needs_image])])
-def porting_batch(request, tmp_path_factory):
+@pytest.fixture(scope="module", params=RUNNERS)
+def porting_batch(request, build_dir, tmp_path_factory):
     """The porting hostiles and the porting solution, graded in one run."""
     folder = tmp_path_factory.mktemp("porting-in")
     out = tmp_path_factory.mktemp("porting-out")
@@ -411,7 +423,8 @@ def porting_batch(request, tmp_path_factory):
         shutil.copy(path, folder / path.name)
     shutil.copy(ROOT / "solutions" / f"{PORTING}.ipynb", folder / "perfect-solution.ipynb")
     # porting trains models and runs gradcheck: limits for a loaded machine, not for attacks
-    proc = _grade(folder, out, jobs=2, runner=request.param, timeout=60, submission_timeout=600)
+    proc = _grade(folder, out, jobs=2, build=build_dir, runner=request.param, timeout=60,
+                  submission_timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {name: json.loads((out / PORTING / "results" / f"{name}.ipynb.json").read_text())
             for name in [c[0] for c in PORTING_CASES] + ["perfect-solution"]}

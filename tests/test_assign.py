@@ -16,8 +16,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_committed_templates_match_a_fresh_assign(assignment, tmp_path):
-    diffs = differences(assignment, Layout.at(ROOT, tmp_path / "build"))
+def test_committed_templates_match_a_fresh_assign(assignment, assigned):
+    """What ``make check-assign`` checks, on the suite's one fresh otter assign (conftest's
+    ``assigned``), not a second one."""
+    fresh = assigned[assignment]
+    diffs = differences(assignment, Layout.at(ROOT), fresh=(fresh.templates, fresh.solution))
     assert not diffs, f"run `make assign` and commit: {diffs}"
 
 

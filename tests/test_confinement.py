@@ -25,17 +25,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring.layout import Layout
 from autograder.running import cgroups, sandbox, uids, zygote
-from autograder.running.batch import ensure_zip
 from autograder.running.judge import judge
 from autograder.running.sandbox import Limits
 from autograder.running.tests_zip import load_tests
 from notebooks import ROOT, template
-from test_docker import SEED, needs_image
+from test_docker import SEED
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("confinement"),
-              pytest.mark.skipif(os.geteuid() != 0, reason="the sealed judge's sandbox needs root")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("confinement"), pytest.mark.needs_root]
 
 ASSIGNMENT = "autograd-exercises"
 LIMITS = Limits(call_timeout=20, submission_timeout=180)
@@ -83,8 +80,8 @@ for _pid in _kids:
 
 
 @pytest.fixture(scope="module")
-def zip_path(tmp_path_factory):
-    return ensure_zip(ASSIGNMENT, Layout.at(ROOT, tmp_path_factory.mktemp("build")))
+def zip_path(zips):
+    return zips[ASSIGNMENT]
 
 
 def notebook(folder: Path, name: str, source: str) -> Path:
@@ -306,25 +303,26 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
 
 # -- Docker ------------------------------------------------------------------------------
 
-def _grade_in(runner_name: str, folder: Path, out: Path) -> dict:
+def _grade_in(runner_name: str, folder: Path, out: Path, build: Path) -> dict:
     from test_docker import grade
 
-    grade(folder, out, runner_name)
+    grade(folder, out, runner_name, build=build)
     return {p.name: json.loads(p.read_text())
             for p in (out / ASSIGNMENT / "results").glob("*.json")}
 
 
 @pytest.mark.docker
-@needs_image
+@pytest.mark.needs_docker
 @pytest.mark.parametrize("runner", ["docker-fork", "docker"])
-def test_container_worker_has_no_capability_and_its_containers_cpu_group(tmp_path, runner):
+def test_container_worker_has_no_capability_and_its_containers_cpu_group(build_dir, tmp_path,
+                                                                         runner):
     """In a container, does the notebook's worker find every capability set empty (the
     bounding set too: the judge has SETPCAP to empty it), ``no_new_privs``, the filter, and
     itself in its own container's CPU cgroup (which has the container's quota)?"""
     folder = tmp_path / "in"
     folder.mkdir()
     notebook(folder, "status", STATUS)
-    docs = _grade_in(runner, folder, tmp_path / "out")
+    docs = _grade_in(runner, folder, tmp_path / "out", build_dir)
     doc = docs["status.ipynb.json"]
     assert doc["status"] == "graded", doc.get("error")
     assert_confined(doc["output"])
@@ -335,7 +333,7 @@ def test_container_worker_has_no_capability_and_its_containers_cpu_group(tmp_pat
 
 
 @pytest.mark.docker
-@needs_image
+@pytest.mark.needs_docker
 def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_path,
                                                                  monkeypatch):
     """If the judge container cannot empty the workers' bounding set (no SETPCAP), is every

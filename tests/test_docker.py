@@ -1,8 +1,9 @@
 """The Docker runner: the sealed judge inside one container of the grading image per notebook.
 
-The container tests need a Docker engine and the image (``make image``; CI builds both) and are
-skipped with the reason otherwise; the comparison with the local sealed runner also needs root.
-The first tests need neither: the host side must stay light and fail safe.
+The container tests need a Docker engine and the image (``make image``; CI builds both):
+``needs_docker``; the comparison with the local sealed runner also needs root. The first tests
+need neither: the host side must stay light and fail safe. Hostile notebooks in containers:
+test_adversarial.py (the whole hostile batch runs with both Docker runners).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import image_problem, owned_containers
 from notebooks import ROOT
 
 CLI = [sys.executable, "-m", "autograder"]
@@ -23,31 +25,28 @@ HOSTILE = ROOT / "tests" / "files" / "hostile"
 SEED = 20261129
 
 
-def image_problem(variant: str = "cpu") -> str | None:
-    """Why the tests cannot use the ``variant`` grading image here, or ``None``."""
-    from autograder.running.docker_engine import IMAGES, engine
-
-    client = engine()
-    if client is None:
-        return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
-    try:
-        client.images.get(IMAGES[variant])
-    except Exception:  # noqa: BLE001
-        make = {"cpu": "make image", "cuda": "make image-gpu"}[variant]
-        return f"the grading image {IMAGES[variant]} is not built: run `{make}`"
-    return None
+# kept for the test files that import it from here: the need is conftest's marker
+needs_image = pytest.mark.needs_docker
 
 
-needs_image = pytest.mark.skipif(image_problem() is not None,
-                                 reason=image_problem() or "")
-
-
-def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[str, str]]:
-    """Run ``autograder grade`` on ``folder``; return every assignment's CSV rows by file."""
-    proc = subprocess.run([*CLI, "grade", "-p", str(folder), "-o", str(out), "--seed",
+def grade(folder: Path, out: Path, runner: str, *extra: str, build: Path | None = None,
+          pids: list[int] | None = None) -> dict[str, dict[str, str]]:
+    """Run ``autograder grade`` on ``folder``; return every assignment's CSV rows by file.
+    ``build``: the zips' folder (conftest's ``build_dir``); ``pids`` gets the grader's pid
+    (its containers carry it in their owner label)."""
+    with subprocess.Popen([*CLI, *(["--build", str(build)] if build else []), "grade", "-p", str(folder), "-o", str(out), "--seed",
                            str(SEED), "--runner", runner, "--jobs", "2", "--no-reports", *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        if pids is not None:
+            pids.append(proc.pid)
+        stdout, stderr = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    return rows_of(out)
+
+
+def rows_of(out: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """Every assignment's final_grades.csv rows under ``out``, by file."""
     rows = {}
     for csv_path in sorted(out.glob("*/final_grades.csv")):
         with open(csv_path, newline="", encoding="utf-8") as f:
@@ -55,13 +54,12 @@ def grade(folder: Path, out: Path, runner: str, *extra: str) -> dict[str, dict[s
     return rows
 
 
-def setup(assignment: str):
-    """What a runner of ``assignment`` is made from (the zip ``make image`` built)."""
+def setup(assignment: str, zip_path: Path):
+    """What a runner of ``assignment`` is made from (``zip_path``: conftest's ``zips``)."""
     from autograder.running.runner import Setup
     from autograder.running.sandbox import Limits
 
-    return Setup(ROOT / "build" / assignment / f"{assignment}-autograder.zip", assignment,
-                 SEED, Limits())
+    return Setup(zip_path, assignment, SEED, Limits())
 
 
 def two_samples(tmp_path: Path, assignment: str) -> list:
@@ -161,63 +159,46 @@ def test_container_cannot_award_more_than_the_zip():
         runner.checked({"file": "x", "status": "graded", "questions": {}}, "real.ipynb")
 
 
-@pytest.mark.docker
-@pytest.mark.slow
-@needs_image
-@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
-def test_solutions_score_full_marks_in_containers(tmp_path, runner):
-    """Do both solutions score 100% when graded in containers?"""
-    rows = grade(ROOT / "solutions", tmp_path / "out", runner)
-    assert set(rows) == {"autograd-exercises", "autograd-porting"}
-    for assignment, by_file in rows.items():
-        for name, row in by_file.items():
-            if name != "points-per-question":
-                assert float(row["percent_correct"]) == 1.0, (assignment, row)
-                assert row["grading_status"] == "Completed", row
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> Path:
+    """The sample submissions and both solutions, in one folder."""
+    folder = tmp_path_factory.mktemp("samples")
+    for path in [*ROOT.glob("submissions/*/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]:
+        (folder / path.parent.name).mkdir(exist_ok=True)
+        (folder / path.parent.name / path.name).write_bytes(path.read_bytes())
+    return folder
+
+
+@pytest.fixture(scope="module")
+def sealed_graded(samples, build_dir, tmp_path_factory) -> Path:
+    """``samples`` graded once by the local sealed runner (the rows the containers must give)."""
+    out = tmp_path_factory.mktemp("sealed")
+    grade(samples, out, "sealed", build=build_dir)
+    return out
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
-@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+@pytest.mark.needs_docker
+@pytest.mark.needs_root
 @pytest.mark.parametrize("runner", ["docker", "docker-fork"])
-def test_containers_give_the_same_rows_as_the_local_sealed_runner(tmp_path, runner):
+def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
+        samples, sealed_graded, build_dir, tmp_path, runner):
     """Does every sample submission get the same row (and messages) in a container as with
-    the local sealed runner, for one seed?"""
-    docker_rows = grade(ROOT / "submissions", tmp_path / "docker", runner)
-    sealed_rows = grade(ROOT / "submissions", tmp_path / "sealed", "sealed")
-    assert docker_rows == sealed_rows
-    for path in sorted((tmp_path / "sealed").glob("*/results/**/*.json")):
-        twin = tmp_path / "docker" / path.relative_to(tmp_path / "sealed")
+    the local sealed runner, for one seed, and do both solutions score 100%?"""
+    docker_rows = grade(samples, tmp_path / "docker", runner, build=build_dir)
+    assert docker_rows == rows_of(sealed_graded)
+    for assignment in ("autograd-exercises", "autograd-porting"):
+        row = docker_rows[assignment][f"solutions/{assignment}.ipynb"]
+        assert float(row["percent_correct"]) == 1.0 and row["grading_status"] == "Completed", row
+    for path in sorted(sealed_graded.glob("*/results/**/*.json")):
+        twin = tmp_path / "docker" / path.relative_to(sealed_graded)
         assert json.loads(twin.read_text())["questions"] == json.loads(path.read_text())[
             "questions"], path.name
 
 
 @pytest.mark.docker
-@pytest.mark.slow
-@needs_image
-@pytest.mark.parametrize("notebook, attacked, phrase", [
-    ("infinite-loop-in-function", "q5_numpy", "stopped after 3 s"),
-    ("network", "q4_vjp", "got shape (3,)"),
-])
-@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
-def test_hostile_notebook_earns_nothing_in_a_container(tmp_path, notebook, attacked, phrase,
-                                                       runner):
-    """Does a hostile notebook lose the question it attacks when graded in a container?"""
-    folder = tmp_path / "in"
-    folder.mkdir()
-    (folder / f"{notebook}.ipynb").write_bytes((HOSTILE / f"{notebook}.ipynb").read_bytes())
-    rows = grade(folder, tmp_path / "out", runner, "--timeout", "3")
-    row = rows["autograd-exercises"][f"{notebook}.ipynb"]
-    assert float(row[attacked]) == 0.0, row
-    doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
-                      f"{notebook}.ipynb.json").read_text())
-    messages = " ".join(t["message"] for t in doc["questions"][attacked]["tests"])
-    assert phrase in messages + json.dumps(doc.get("notebook", {})), messages[:2000]
-
-
-@pytest.mark.docker
-@needs_image
+@pytest.mark.needs_docker
 def test_gpu_request_without_nvidia_toolkit_is_refused_with_the_reason():
     """Without the NVIDIA container toolkit, is a GPU request refused (no silent CPU run)?"""
     from autograder.running.docker_engine import IMAGES, engine, gpu_problem
@@ -252,12 +233,12 @@ def _gradescope_tar(zip_path: Path, notebook: Path) -> bytes:
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
+@pytest.mark.needs_docker
 @pytest.mark.parametrize("notebook, expected", [
     (ROOT / "solutions" / "autograd-exercises.ipynb", 21.0),
     (HOSTILE / "forge-results.ipynb", None),
 ])
-def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, expected):
+def test_gradescope_zip_in_the_image_with_gradescope_layout(zips, tmp_path, notebook, expected):
     """Does the Gradescope zip's run_autograder, run in the grading image the way Gradescope
     lays it out, write results.json with otter's scores (full for the solution, and not full
     for a notebook that tries to forge its results)?"""
@@ -267,8 +248,7 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, 
     from autograder.authoring.gradescope import gradescope_zip
     from autograder.running.docker_engine import IMAGES, engine
 
-    zip_path = gradescope_zip(ROOT / "build" / "autograd-exercises" /
-                              "autograd-exercises-autograder.zip", tmp_path / "gs.zip")
+    zip_path = gradescope_zip(zips["autograd-exercises"], tmp_path / "gs.zip")
     client = engine()
     container = client.containers.create(IMAGES["cpu"], ["/autograder/run_autograder"],
                                          network_mode="none",
@@ -293,10 +273,11 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(tmp_path, notebook, 
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
-def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
+@pytest.mark.needs_docker
+def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
     """Does stock `otter grade` (through the labelled buildx shim, as this host has no buildx)
     grade with the Gradescope zip on the grading image and give the sealed runner's points?"""
+    from autograder.authoring.gradescope import gradescope_zip
     from autograder.running.docker_engine import IMAGES
 
     folder = tmp_path / "in"
@@ -304,14 +285,13 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
     for path in (ROOT / "solutions" / "autograd-exercises.ipynb",
                  ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb"):
         (folder / path.name).write_bytes(path.read_bytes())
-    subprocess.run([sys.executable, "-m", "autograder.authoring.gradescope",
-                    "autograd-exercises"], cwd=ROOT, check=True)
+    zip_path = gradescope_zip(zips["autograd-exercises"], tmp_path / "gs.zip")
     out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.run(
         [sys.executable, str(ROOT / "docker" / "otter_grade_legacy.py"), "grade",
          "-n", "autograd-exercises", "-a",
-         str(ROOT / "build" / "autograd-exercises" / "autograd-exercises-gradescope.zip"),
+         str(zip_path),
          "--image", IMAGES["cpu"], "--containers", "2", "--timeout", "600",
          "-o", str(out), *sorted(str(p) for p in folder.glob("*.ipynb"))],
         cwd=ROOT, capture_output=True, text=True, timeout=1800)
@@ -325,8 +305,8 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
-def test_spare_containers_are_used_then_removed(tmp_path):
+@pytest.mark.needs_docker
+def test_spare_containers_are_used_then_removed(zips, tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
     from autograder.running.docker_engine import engine
@@ -335,9 +315,8 @@ def test_spare_containers_are_used_then_removed(tmp_path):
     assignment = "autograd-exercises"
     subs = two_samples(tmp_path, assignment)
     client = engine()
-    label = {"label": f"autograder={assignment}"}
-    before = {c.id for c in client.containers.list(all=True, filters=label)}
-    runner = DockerRunner(setup(assignment), client=client, spares=1)
+    before = {c.id for c in owned_containers(os.getpid())}  # this process is the grader
+    runner = DockerRunner(setup(assignment, zips[assignment]), client=client, spares=1)
     try:
         runner.expect(len(subs))
         results = [runner.grade(sub).row() for sub in subs]
@@ -346,7 +325,7 @@ def test_spare_containers_are_used_then_removed(tmp_path):
         runner.close()
     assert {r.name: sum(s for s, _ in r.scores.values()) for r in results} == {
         "ada-lovelace.ipynb": 21.0, "alan-turing.ipynb": 14.5}
-    left = {c.id for c in client.containers.list(all=True, filters=label)} - before
+    left = {c.id for c in owned_containers(os.getpid())} - before
     assert left == set()
 
 
@@ -361,8 +340,8 @@ print("HOST", os.uname().nodename, os.getuid(), os.getpid(),
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
-def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_path):
+@pytest.mark.needs_docker
+def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(build_dir, tmp_path):
     """With docker-fork, is each notebook's worker inside its own container (its memory
     cgroup and hostname, and a pid namespace where it sees only that container's ``sleep``
     and itself: not the judge's), as an unprivileged uid under the seccomp filter; and is no
@@ -379,10 +358,8 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_pa
         nb = template("autograd-exercises")
         nb.cells.insert(1, nbformat.v4.new_code_cell(WHERE_AM_I + probe_source()))
         nbformat.write(nb, folder / f"{name}.ipynb")
-    client = engine()
-    roles = {"label": "autograder-role"}
-    before = {c.id for c in client.containers.list(all=True, filters=roles)}
-    grade(folder, tmp_path / "out", "docker-fork")
+    grader: list[int] = []
+    grade(folder, tmp_path / "out", "docker-fork", build=build_dir, pids=grader)
     hosts = []
     for name in ("first", "second"):
         doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
@@ -397,14 +374,15 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(tmp_pa
         assert refused_calls(doc["output"]) == EXPECTED  # the workers' seccomp filter
         hosts.append(host)
     assert hosts[0] != hosts[1]
-    left = {c.id for c in client.containers.list(all=True, filters=roles)} - before
-    assert left == set()  # the judge's container ended with the grader, each submission's too
+    # the judge's container ended with the grader, each submission's too (only this grader's
+    # containers count: other graders may share the engine)
+    assert owned_containers(grader[0]) == []
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-@needs_image
-def test_docker_fork_survives_its_judge_container_dying(tmp_path):
+@pytest.mark.needs_docker
+def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
     """If the judge container goes away mid-batch (killed, out of memory), is the next
     submission still graded, by a new judge container, with full marks where they are due?"""
     from autograder.running.docker_engine import engine
@@ -412,7 +390,7 @@ def test_docker_fork_survives_its_judge_container_dying(tmp_path):
 
     assignment = "autograd-exercises"
     first, second = two_samples(tmp_path, assignment)
-    runner = ForkRunner(setup(assignment), client=engine())
+    runner = ForkRunner(setup(assignment, zips[assignment]), client=engine())
     try:
         assert sum(s for s, _ in runner.grade(first).row().scores.values()) == 21.0
         old = runner.service.container.id
@@ -426,7 +404,7 @@ def test_docker_fork_survives_its_judge_container_dying(tmp_path):
 
 
 @pytest.mark.docker
-@needs_image
+@pytest.mark.needs_docker
 def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     """Is the docker-fork judge container memory-bounded (a judge bug costs its jobs, never
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
@@ -460,7 +438,7 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
 
 
 @pytest.mark.docker
-@needs_image
+@pytest.mark.needs_docker
 def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     """Are containers left by a grader of this host that no longer runs removed when the next
     runner starts, and those of a running grader or another host left alone?"""

@@ -29,23 +29,9 @@ ASSIGNMENT = "autograd-exercises"
 SEED = 20261130
 
 
-def _engine_problem() -> str | None:
-    from autograder.running.docker_engine import engine
-
-    if engine() is None:
-        return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
-    return None
-
-
-needs_engine = pytest.mark.skipif(_engine_problem() is not None, reason=_engine_problem() or "")
-
-
 @pytest.fixture(scope="module")
-def otter_zip(tmp_path_factory) -> Path:
-    from autograder.authoring.layout import Layout
-    from autograder.running.batch import ensure_zip
-
-    return ensure_zip(ASSIGNMENT, Layout.at(ROOT, tmp_path_factory.mktemp("build")))
+def otter_zip(zips) -> Path:
+    return zips[ASSIGNMENT]
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +198,7 @@ def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tupl
 
 def _apply(func):
     """The plain-base tests' marks; one xdist group, as they share the prepared image."""
-    for mark in (pytest.mark.docker, pytest.mark.slow, needs_engine,
+    for mark in (pytest.mark.docker, pytest.mark.slow, pytest.mark.needs_docker(image=False),
                  pytest.mark.xdist_group("gradescope-plain-base")):
         func = mark(func)
     return func

@@ -19,7 +19,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -35,7 +34,6 @@ from autograder.running.progress import printable
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
-from test_docker import needs_image
 
 ASSIGNMENT = "autograd-exercises"
 SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
@@ -369,10 +367,11 @@ def _folder_bytes(folder: Path) -> int:
     return sum(p.lstat().st_size for p in folder.rglob("*"))
 
 
-def grade_hostile_batch(folder: Path, out: Path, runner: str, timeout: float = 900) -> dict:
+def grade_hostile_batch(folder: Path, out: Path, runner: str, timeout: float = 900,
+                        build: Path | None = None) -> dict:
     """Run ``autograder grade`` on ``folder``; its exit status, output, peak tree RSS, time."""
     start = time.monotonic()
-    proc = subprocess.Popen(CLI + ["grade", "-p", str(folder), "-o", str(out), "--seed", "7",
+    proc = subprocess.Popen(CLI + [*(["--build", str(build)] if build else []), "grade", "-p", str(folder), "-o", str(out), "--seed", "7",
                                    "--runner", runner, "--jobs", "2", "--timeout", "10",
                                    "--submission-timeout", "300"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -390,20 +389,15 @@ def grade_hostile_batch(folder: Path, out: Path, runner: str, timeout: float = 9
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("hostile-files")
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the sealed judge's sandbox, and "
-                    "a link to /etc/shadow the grader could read")
+@pytest.mark.needs_root  # the sealed judge's sandbox, and a link to /etc/shadow it could read
 @pytest.mark.parametrize("runner", [
-    "sealed", pytest.param("docker", marks=[pytest.mark.docker, needs_image]),
-    pytest.param("docker-fork", marks=[pytest.mark.docker, needs_image])])
-def test_hostile_batch_is_graded_in_one_run(tmp_path, runner):
-    from autograder.authoring.layout import Layout
-    from autograder.running.batch import ensure_zip
-
-    ensure_zip(ASSIGNMENT, Layout.at(ROOT))
+    "sealed", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.needs_docker]),
+    pytest.param("docker-fork", marks=[pytest.mark.docker, pytest.mark.needs_docker])])
+def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
     folder, out = tmp_path / "in", tmp_path / "out"
     folder.mkdir()
-    make_batch(folder)
-    run = grade_hostile_batch(folder, out, runner)
+    make_batch(folder, zips[ASSIGNMENT])
+    run = grade_hostile_batch(folder, out, runner, build=build_dir)
     said = run["stdout"][-3000:] + run["stderr"][-3000:]
     print(f"{runner}: rc {run['rc']}, {run['seconds']:.1f} s, peak tree RSS "
           f"{run['peak_rss'] / 2**20:.0f} MiB ({run['samples']} samples), output "

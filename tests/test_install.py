@@ -22,12 +22,12 @@ from urllib.parse import quote
 import nbformat
 import pytest
 
-from autograder.authoring.layout import ASSIGNMENTS, Layout
+from autograder.authoring.layout import ASSIGNMENTS
 from notebooks import ROOT
-from test_docker import image_problem
+from conftest import image_problem
 
 sys.path.insert(0, str(ROOT / "docker"))
-import torch_wheel  # noqa: E402
+import torch_wheel
 
 NOWHERE = "file:///nonexistent/torch-index/simple"
 # what points pip at a wheel or an index, besides its configuration file
@@ -296,13 +296,12 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
 
 
 @pytest.mark.slow
-def test_stock_otter_run_without_the_autograder_package_fails_loudly(student_python, tmp_path):
+def test_stock_otter_run_without_the_autograder_package_fails_loudly(student_python, zips,
+                                                                    tmp_path):
     """The solution (21/21) through stock ``otter run`` where ``autograder`` is not installed:
     a non-zero exit naming the missing package, and no score, never a quietly low one."""
-    from autograder.running.batch import ensure_zip
-
     assignment = "autograd-exercises"
-    zip_path = ensure_zip(assignment, Layout.at(ROOT, tmp_path / "build"))
+    zip_path = zips[assignment]
     out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.run([str(student_python.parent / "otter"), "run", "-a", str(zip_path),

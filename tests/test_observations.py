@@ -19,7 +19,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 from autograder.checks.porting import device, selfcheck
 from autograder.running.remote import RemoteFunction

@@ -1,7 +1,6 @@
 """Reporting from result documents, without grading anything (fast)."""
 
 import json
-from pathlib import Path
 
 import pytest
 

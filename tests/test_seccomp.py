@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograder.worker import seccomp
-from notebooks import ROOT, template
+from notebooks import template
 
 # what a notebook would try; each line prints NAME and the errno name, or "allowed"
 PROBE = """
@@ -121,12 +121,10 @@ def test_filter_refuses_namespaces_and_keyring_but_not_what_notebooks_use():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
-def test_sealed_worker_runs_under_the_filter(tmp_path):
+@pytest.mark.needs_root
+def test_sealed_worker_runs_under_the_filter(zips, tmp_path):
     """Does a notebook graded by the local sealed runner meet the filter (and still score)?"""
-    from autograder.authoring.layout import Layout
     from autograder.running import uids
-    from autograder.running.batch import ensure_zip
     from autograder.running.judge import judge
     from autograder.running.sandbox import Limits
     from autograder.running.tests_zip import load_tests
@@ -136,7 +134,7 @@ def test_sealed_worker_runs_under_the_filter(tmp_path):
     nb.cells.insert(1, nbformat.v4.new_code_cell(probe_source()))
     path = tmp_path / "probe.ipynb"
     nbformat.write(nb, path)
-    zip_path = ensure_zip(assignment, Layout.at(ROOT))
+    zip_path = zips[assignment]
     with uids.lease() as uid:
         doc = judge(path, path.name, assignment, load_tests(zip_path), seed=1, uid=uid,
                     limits=Limits(call_timeout=20, submission_timeout=120))

@@ -1,17 +1,33 @@
 """Is each kept implementation scored on its own question only, with the feedback that names
-its mistake? Fast path: the notebook's code runs in-process, the checks and otter's public test
-files run against its namespace. ``test_otter_run.py`` repeats this through ``otter run``."""
+its mistake, and does the solution pass every check for any seed? Fast path: the notebook's
+code runs in-process, the checks and otter's public test files run against its namespace.
+``test_otter_run.py`` runs every variant through the sealed judge and a sample through
+``otter run``."""
 
 from __future__ import annotations
 
 import pytest
 
+from autograder.authoring.layout import ASSIGNMENTS
 from autograder.checks import all_checks
 from autograder.harness import run_check
-from notebooks import namespace, public_results, solution, variants, with_answer
+from notebooks import answer_cells, namespace, public_results, solution, variants, with_answer
 
 SEEDS = (0, 1, 2)
 VARIANTS = variants()
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solution_passes_every_check_for_20_seeds(assignment):
+    """The seed sweep (the hidden inputs drawn from 20 grading seeds), in-process: the
+    grading paths run these same checks (test_otter_run.py, test_sealed.py)."""
+    env = namespace(solution(assignment))
+    for seed in range(20):
+        failed = [r.message for key in all_checks()[assignment]
+                  if not (r := run_check(env, assignment, key, seed)).passed]
+        assert not failed, (seed, failed)
+    for question in answer_cells(solution(assignment)):
+        assert all(public_results(assignment, question, env)), question
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])

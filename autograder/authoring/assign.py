@@ -114,18 +114,28 @@ def assign(assignment: str, layout: Layout, *, templates: Path | None = None,
     return layout.zip(assignment)
 
 
-def differences(assignment: str, layout: Layout) -> list[str]:
-    """Files whose committed version differs from a fresh ``otter assign`` (empty: in sync)."""
+def differences(assignment: str, layout: Layout,
+                fresh: tuple[Path, Path] | None = None) -> list[str]:
+    """Files whose committed version differs from a fresh ``otter assign`` (empty: in sync).
+    ``fresh``: the template folder and solution notebook of an assign already run (the
+    tests run one per assignment and compare against it); default: run one here."""
+    if fresh is not None:
+        return _differences(assignment, layout, *fresh)
     with tempfile.TemporaryDirectory() as tmp:
         fresh_templates, fresh_solution = Path(tmp) / "templates", Path(tmp) / "solution.ipynb"
         scratch = Layout(layout.root, Path(tmp) / "build")
         assign(assignment, scratch, templates=fresh_templates, solution=fresh_solution)
-        committed = layout.templates(assignment)
-        diffs = _tree_differences(committed, fresh_templates, f"student_templates/{assignment}")
-        if not layout.solution(assignment).exists() or \
-                not filecmp.cmp(layout.solution(assignment), fresh_solution, shallow=False):
-            diffs.append(f"solutions/{assignment}.ipynb")
-        return diffs
+        return _differences(assignment, layout, fresh_templates, fresh_solution)
+
+
+def _differences(assignment: str, layout: Layout, fresh_templates: Path,
+                 fresh_solution: Path) -> list[str]:
+    committed = layout.templates(assignment)
+    diffs = _tree_differences(committed, fresh_templates, f"student_templates/{assignment}")
+    if not layout.solution(assignment).exists() or \
+            not filecmp.cmp(layout.solution(assignment), fresh_solution, shallow=False):
+        diffs.append(f"solutions/{assignment}.ipynb")
+    return diffs
 
 
 def _tree_differences(committed: Path, fresh: Path, label: str) -> list[str]:

@@ -94,7 +94,7 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
     except WorkerLost as exc:
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
                              misconception="worker-lost", evidence=Evidence(inputs=inputs))
-    except (Exception, SystemExit) as exc:  # student code: any failure is a result
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - student code: any failure is a result
         return None, Verdict(
             False,
             f"{call_text(name, args, kwargs)} raised {exception_summary(exc)}",

@@ -87,7 +87,7 @@ def submitted_notebook(root: Path) -> Path:
                                 f"found {len(notebooks)} ({names}). Resubmit with one notebook.")
     try:
         nbformat.read(notebooks[0], as_version=4)
-    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, schema and unicode errors
+    except Exception as exc:  # nbformat raises JSON, schema and unicode errors
         raise SubmissionProblem(f"{notebooks[0].name} is not a readable Jupyter notebook "
                                 f"({type(exc).__name__}: {str(exc)[:300]}). Save it from "
                                 f"Jupyter and resubmit.") from exc

@@ -80,7 +80,7 @@ class Worker:
                 exec(compile(cell.source, CELL_FILE.format(cell.index + 1), "exec"),
                      self.namespace)
                 entry["status"] = "ok"
-            except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell is a result too
+            except BaseException as exc:  # SystemExit in a cell is a result too
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 entry.update(status="error", error=error_of(exc))
@@ -119,7 +119,7 @@ class Worker:
                 result = fn(*args, **kwargs)
                 if backward is not None:
                     result.backward(wire.decode(backward))
-        except BaseException as exc:  # noqa: BLE001 - SystemExit in a call is a result too
+        except BaseException as exc:  # SystemExit in a call is a result too
             if isinstance(exc, KeyboardInterrupt):
                 raise
             return {"error": error_of(exc), "args_after": self._after(args, before),
