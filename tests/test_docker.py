@@ -329,13 +329,15 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(tmp_path):
 def test_spare_containers_are_used_then_removed(tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
-    from autograder.running.docker_engine import engine
+    from autograder.running.docker_engine import OWNER_LABEL, engine, owner_label
     from autograder.running.docker_runner import DockerRunner
 
     assignment = "autograd-exercises"
     subs = two_samples(tmp_path, assignment)
     client = engine()
-    label = {"label": f"autograder={assignment}"}
+    # this process's containers only: other graders on a shared engine use the same labels
+    label = {"label": [f"autograder={assignment}",
+                       f"{OWNER_LABEL}={owner_label()[OWNER_LABEL]}"]}
     before = {c.id for c in client.containers.list(all=True, filters=label)}
     runner = DockerRunner(setup(assignment), client=client, spares=1)
     try:
