@@ -39,8 +39,9 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
     or older than its master."""
     zip_path, master = layout.zip(assignment), layout.master(assignment)
 
-    def stale() -> bool:
-        return not zip_path.exists() or zip_path.stat().st_mtime < master.stat().st_mtime
+    def stale() -> bool:  # without the master (a pod given the zips) the zip is what there is
+        return not zip_path.exists() or (master.exists() and
+                                          zip_path.stat().st_mtime < master.stat().st_mtime)
 
     if stale():
         from ..authoring.assign import assign
@@ -68,7 +69,8 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
     status is nonzero only when there is nothing to grade or the grader itself failed.
     ``selection`` grades part of the batch and merges into ``out`` (``--resume``, ``--only``,
-    ``--question``); ``display`` shows progress and prints the final summary.
+    ``--question``); ``display`` shows progress and prints the final summary. ``shard``
+    (``shards.Shard``) grades only its part of the folder and writes ``shard.json`` last.
     """
     selection = selection or Selection()
     display = display or Display(sys.stdout)
@@ -80,6 +82,9 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     if not subs:
         print(f"error: {folder}: no .ipynb files to grade", file=sys.stderr)
         return 2
+    listed = subs
+    if shard is not None:  # may leave none: an empty shard still writes its manifest
+        subs = [s for s in subs if shard.holds(s.name)]
     if runner in ("auto", "docker", "docker-gpu", "docker-fork"):
         from .docker_runner import resolve_runner
 
@@ -88,7 +93,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
             print(why, file=sys.stderr)
             return 2
         display.say(why)
-    if runner == "docker-gpu" or (runner == "sealed" and gpu_devices()):
+    if runner == "docker-gpu" or (runner in ("sealed", "pod") and gpu_devices()):
         from .sandbox import Limits
 
         limits = with_gpu(limits or Limits())  # CUDA cannot start under an address-space cap
@@ -96,7 +101,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         print(f"error: --question needs the sealed runner ({runner} runs whole notebooks)",
               file=sys.stderr)
         return 2
-    if runner == "sealed" and os.geteuid() != 0:
+    if runner in ("sealed", "pod") and os.geteuid() != 0:
         print("error: the sealed runner confines each notebook with Linux namespaces and an "
               "unprivileged uid, which needs root: run `sudo make grade`, or grade trusted "
               "work with --runner otter", file=sys.stderr)
@@ -111,7 +116,12 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     # Written first: a run stopped midway can be resumed with the same seed.
     write_atomic(out / "grading.json", json.dumps(
         {"seed": seed, "folder": str(folder), "runner": runner}, indent=2) + "\n")
-    groups, unidentified = _group(subs)
+    groups, unidentified = _group(listed)  # the whole folder's grouping, shard or not
+    graded_assignments = sorted(groups)
+    if shard is not None:
+        groups = {a: [s for s in g if shard.holds(s.name)] for a, g in groups.items()}
+        groups = {a: g for a, g in groups.items() if g}
+        unidentified = [s for s in unidentified if shard.holds(s.name)]
     for sub in unidentified:
         display.say(f"  cannot grade {sub.problem}")
     if unidentified:
@@ -132,6 +142,12 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     finally:
         for plan in plans:
             plan.close()
+    if shard is not None:  # last: a shard without its manifest did not finish
+        from . import shards
+
+        zips = {a: ensure_zip(a, layout) for a in graded_assignments}
+        shards.write_manifest(out, shards.manifest(shard, seed, runner, [s.name for s in listed],
+                                                   [s.name for s in subs], zips))
     failed = any(a["grader_errors"] for a in summary["assignments"].values())
     summary["exit_status"] = 3 if failed else 0
     display.finish(summary)
@@ -186,6 +202,10 @@ class _Group:
             from .sealed import SealedRunner
 
             self.runner = SealedRunner(zip_path, assignment, seed, out / "results", limits)
+        elif runner == "pod":  # inside the grading image's container (pod_entry)
+            from .pod_entry import PodRunner
+
+            self.runner = PodRunner(zip_path, assignment, seed, out / "results", limits)
         elif runner == "docker-fork":
             from .docker_runner import ForkRunner
 
