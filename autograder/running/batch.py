@@ -63,7 +63,7 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
                  limits=None, selection: Selection | None = None,
-                 display: Display | None = None) -> int:
+                 display: Display | None = None, shard=None) -> int:
     """Grade every notebook under ``folder``; return the process exit status.
 
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
