@@ -160,6 +160,9 @@ def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_pa
     code, logs, merge_seconds = run_pod(client, merge_pods[0])
     assert code == 0, logs[-3000:]
     merged = results / "merged"
+    proc = subprocess.run([*CLI, "report", "-o", str(merged)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)  # the documented step after the merge Job
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert (merged / "autograd-exercises" / "report" / "class_report.html").is_file()
 
     start = time.monotonic()

@@ -203,7 +203,7 @@ class _Group:
 
             self.runner = SealedRunner(zip_path, assignment, seed, out / "results", limits)
         elif runner == "pod":  # inside the grading image's container (pod_entry)
-            from .pod_entry import PodRunner
+            from .pod_runner import PodRunner
 
             self.runner = PodRunner(zip_path, assignment, seed, out / "results", limits)
         elif runner == "docker-fork":

@@ -31,121 +31,20 @@ previous uid left there is deleted before the next notebook runs (``scrub``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
-import threading
 from pathlib import Path
-from typing import Iterator
 
-from . import uids
-from .judge import judge
-from .results import Graded, graded, write_document
-from .sandbox import Limits, SandboxError
-from .sealed import SealedRunner
-from .submissions import Submission
+from .sandbox import Limits
 
 GRADING = Path("/grading")
 DEFAULTS = {"AUTOGRADER_SUBMISSIONS": "/grading/submissions",
             "AUTOGRADER_ZIPS": "/grading/zips", "AUTOGRADER_RESULTS": "/grading/results"}
-#: Writable places every uid can reach, emptied of a uid's files around each submission.
-SHARED_SCRATCH = ("/tmp", "/dev/shm", "/student")
 
 
 class PodError(ValueError):
     """A setting or mount that cannot work: one line, before anything is graded."""
-
-
-def scrub(uid: int, roots: tuple[str, ...] = SHARED_SCRATCH) -> None:
-    """Delete every file and folder ``uid`` owns under ``roots``, as ``uid`` (the judge has no
-    CAP_DAC_OVERRIDE, and should not: it cannot enter a student's 0700 folder, the student
-    uid can). By hand, not ``shutil.rmtree``: only ``uid``'s entries, never another's."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; covered by the pod tests
-        code = 0
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            for root in roots:
-                for top, dirs, files in os.walk(root, topdown=False):
-                    for name in files + dirs:
-                        path = os.path.join(top, name)
-                        try:
-                            if os.lstat(path).st_uid != uid:
-                                continue
-                            if name in dirs and not os.path.islink(path):
-                                os.rmdir(path)
-                            else:
-                                os.unlink(path)
-                        except OSError:
-                            code = 1
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.waitpid(pid, 0)
-
-
-class UidPool:
-    """The sandbox uids this pod hands out, one per submission being graded.
-
-    Not ``uids.lease``'s 61000-61999: without user namespaces a container's uids are the
-    node's, and a runner on the node cleaning up its leased uid (``kill -1`` as that uid)
-    would reach this pod's worker; the process rlimit counts per uid node-wide too. So pods
-    take 62000-62999 (as the Gradescope entry point does), each shard its own block:
-    ``first`` = 62000 + (shard index x jobs) mod 1000, so the pods of one Job never share one.
-    """
-
-    def __init__(self, first: int = 62000, count: int = 1):
-        self.free = [62000 + (first - 62000 + i) % 1000 for i in range(count)]
-        self.lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def lease(self) -> Iterator[int]:
-        with self.lock:
-            uid = self.free.pop(0)
-        try:
-            uids.kill_uid(uid)  # in this container's pid namespace only
-            yield uid
-        finally:
-            uids.kill_uid(uid)
-            with self.lock:
-                self.free.append(uid)
-
-
-POOL = UidPool()  # main() sizes it for the shard and its jobs
-
-
-class PodRunner(SealedRunner):
-    """``SealedRunner`` inside the grading container: the same judge and documents, workers
-    confined the container way, each submission's leftovers scrubbed before the next."""
-
-    def __init__(self, zip_path: Path, assignment: str, seed: int, results: Path,
-                 limits: Limits | None = None):
-        limits = limits or Limits(confinement="container")
-        if limits.confinement != "container":
-            raise SandboxError("the pod runner confines workers the container way")
-        super().__init__(zip_path, assignment, seed, results, limits)
-
-    def __call__(self, sub: Submission) -> Graded:
-        try:
-            with POOL.lease() as uid:
-                scrub(uid)
-                try:
-                    doc = judge(sub.path, sub.name, self.assignment, self.tests,
-                                seed=self.seed, uid=uid, limits=self.limits)
-                finally:
-                    uids.kill_uid(uid)
-                    scrub(uid)
-        except SandboxError as exc:
-            doc = {"file": sub.name, "status": "grader-error", "error": str(exc), "questions": {}}
-        except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
-            doc = {"file": sub.name, "status": "grader-error",
-                   "error": f"{type(exc).__name__}: {exc}", "questions": {}}
-        write_document(self.results, doc)
-        return graded(doc)
 
 
 def sealed_off(path: Path) -> bool:
@@ -206,6 +105,8 @@ def settings(env: dict[str, str]) -> dict:
 
 def prepare_scratch() -> None:
     """``/tmp`` (an emptyDir: 0777) sticky, so one uid cannot delete another's files."""
+    from .pod_runner import SHARED_SCRATCH
+
     for root in SHARED_SCRATCH:
         try:
             if os.stat(root).st_uid == 0:
@@ -214,25 +115,55 @@ def prepare_scratch() -> None:
             continue
 
 
+SEED_FD = "AUTOGRADER_SEED_FD"  # the re-executed judge's copy of the seed (a pipe)
+
+
+def _hide_seed(env: dict[str, str]) -> None:
+    """Run this entry point again without ``AUTOGRADER_SEED`` in its environment, the seed
+    in a pipe instead: the worker zygote is forked from the judge (as in the ``docker``
+    runner's containers: one ``import torch`` for both), and a forked worker could read the
+    judge's original environment in ``/proc/self/environ``."""
+    read, write = os.pipe()
+    os.write(write, env["AUTOGRADER_SEED"].encode())
+    os.close(write)
+    os.set_inheritable(read, True)
+    clean = {k: v for k, v in env.items() if k != "AUTOGRADER_SEED"}
+    os.execve(sys.executable, [sys.executable, "-m", "autograder.running.pod_entry"],
+              {**clean, SEED_FD: str(read)})
+
+
 def main(env: dict[str, str] | None = None) -> int:
     from ..authoring.layout import Layout
-    from .batch import grade_folder
-    from .progress import choose
 
     env = dict(os.environ if env is None else env)
     if os.geteuid() != 0:
         print("error: the pod runner's judge must run as root in its container (runAsUser: "
               "0) to hand each notebook to an unprivileged uid", file=sys.stderr)
         return 2
+    hidden = env.pop(SEED_FD, None)
+    if hidden is not None:  # the second run (_hide_seed): fork the zygote, then read the seed
+        from .zygote import Zygote
+
+        Zygote.fork_here("container", optimizers=True)
+        # read after the fork: the zygote's and workers' memory never holds the seed (the
+        # pipe is empty and closed by the time a worker could read it)
+        with os.fdopen(int(hidden), "rb") as f:
+            env["AUTOGRADER_SEED"] = f.read().decode()
     try:
         s = settings(env)
     except PodError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if hidden is None:
+        _hide_seed(env)  # never returns
+    from .batch import grade_folder
+    from .progress import choose
+
+    from . import pod_runner
+
     prepare_scratch()
     shard = s["shard"]
-    global POOL
-    POOL = UidPool(62000 + (shard.index - 1) * s["jobs"], s["jobs"])
+    pod_runner.POOL = pod_runner.UidPool(62000 + (shard.index - 1) * s["jobs"], s["jobs"])
     out = s["results"] / f"shard-{shard.index}-of-{shard.count}"
     # the zips folder is laid out as a build folder; there is no project (no masters) here
     layout = Layout(root=GRADING, build=s["zips"])
