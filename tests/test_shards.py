@@ -185,3 +185,20 @@ def test_two_shards_merged_equal_one_whole_run(tmp_path):
     proc = run("merge", str(shards[0]), str(other), "-o", str(tmp_path / "m2"), check=False)
     assert proc.returncode == 2 and f"{other}: shard.json field seed" in proc.stderr, \
         proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+def test_a_shard_with_no_submissions_succeeds_and_says_so(tmp_path):
+    """An Indexed Job may have more pods than a folder has files for one of them: that shard
+    grades nothing, exits 0 and still writes its manifest (merge then needs it)."""
+    from autograder.running.shards import shard_of
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(ROOT / "submissions" / "autograd-exercises" / "ada-lovelace.ipynb", folder)
+    empty = 3 - shard_of("ada-lovelace.ipynb", 2)
+    run("grade", "-p", str(folder), "-o", str(tmp_path / "o"), "--seed", "1", "--runner",
+        "sealed", "--shard", f"{empty}/2")
+    doc = json.loads((tmp_path / "o" / "shard.json").read_text())
+    assert doc["files"] == [] and doc["listed"] == 1 and doc["shard"] == f"{empty}/2"
+    assert not list((tmp_path / "o").glob("*/final_grades.csv"))
