@@ -210,3 +210,29 @@ def test_pod_entry_refuses_settings_that_cannot_work(tmp_path):
                 settings({**good, **change})
         finally:
             os.rmdir(open_folder)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown and setuid need root")
+def test_scrub_deletes_the_uids_files_and_nothing_else():
+    """Between two submissions in one pod: what the last uid left in the shared scratch
+    folders (its 0700 folder included, which the judge itself cannot enter) goes; another
+    uid's file stays."""
+    from autograder.running.pod_runner import scrub
+
+    root = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        os.chmod(root, 0o1777)
+        private = root / "autograder-student-62999-x"
+        (private / "deep").mkdir(parents=True)
+        (private / "deep" / "model.pt").write_bytes(b"weights")
+        (root / "numpy.py").write_text("raise SystemExit")
+        (root / "other.txt").write_text("someone else's")
+        for path in (private, private / "deep", private / "deep" / "model.pt",
+                     root / "numpy.py"):
+            os.chown(path, 62999, 62999)
+        os.chmod(private, 0o700)
+        os.chown(root / "other.txt", 62998, 62998)
+        scrub(62999, roots=(str(root),))
+        assert sorted(p.name for p in root.iterdir()) == ["other.txt"]
+    finally:
+        shutil.rmtree(root)
