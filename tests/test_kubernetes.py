@@ -236,3 +236,24 @@ def test_scrub_deletes_the_uids_files_and_nothing_else():
         assert sorted(p.name for p in root.iterdir()) == ["other.txt"]
     finally:
         shutil.rmtree(root)
+
+
+@pytest.mark.docker
+@needs_image
+def test_a_sandbox_uid_cannot_reach_the_grading_folders_in_the_image(tmp_path):
+    """The pods mount the class under /grading, root-only in the image: a student uid cannot
+    list it even when the volume itself is open to all."""
+    from autograder.running.docker_runner import IMAGES, engine
+
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "other-student.ipynb").write_text("{}")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(tmp_path / "open", 0o777)
+    code = ("import os\nfor p in ('/grading', '/grading/submissions/other-student.ipynb'):\n"
+            "    try:\n        open(p).close() if '.' in p else os.listdir(p); print('READ', p)\n"
+            "    except PermissionError:\n        print('DENIED', p)\n")
+    out = engine().containers.run(
+        IMAGES["cpu"], ["python", "-c", code], user="62000", network_mode="none", remove=True,
+        volumes={str(tmp_path / "open"): {"bind": "/grading/submissions", "mode": "ro"}})
+    assert out.decode().split() == ["DENIED", "/grading", "DENIED",
+                                    "/grading/submissions/other-student.ipynb"]
