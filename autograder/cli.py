@@ -125,8 +125,9 @@ def _grade(args: argparse.Namespace) -> int:
                           assignment=args.assignment, out=Path(args.output), seed=args.seed,
                           runner=args.runner, jobs=args.jobs, limits=limits,
                           selection=selection, display=display, shard=shard)
-    # a shard's reports are written once, by `autograder merge`, from every shard's results
-    if status in (0, 3) and not args.no_reports and shard is None:  # 3: some grader errors, still results
+    # 3: some grader errors, still results; a shard's reports are written once, by
+    # `autograder merge`, from every shard's results
+    if status in (0, 3) and not args.no_reports and shard is None:
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
         reports = _write_reports(Path(args.output), args.roster, display.say)
