@@ -4,6 +4,7 @@
     autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
                      [--question Q] [--json] [--roster FILE] [--feedback full|mistake|score]
     autograder report [-o OUT] [--roster FILE] [--feedback full|mistake|score]
+    autograder grade ... --shard I/N --seed S;  autograder merge OUT1 OUT2 ... -o OUT
 
 It works from any folder. The project (the folder holding assignments/) is --project, else
 $AUTOGRADER_PROJECT, else the checkout the package was installed from (`pip install -e .`),
@@ -62,6 +63,15 @@ def grade_problem(args: argparse.Namespace) -> str | None:
                           ("--submission-timeout", args.submission_timeout)):
         if not value > 0:
             return f"{option} {value:g}: must be a positive number of seconds"
+    if getattr(args, "shard", None):
+        from .running.shards import parse
+
+        try:
+            parse(args.shard)
+        except ValueError as exc:
+            return str(exc)
+        if args.seed is None:
+            return "--shard needs --seed: every shard must grade with the same seed"
     from .running.registry import option_problem
 
     return option_problem(args.runner, args.question)
@@ -124,12 +134,17 @@ def _grade(args: argparse.Namespace) -> int:
                           question=args.question)
     roster = _roster(args.roster)
     display = choose(machine=args.json)
+    from .running.shards import parse
+
+    shard = parse(args.shard) if args.shard else None
     status = grade_folder(Path(args.path), layout,
                           assignment=args.assignment, out=Path(args.output), seed=args.seed,
                           runner=args.runner, jobs=args.jobs, limits=limits,
                           selection=selection, display=display, roster=roster,
-                          feedback=args.feedback)
-    if status in (0, 3) and not args.no_reports:  # 3: some grader errors, still results
+                          feedback=args.feedback, shard=shard)
+    # 3: some grader errors, still results; a shard's reports are written once, by
+    # `autograder merge`, from every shard's results
+    if status in (0, 3) and not args.no_reports and shard is None:
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
         reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback)
@@ -152,6 +167,16 @@ def _roster(path: str | None) -> dict[str, str] | None:
 
 def _report(args: argparse.Namespace) -> int:
     return _write_reports(Path(args.output), args.roster, print, args.feedback)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from .running.merge import MergeError, merge
+
+    try:
+        merge([Path(p) for p in args.shards], Path(args.output), say=print)
+    except MergeError as exc:
+        raise UsageError(str(exc)) from None
+    return 0 if args.no_reports else _write_reports(Path(args.output), args.roster, print)
 
 
 def _write_reports(out: Path, roster: str | None, say, detail: str | None = None) -> int:
@@ -223,7 +248,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help=FEEDBACK_HELP + " (default: the run's recorded choice, else full)")
     p.add_argument("--no-reports", action="store_true",
                    help="skip feedback, class reports and exports after grading")
+    p.add_argument("--shard", metavar="I/N",
+                   help="grade only part I of N of the folder (needs --seed; join the parts "
+                        "with `autograder merge`; no reports until then)")
     p.set_defaults(func=_grade)
+
+    p = sub.add_parser("merge", help="join the outputs of `grade --shard` into one output")
+    p.add_argument("shards", nargs="+", metavar="OUT_I", help="every shard's output folder")
+    p.add_argument("-o", "--output", required=True,
+                   help="the merged output (a new or empty folder)")
+    p.add_argument("--roster", metavar="FILE",
+                   help="CSV with columns file,student_id for the Canvas gradebook")
+    p.add_argument("--no-reports", action="store_true",
+                   help="skip feedback, class reports and exports after merging")
+    p.set_defaults(func=_merge)
 
     p = sub.add_parser("report", help="write feedback, class reports and exports from OUT")
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")

@@ -37,8 +37,9 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
     or older than its master."""
     zip_path, master = layout.zip(assignment), layout.master(assignment)
 
-    def stale() -> bool:
-        return not zip_path.exists() or zip_path.stat().st_mtime < master.stat().st_mtime
+    def stale() -> bool:  # without the master (a pod given the zips) the zip is what there is
+        return not zip_path.exists() or (master.exists() and
+                                          zip_path.stat().st_mtime < master.stat().st_mtime)
 
     if stale():
         from ..authoring.assign import assign
@@ -62,13 +63,14 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
                  limits=None, selection: Selection | None = None,
                  display: Display | None = None, roster: dict[str, str] | None = None,
-                 feedback: str | None = None) -> int:
+                 feedback: str | None = None, shard=None) -> int:
     """Grade every notebook under ``folder``; return the process exit status.
 
     Student problems (bad files, crashes, timeouts) are rows in the CSV, not failures: the exit
     status is nonzero only when there is nothing to grade or the grader itself failed.
     ``selection`` grades part of the batch and merges into ``out`` (``--resume``, ``--only``,
-    ``--question``); ``display`` shows progress and prints the final summary.
+    ``--question``); ``display`` shows progress and prints the final summary. ``shard``
+    (``shards.Shard``) grades only its part of the folder and writes ``shard.json`` last.
     """
     selection = selection or Selection()
     display = display or Display(sys.stdout)
@@ -80,7 +82,14 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     if not subs:
         print(f"error: {folder}: no .ipynb files to grade", file=sys.stderr)
         return 2
-    groups, unidentified = _group(subs)
+    listed = subs
+    groups, unidentified = _group(listed)  # the whole folder's grouping, shard or not
+    graded_assignments = sorted(groups)
+    if shard is not None:  # may leave none: an empty shard still writes its manifest
+        subs = [s for s in subs if shard.holds(s.name)]
+        groups = {a: [s for s in g if shard.holds(s.name)] for a, g in groups.items()}
+        groups = {a: g for a, g in groups.items() if g}
+        unidentified = [s for s in unidentified if shard.holds(s.name)]
     try:  # every document a partial run keeps or merges into is read before any work starts
         picks = {name: pick(group, out / name / "results", selection)
                  for name, group in groups.items()}
@@ -140,6 +149,13 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     finally:
         for plan in plans:
             plan.close()
+    if shard is not None:  # last: a shard without its manifest did not finish
+        from . import shards
+
+        zips = {a: ensure_zip(a, layout) for a in graded_assignments}
+        shards.write_manifest(out, shards.manifest(
+            shard, seed, runner, [s.name for s in listed], [s.name for s in subs], zips,
+            [identity(s.name, roster) for s in listed]))
     failed = any(a["grader_errors"] for a in summary["assignments"].values())
     summary["exit_status"] = 3 if failed else 0
     display.finish(summary)

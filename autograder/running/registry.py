@@ -30,6 +30,8 @@ class RunnerKind:
         needs_root: it confines workers itself (namespaces, ``setuid``): root only.
         gpu: whether the worker's limits must leave room for CUDA (``with_gpu``).
         engine: it grades in Docker containers (``resolve`` checks the engine and image).
+        command_line: ``--runner`` offers it (``pod`` is only run by the image's ``pod_entry``,
+            inside its own container).
     """
 
     name: str
@@ -39,6 +41,7 @@ class RunnerKind:
     needs_root: bool = False
     gpu: Callable[[], bool] = lambda: False
     engine: bool = False
+    command_line: bool = True
 
     def problem(self, question: str | None) -> str | None:
         """Why this runner cannot run here with these options (one line), or ``None``."""
@@ -65,6 +68,12 @@ def _otter(setup: Setup) -> Runner:
     from .otter_run import OtterRunner
 
     return OtterRunner(setup)
+
+
+def _pod(setup: Setup) -> Runner:
+    from .pod_runner import PodRunner
+
+    return PodRunner(setup)
 
 
 def _docker(gpu: bool) -> Callable[[Setup], Runner]:
@@ -100,15 +109,18 @@ RUNNERS: dict[str, RunnerKind] = {kind.name: kind for kind in (
                _sealed, partial=True, needs_root=True, gpu=lambda: bool(gpu_devices())),
     RunnerKind("otter", "stock `otter run`, tests in the student's kernel (trusted work; "
                "--submission-timeout bounds each notebook's run)", _otter),
+    RunnerKind("pod", "inside the grading image's own container, a pod or batch job (its "
+               "entry point pod_entry runs it)", _pod, partial=True, needs_root=True,
+               gpu=lambda: bool(gpu_devices()), command_line=False),
 )}
 #: What ``--runner`` accepts.
-CHOICES = (AUTO, *RUNNERS)
+CHOICES = (AUTO, *(name for name, kind in RUNNERS.items() if kind.command_line))
 
 
 def help_text() -> str:
     return "; ".join([f"{AUTO} (default): docker-fork when an engine is reachable and runs it, "
                       "docker when it refuses, else sealed"]
-                     + [f"{k.name}: {k.help}" for k in RUNNERS.values()])
+                     + [f"{k.name}: {k.help}" for k in RUNNERS.values() if k.command_line])
 
 
 def option_problem(name: str, question: str | None) -> str | None:

@@ -23,14 +23,19 @@ class SealedRunner(Runner):
 
     def grade(self, sub: Submission, questions: frozenset[str] | None = None) -> ResultDoc:
         tests = [t for t in self.tests if questions is None or t.question in questions]
+        seed = seed_of(sub, self.seed)
         try:
-            with uids.lease() as uid:
-                doc = judge(sub.path, sub.name, self.assignment, tests, seed=seed_of(sub, self.seed),
-                            uid=uid, limits=self.limits)
+            doc = self._judge(sub, tests, seed)
         except SandboxError as exc:
             return ResultDoc.grader_error(sub.name, str(exc), assignment=self.assignment,
-                                          seed=seed_of(sub, self.seed))
+                                          seed=seed)
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
             return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
-                                          assignment=self.assignment, seed=seed_of(sub, self.seed))
+                                          assignment=self.assignment, seed=seed)
         return ResultDoc.from_dict(doc, f"the judge's result for {sub.name}")
+
+    def _judge(self, sub: Submission, tests: list, seed: int) -> dict:
+        """The judge's document for ``sub``, its worker under a uid leased for it."""
+        with uids.lease() as uid:
+            return judge(sub.path, sub.name, self.assignment, tests, seed=seed, uid=uid,
+                         limits=self.limits)

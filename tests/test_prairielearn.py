@@ -1,0 +1,111 @@
+"""PrairieLearn's external grader: the grading image run with PrairieLearn's /grade layout and
+the example question's own externalGradingOptions (deploy/prairielearn/), results.json as
+PrairieLearn reads it."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from notebooks import ROOT
+from test_docker import image_problem
+
+QUESTION = ROOT / "deploy" / "prairielearn" / "questions" / "autograd-exercises"
+needs_image = pytest.mark.skipif(image_problem() is not None, reason=image_problem() or "")
+
+
+def grade_layout(student: dict[str, bytes], variant_seed: int = 3) -> dict[str, bytes]:
+    """``/grade`` as PrairieLearn assembles it for the example question."""
+    from autograder.authoring.layout import Layout
+    from autograder.running.batch import ensure_zip
+
+    zip_path = ensure_zip("autograd-exercises", Layout.at(ROOT))
+    files = {f"grade/student/{name}": data for name, data in student.items()}
+    for path in (QUESTION / "tests").rglob("*"):
+        if path.is_file():
+            files[f"grade/tests/{path.relative_to(QUESTION / 'tests')}"] = path.read_bytes()
+    files["grade/serverFilesCourse/autograder/autograd-exercises-autograder.zip"] = \
+        zip_path.read_bytes()
+    files["grade/data/data.json"] = json.dumps({
+        "params": {}, "correct_answers": {}, "submitted_answers": {}, "format_errors": {},
+        "variant_seed": variant_seed, "options": {}}).encode()
+    return files
+
+
+def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
+    """Run the image the way PrairieLearn's grader host does: the question's image,
+    entrypoint, environment and timeout, no network (enableNetworking false)."""
+    from autograder.running.docker_runner import IMAGES, engine
+
+    options = json.loads((QUESTION / "info.json").read_text())["externalGradingOptions"]
+    assert options["image"] == "autograder-grader:cpu" and options["timeout"] <= 600
+    client = engine()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in grade_layout(student).items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    container = client.containers.create(IMAGES["cpu"], options["entrypoint"],
+                                         environment=options["environment"],
+                                         network_mode="none", mem_limit="6g")
+    try:
+        container.put_archive("/", buf.getvalue())
+        container.start()
+        code = container.wait(timeout=options["timeout"])["StatusCode"]
+        stream, _ = container.get_archive("/grade/results/results.json")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            raw = tar.extractfile("results.json").read()
+    finally:
+        container.remove(force=True)
+    assert len(raw) <= 1_000_000
+    return json.loads(raw), code
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_solution_gets_full_marks():
+    results, code = run_question(
+        {"autograd-exercises.ipynb": (ROOT / "solutions" / "autograd-exercises.ipynb")
+         .read_bytes()})
+    assert code == 0
+    assert results["gradable"] is True and results["score"] == 1.0, results["message"]
+    assert results["tests"] and all(t["points"] == t["max_points"] > 0
+                                    for t in results["tests"])
+    assert {"name", "points", "max_points", "message"} <= set(results["tests"][0])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
+    """alan-turing scores 14.5 of 21 with seed 3 (the variant's seed here), and the failed
+    hidden test says which mistake it found, as in the sealed runner's feedback."""
+    results, code = run_question(
+        {"autograd-exercises.ipynb": (ROOT / "submissions" / "autograd-exercises" /
+                                      "alan-turing.ipynb").read_bytes()})
+    assert code == 0 and results["gradable"] is True
+    assert results["score"] == round(14.5 / 21, 6), results["message"]
+    assert sum(t["points"] for t in results["tests"]) == 14.5
+    assert sum(t["max_points"] for t in results["tests"]) == 21
+    failed = {t["name"]: t for t in results["tests"] if t["points"] < t["max_points"]}
+    test = failed["q1_accumulation: q1_accumulation - 3"]
+    assert test["points"] == 0 and test["max_points"] == 1.25
+    assert "build the leaf from the p0 argument, not a constant" in test["message"]
+    assert "[grading seed 3]" in test["message"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_a_file_that_is_not_a_notebook_is_not_gradable_and_says_why():
+    results, code = run_question({"autograd-exercises.ipynb": b"print('hello')\n"})
+    assert code == 0
+    assert results["gradable"] is False
+    assert "not a notebook" in results["format_errors"][0], results
+    assert "autograd-exercises.ipynb" in results["message"]

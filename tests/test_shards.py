@@ -1,0 +1,204 @@
+"""``autograder grade --shard I/N`` and ``autograder merge``: the parts of a batch, graded apart
+and joined, equal one whole run (timings aside); shards that are not parts of one run are
+refused with one line naming the folder and the field."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from notebooks import ROOT
+
+CLI = [sys.executable, "-m", "autograder"]
+SEED = 20261130
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)
+    if check:
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+# -- the partition ---------------------------------------------------------------------------
+
+@given(st.lists(st.text(min_size=1, max_size=30), unique=True, max_size=40),
+       st.integers(1, 7))
+def test_every_submission_is_in_exactly_one_shard(names, count):
+    from autograder.running.shards import Shard
+
+    for name in names:
+        owners = [i for i in range(1, count + 1) if Shard(i, count).holds(name)]
+        assert len(owners) == 1, (name, owners)
+
+
+def test_a_submissions_shard_depends_on_its_name_only():
+    """Stable across processes and listings: a late upload moves no other file."""
+    from autograder.running.shards import shard_of
+
+    names = [f"student-{i}.ipynb" for i in range(50)]
+    before = {n: shard_of(n, 4) for n in names}
+    after = {n: shard_of(n, 4) for n in names + ["late.ipynb"]}
+    assert all(after[n] == before[n] for n in names)
+    # Python's hash() would differ per process; this is SHA-256
+    code = "from autograder.running.shards import shard_of; print(shard_of('a/b.ipynb', 5))"
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout
+            for s in (1, 2)}
+    assert outs == {f"{shard_of('a/b.ipynb', 5)}\n"}
+    assert sorted(set(before.values())) == [1, 2, 3, 4]  # 50 names do reach every shard
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("3/2", "between 1 and N"), ("0/2", "between 1 and N"), ("1-2", "expected I/N"),
+])
+def test_bad_shard_is_a_one_line_error(spec, said, tmp_path):
+    proc = run("grade", "-p", "submissions", "-o", str(tmp_path / "o"), "--seed", "1",
+               "--shard", spec, check=False)
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_shard_without_seed_is_refused(tmp_path):
+    proc = run("grade", "-p", "submissions", "-o", str(tmp_path / "o"), "--shard", "1/2",
+               check=False)
+    assert proc.returncode == 2 and "--shard needs --seed" in proc.stderr, proc.stderr
+
+
+# -- merge's refusals (manifests written as `grade --shard` writes them) ----------------------
+
+def fake_shard(folder: Path, index: int, count: int, **changes) -> Path:
+    from autograder.running.shards import Shard, manifest, write_manifest
+
+    zip_path = folder.parent / "a.zip"
+    zip_path.write_bytes(b"zip")
+    doc = manifest(Shard(index, count), SEED, "sealed", ["a.ipynb", "b.ipynb"], [],
+                   {"autograd-exercises": zip_path})
+    doc.update(changes)
+    write_manifest(folder, doc)
+    return folder
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"seed": SEED + 1}, "field seed"),
+    ({"zips": {"autograd-exercises": "0" * 64}}, "field zips"),
+    ({"grader_version": "0.0.1"}, "field grader_version"),
+    ({"listing": "f" * 64}, "field listing"),
+])
+def test_merge_refuses_shards_of_different_runs(tmp_path, change, field):
+    one = fake_shard(tmp_path / "s1", 1, 2)
+    two = fake_shard(tmp_path / "s2", 2, 2, **change)
+    proc = run("merge", str(one), str(two), "-o", str(tmp_path / "m"), check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert field in proc.stderr and str(two) in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+def test_merge_refuses_a_missing_or_repeated_shard_and_a_folder_that_is_no_shard(tmp_path):
+    one = fake_shard(tmp_path / "s1", 1, 3)
+    two = fake_shard(tmp_path / "s2", 2, 3)
+    proc = run("merge", str(one), str(two), "-o", str(tmp_path / "m"), check=False)
+    assert proc.returncode == 2 and "shard(s) 3 of 3 missing" in proc.stderr, proc.stderr
+    again = fake_shard(tmp_path / "again", 1, 3)
+    proc = run("merge", str(one), str(again), str(two), "-o", str(tmp_path / "m"), check=False)
+    assert proc.returncode == 2 and "1/3 is also" in proc.stderr, proc.stderr
+    (tmp_path / "plain").mkdir()
+    proc = run("merge", str(one), str(tmp_path / "plain"), "-o", str(tmp_path / "m"),
+               check=False)
+    assert proc.returncode == 2 and f"{tmp_path / 'plain'}: no readable shard.json" in \
+        proc.stderr, proc.stderr
+
+
+def test_merge_never_writes_into_a_folder_that_holds_something(tmp_path):
+    one, two = fake_shard(tmp_path / "s1", 1, 2), fake_shard(tmp_path / "s2", 2, 2)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "keep.txt").write_text("mine")
+    proc = run("merge", str(one), str(two), "-o", str(tmp_path / "m"), check=False)
+    assert proc.returncode == 2 and "not an empty folder" in proc.stderr, proc.stderr
+    assert (tmp_path / "m" / "keep.txt").read_text() == "mine"
+
+
+# -- the real thing: the sample submissions, graded whole and in two shards ------------------
+
+def comparable(out: Path) -> dict[str, bytes]:
+    """What must be byte-identical whole and merged: grades, result documents and exports
+    (timings.json, the class report's timing figure and grading.json aside)."""
+    files = {}
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out).as_posix()
+        if path.is_file() and (rel.endswith(("final_grades.csv", "canvas_gradebook.csv",
+                                             "results.jsonl", "unidentified.txt"))
+                               or "/results/" in f"/{rel}"):
+            files[rel] = path.read_bytes()
+    return files
+
+
+def assert_same_outputs(merged: Path, single: Path) -> None:
+    want, got = comparable(single), comparable(merged)
+    assert sorted(got) == sorted(want)
+    assert any(k.endswith("final_grades.csv") for k in want) and \
+        sum("/results/" in k for k in want) >= 10
+    for rel in want:
+        assert got[rel] == want[rel], rel
+    for report in single.glob("*/report/class_report.html"):
+        assert (merged / report.relative_to(single)).is_file()
+    for feedback in single.glob("*/feedback/**/*.md"):
+        assert (merged / feedback.relative_to(single)).is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+def test_two_shards_merged_equal_one_whole_run(tmp_path):
+    """Do shards 1/2 and 2/2 of the sample submissions, merged, give byte for byte the grades,
+    result documents and exports of one run with the same seed; and is a shard graded with
+    another seed refused?"""
+    common = ["--seed", str(SEED), "--runner", "sealed", "--jobs", "2"]
+    run("grade", "-p", "submissions", "-o", str(tmp_path / "single"), *common)
+    shards = []
+    for i in (1, 2):
+        shards.append(tmp_path / f"shard{i}")
+        run("grade", "-p", "submissions", "-o", str(shards[-1]), *common, "--shard", f"{i}/2")
+        assert not list(shards[-1].glob("*/report")), "a shard writes no reports"
+    manifests = [json.loads((s / "shard.json").read_text()) for s in shards]
+    assert [m["seed"] for m in manifests] == [SEED, SEED]
+    assert sorted(manifests[0]["files"] + manifests[1]["files"]) == \
+        sorted(f"{a}/{p.name}" for a in ("autograd-exercises", "autograd-porting")
+               for p in (ROOT / "submissions" / a).glob("*.ipynb"))
+    assert manifests[0]["files"] and manifests[1]["files"]
+    run("merge", str(shards[1]), str(shards[0]), "-o", str(tmp_path / "merged"))
+    assert_same_outputs(tmp_path / "merged", tmp_path / "single")
+
+    other = tmp_path / "other-seed"
+    shutil.copytree(shards[1], other)
+    doc = json.loads((other / "shard.json").read_text())
+    (other / "shard.json").write_text(json.dumps({**doc, "seed": SEED + 1}))
+    proc = run("merge", str(shards[0]), str(other), "-o", str(tmp_path / "m2"), check=False)
+    assert proc.returncode == 2 and f"{other}: shard.json field seed" in proc.stderr, \
+        proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+def test_a_shard_with_no_submissions_succeeds_and_says_so(tmp_path):
+    """An Indexed Job may have more pods than a folder has files for one of them: that shard
+    grades nothing, exits 0 and still writes its manifest (merge then needs it)."""
+    from autograder.running.shards import shard_of
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(ROOT / "submissions" / "autograd-exercises" / "ada-lovelace.ipynb", folder)
+    empty = 3 - shard_of("ada-lovelace.ipynb", 2)
+    run("grade", "-p", str(folder), "-o", str(tmp_path / "o"), "--seed", "1", "--runner",
+        "sealed", "--shard", f"{empty}/2")
+    doc = json.loads((tmp_path / "o" / "shard.json").read_text())
+    assert doc["files"] == [] and doc["listed"] == 1 and doc["shard"] == f"{empty}/2"
+    assert not list((tmp_path / "o").glob("*/final_grades.csv"))
