@@ -348,7 +348,6 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(build_
     container left once the grader exits?"""
     import nbformat
 
-    from autograder.running.docker_engine import engine
     from notebooks import template
     from test_seccomp import EXPECTED, probe_source, refused_calls
 

@@ -4,7 +4,6 @@ merged, give the grades of one whole run."""
 
 from __future__ import annotations
 
-import copy
 import csv
 import json
 import os
