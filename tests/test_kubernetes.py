@@ -54,7 +54,7 @@ def _translate(job: dict, tmp_path: Path):
     policies = kube_sim.load(DEPLOY / "network-policy.yaml")
     claims = {c: tmp_path / c for c in ("autograder-submissions", "autograder-zips",
                                         "autograder-results")}
-    from autograder.running.docker_runner import IMAGES
+    from autograder.running.docker_engine import IMAGES
 
     images = {"autograder-grader:cpu": IMAGES["cpu"], "autograder-grader:cuda": IMAGES["cuda"]}
     return kube_sim.translate(job, policies, claims, images)
@@ -130,7 +130,7 @@ def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
 def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_path):
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from autograder.running.batch import ensure_zip
-    from autograder.running.docker_runner import engine
+    from autograder.running.docker_engine import engine
 
     job = kube_sim.load(DEPLOY / "grade-job.yaml")[0]
     env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -242,7 +242,7 @@ def test_scrub_deletes_the_uids_files_and_nothing_else():
 def test_a_sandbox_uid_cannot_reach_the_grading_folders_in_the_image(tmp_path):
     """The pods mount the class under /grading, root-only in the image: a student uid cannot
     list it even when the volume itself is open to all."""
-    from autograder.running.docker_runner import IMAGES, engine
+    from autograder.running.docker_engine import IMAGES, engine
 
     (tmp_path / "open").mkdir()
     (tmp_path / "open" / "other-student.ipynb").write_text("{}")

@@ -38,7 +38,7 @@ def grade_layout(student: dict[str, bytes], variant_seed: int = 3) -> dict[str, 
 def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
     """Run the image the way PrairieLearn's grader host does: the question's image,
     entrypoint, environment and timeout, no network (enableNetworking false)."""
-    from autograder.running.docker_runner import IMAGES, engine
+    from autograder.running.docker_engine import IMAGES, engine
 
     options = json.loads((QUESTION / "info.json").read_text())["externalGradingOptions"]
     assert options["image"] == "autograder-grader:cpu" and options["timeout"] <= 600

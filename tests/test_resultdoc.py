@@ -85,10 +85,12 @@ def test_every_runner_the_command_line_accepts_is_in_the_registry():
 
     grade = build_parser()._subparsers._group_actions[0].choices["grade"]
     runner = next(a for a in grade._actions if a.dest == "runner")
-    assert set(runner.choices) == {registry.AUTO, *registry.RUNNERS}
+    offered = {name for name, kind in registry.RUNNERS.items() if kind.command_line}
+    assert set(runner.choices) == {registry.AUTO, *offered}
+    assert "pod" not in offered  # only the image's pod_entry runs it, inside its container
     assert runner.default == registry.AUTO
     for name, kind in registry.RUNNERS.items():
-        assert kind.name == name and name in runner.help
+        assert kind.name == name and (name in runner.help) == kind.command_line
         # --question is refused up front exactly for the runners that grade whole notebooks
         assert (registry.option_problem(name, "q1") is None) == kind.partial
 

@@ -82,7 +82,7 @@ def fake_shard(folder: Path, index: int, count: int, **changes) -> Path:
     zip_path = folder.parent / "a.zip"
     zip_path.write_bytes(b"zip")
     doc = manifest(Shard(index, count), SEED, "sealed", ["a.ipynb", "b.ipynb"], [],
-                   {"autograd-exercises": zip_path})
+                   {"autograd-exercises": zip_path}, ["path:a.ipynb", "path:b.ipynb"])
     doc.update(changes)
     write_manifest(folder, doc)
     return folder
@@ -93,6 +93,7 @@ def fake_shard(folder: Path, index: int, count: int, **changes) -> Path:
     ({"zips": {"autograd-exercises": "0" * 64}}, "field zips"),
     ({"grader_version": "0.0.1"}, "field grader_version"),
     ({"listing": "f" * 64}, "field listing"),
+    ({"identities": "e" * 64}, "field identities"),  # another roster: other per-student seeds
 ])
 def test_merge_refuses_shards_of_different_runs(tmp_path, change, field):
     one = fake_shard(tmp_path / "s1", 1, 2)
