@@ -52,15 +52,21 @@ MOVES = {
     "running.docker_engine": "running.runners.docker_engine",
     "running.docker_runner": "running.runners.docker",
     "running.fork_runner": "running.runners.docker_fork",
+    "running.pod_runner": "running.runners.pod",
     # the in-container entry points (``python -m``)
     "running.container_entry": "running.entry.container",
     "running.judge_service": "running.entry.judge_service",
     "running.zip_entry": "running.entry.run_autograder",
+    "running.pod_entry": "running.entry.pod",
+    "running.prairielearn_entry": "running.entry.prairielearn",
     # the batch: pick, grade, write the CSV, show progress
     "running.batch": "running.batch.folder",
     "running.selection": "running.batch.selection",
     "running.progress": "running.batch.progress",
     "running.grades_csv": "running.batch.grades_csv",
+    "running.roster": "running.batch.roster",
+    "running.shards": "running.batch.shards",
+    "running.merge": "running.batch.merge",
     # the worker: one name per concept
     "worker.zygote": "worker.fork_server",
     "worker.context": "worker.arrangements",
@@ -74,20 +80,22 @@ PACKAGES = {
     "zip.",
     "autograder/running/runners": "The runners: the ``Runner`` interface (``base``), every "
     "runner by name (``registry``), and one module a runner: ``sealed``, ``otter``, ``docker`` "
-    "(``docker-gpu`` too) and ``docker_fork``, with what the Docker ones share "
+    "(``docker-gpu`` too), ``docker_fork`` and ``pod``, with what the Docker ones share "
     "(``docker_engine``).",
     "autograder/running/entry": "The in-container entry points, each run as ``python -m``: "
     "``container`` (one job of the ``docker`` runner), ``judge_service`` (the ``docker-fork`` "
-    "judge), ``run_autograder`` (the Gradescope / ``otter grade`` zip).",
+    "judge), ``run_autograder`` (the Gradescope / ``otter grade`` zip), ``pod`` (one shard in "
+    "a pod or batch job), ``prairielearn`` (PrairieLearn's external grader).",
     "autograder/running/batch": "The batch: ``folder.grade_folder`` grades a folder of "
     "submissions with a runner, ``selection`` picks what a partial run grades, "
-    "``grades_csv`` writes ``final_grades.csv``, ``progress`` shows it.",
+    "``grades_csv`` writes ``final_grades.csv``, ``progress`` shows it, ``roster`` says "
+    "whose a file is, ``shards`` and ``merge`` split a run and join it again.",
 }
-ROOTS = ("autograder", "tests", "docker", "benchmarks", "gpu", "scripts", "docs")
+ROOTS = ("autograder", "tests", "docker", "benchmarks", "gpu", "scripts", "docs", "deploy")
 FILES = ("Makefile", "README.md")
 # the table of old and new names itself, and this script
 SKIP = ("docs/layout.md", "scripts/relayout.py")
-TEXT = (".py", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2")
+TEXT = (".py", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2", ".json")
 
 
 def path_of(module: str) -> Path:
