@@ -138,7 +138,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for name, group in sorted(groups.items()):
-                docs, now = picks[name]
+                now, docs = picks[name]
                 group = [_seeded(sub, seed, roster) for sub in group]
                 now = [_seeded(sub, seed, roster) for sub in now]
                 plans.append(_Group(name, group, layout, out / name,
