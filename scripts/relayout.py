@@ -17,7 +17,9 @@ table names the old modules):
   uids, zygote`` is split by where each module went (a renamed one keeps its old name with
   ``as``, so the code that uses it is unchanged);
 - dotted names anywhere else (``python -m autograder.running.container_entry``, a
-  ``monkeypatch`` target, a docstring) and file paths (``autograder/running/sandbox.py``).
+  ``monkeypatch`` target, a docstring, a hostile test notebook's
+  ``sys.modules["autograder.worker.context"]``) and file paths
+  (``autograder/running/sandbox.py``).
 
 Not idempotent on purpose: every source must exist before anything moves, else it stops with
 the list of what is missing (it was run already, or a module was renamed meanwhile). It ends
@@ -87,7 +89,7 @@ ROOTS = ("autograder", "tests", "docker", "benchmarks", "gpu", "scripts", "docs"
 FILES = ("Makefile", "README.md")
 # the table of old and new names itself, and this script
 SKIP = ("docs/layout.md", "scripts/relayout.py")
-TEXT = (".py", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2")
+TEXT = (".py", ".ipynb", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2")
 
 
 def path_of(module: str) -> Path:
