@@ -17,7 +17,9 @@ table names the old modules):
   uids, zygote`` is split by where each module went (a renamed one keeps its old name with
   ``as``, so the code that uses it is unchanged);
 - dotted names anywhere else (``python -m autograder.running.container_entry``, a
-  ``monkeypatch`` target, a docstring) and file paths (``autograder/running/sandbox.py``).
+  ``monkeypatch`` target, a docstring, a hostile test notebook's
+  ``sys.modules["autograder.worker.context"]``) and file paths
+  (``autograder/running/sandbox.py``).
 
 Not idempotent on purpose: every source must exist before anything moves, else it stops with
 the list of what is missing (it was run already, or a module was renamed meanwhile). It ends
@@ -95,7 +97,7 @@ ROOTS = ("autograder", "tests", "docker", "benchmarks", "gpu", "scripts", "docs"
 FILES = ("Makefile", "README.md")
 # the table of old and new names itself, and this script
 SKIP = ("docs/layout.md", "scripts/relayout.py")
-TEXT = (".py", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2", ".json")
+TEXT = (".py", ".ipynb", ".md", ".sh", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".j2", ".json")
 
 
 def path_of(module: str) -> Path:
@@ -187,14 +189,33 @@ NAMES = _names()
 # one pass, longest first: a name written by one replacement is never replaced again
 # (``autograder.running.zygote`` becomes ``autograder.running.judge.fork_client``, which the
 # old ``autograder.running.judge`` must not then match)
-SPELLED = re.compile(r"(?<![\w/.])("
+# ``from autograder.x import a, b`` written in a string (code run with ``python -c``) is
+# rewritten like a real import, absolute, one statement a destination joined with "; "
+SPELLED = re.compile(r"(?P<stmt>\bfrom\s+(?P<base>autograder(?:\.\w+)*)\s+import\s+"
+                     r"(?P<names>\w+(?:[ \t]*,[ \t]*\w+)*)\b(?![ \t]+as\b))"
+                     r"|(?<![\w/.])(?P<name>"
                      + "|".join(re.escape(n) for n in sorted(NAMES, key=len, reverse=True))
                      + r")(?!\w)")
 
 
+def _spelled(match: re.Match) -> str:
+    if match.group("name"):
+        return NAMES[match.group("name")]
+    base = match.group("base")
+    names = [n.strip() for n in match.group("names").split(",")]
+    if not any(f"{base}.{n}" in MOVES for n in names):
+        return f"from {MOVES.get(base, base)} import {match.group('names')}"
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        where, name = MOVES.get(f"{base}.{n}", f"{base}.{n}").rsplit(".", 1)
+        groups.setdefault(where, []).append(f"{name} as {n}" if name != n else name)
+    return "; ".join(f"from {w} import {', '.join(ns)}" for w, ns in groups.items())
+
+
 def rewrite_text(text: str) -> str:
-    """Dotted names and file paths of moved modules, outside the import statements."""
-    return SPELLED.sub(lambda m: NAMES[m.group(1)], text)
+    """Dotted names, ``from ... import`` in strings and file paths of moved modules, outside
+    the import statements."""
+    return SPELLED.sub(_spelled, text)
 
 
 def rewrite(old: Path, new: Path) -> str:

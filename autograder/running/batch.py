@@ -142,7 +142,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
                 group = [_seeded(sub, seed, roster) for sub in group]
                 now = [_seeded(sub, seed, roster) for sub in now]
                 plans.append(_Group(name, group, layout, out / name,
-                                    kind, jobs, limits, seed, selection, display, docs, now))
+                                    kind, jobs, limits, seed, selection, display, now, docs))
                 plans[-1].submit(pool)
             for plan in plans:
                 summary["assignments"][plan.assignment] = plan.finish()
