@@ -64,7 +64,7 @@ def grade_problem(args: argparse.Namespace) -> str | None:
         if not value > 0:
             return f"{option} {value:g}: must be a positive number of seconds"
     if getattr(args, "shard", None):
-        from .running.shards import parse
+        from .running.batch.shards import parse
 
         try:
             parse(args.shard)
@@ -72,7 +72,7 @@ def grade_problem(args: argparse.Namespace) -> str | None:
             return str(exc)
         if args.seed is None:
             return "--shard needs --seed: every shard must grade with the same seed"
-    from .running.registry import option_problem
+    from .running.runners.registry import option_problem
 
     return option_problem(args.runner, args.question)
 
@@ -118,11 +118,11 @@ def _assign(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .running.batch import grade_folder
-    from .running.progress import choose
-    from .running.selection import Selection
+    from .running.batch.folder import grade_folder
+    from .running.batch.progress import choose
+    from .running.batch.selection import Selection
 
-    from .running.sandbox import Limits
+    from .running.judge.sandbox import Limits
 
     problem = grade_problem(args)
     if problem:
@@ -134,7 +134,7 @@ def _grade(args: argparse.Namespace) -> int:
                           question=args.question)
     roster = _roster(args.roster)
     display = choose(machine=args.json)
-    from .running.shards import parse
+    from .running.batch.shards import parse
 
     shard = parse(args.shard) if args.shard else None
     status = grade_folder(Path(args.path), layout,
@@ -157,7 +157,7 @@ def _roster(path: str | None) -> dict[str, str] | None:
     error, found before anything is graded."""
     if not path:
         return None
-    from .running.roster import read_roster
+    from .running.batch.roster import read_roster
 
     try:
         return read_roster(Path(path))
@@ -170,7 +170,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .running.merge import MergeError, merge
+    from .running.batch.merge import MergeError, merge
 
     try:
         merge([Path(p) for p in args.shards], Path(args.output), say=print)
@@ -183,7 +183,7 @@ def _write_reports(out: Path, roster: str | None, say, detail: str | None = None
     """Feedback, class reports and exports from the results in ``out``."""
     from .reporting.build import write_reports
 
-    from .running.progress import printable
+    from .running.batch.progress import printable
 
     try:
         for path in write_reports(out, Path(roster) if roster else None, detail=detail,
@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "take four times as long (default: 30)")
     p.add_argument("--submission-timeout", type=float, default=300.0,
                    help="seconds one submission may take in all (default: 300)")
-    from .running.registry import AUTO, CHOICES, help_text
+    from .running.runners.registry import AUTO, CHOICES, help_text
 
     p.add_argument("--runner", choices=CHOICES, default=AUTO, help=help_text())
     p.add_argument("--resume", action="store_true",

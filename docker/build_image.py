@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from autograder.running.docker_engine import IMAGES, engine, gpu_problem  # noqa: E402
+from autograder.running.runners.docker_engine import IMAGES, engine, gpu_problem  # noqa: E402
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel  # noqa: E402
 

@@ -79,8 +79,8 @@ def confinement(limits, wanted: str):
     """``limits`` with the confinement this machine allows (``auto``: try namespaces)."""
     import dataclasses
 
-    from autograder.running.sandbox import SandboxError
-    from autograder.running.zygote import shared
+    from autograder.running.judge.sandbox import SandboxError
+    from autograder.running.judge.fork_client import shared
 
     if wanted != "auto":
         return dataclasses.replace(limits, confinement=wanted)
@@ -111,14 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     import nbformat
     import torch
 
-    from autograder.running.container_entry import light_otter
+    from autograder.running.entry.container import light_otter
 
     light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
-    from autograder.running import uids
-    from autograder.running.judge import judge
-    from autograder.running.sandbox import Limits, gpu_devices, with_gpu
-    from autograder.running.tests_zip import load_tests
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
+    from autograder.running.judge.sandbox import Limits, gpu_devices, with_gpu
+    from autograder.running.judge.tests_zip import load_tests
 
     cuda = torch.cuda.is_available()
     if not cuda and not args.allow_cpu:

@@ -49,7 +49,7 @@ def pytest_addoption(parser):
 @lru_cache(maxsize=None)
 def engine_problem() -> str | None:
     """Why no Docker engine can be used here, or ``None``."""
-    from autograder.running.docker_engine import engine
+    from autograder.running.runners.docker_engine import engine
 
     if engine() is None:
         return "no Docker engine reachable (start dockerd, or set DOCKER_HOST)"
@@ -59,7 +59,7 @@ def engine_problem() -> str | None:
 @lru_cache(maxsize=None)
 def image_problem(variant: str = "cpu") -> str | None:
     """Why the tests cannot use the ``variant`` grading image here, or ``None``."""
-    from autograder.running.docker_engine import IMAGES, engine
+    from autograder.running.runners.docker_engine import IMAGES, engine
 
     if engine_problem():
         return engine_problem()
@@ -161,7 +161,7 @@ def owned_containers(pid: int, **filters) -> list:
     """Containers (running or not) made by the grader with this pid on this host: the owner
     label docker_runner puts on each of its containers. Others' graders on the same engine
     never count."""
-    from autograder.running.docker_engine import OWNER_LABEL, engine
+    from autograder.running.runners.docker_engine import OWNER_LABEL, engine
 
     label = f"{OWNER_LABEL}={socket.gethostname()}:{pid}"
     return engine().containers.list(all=True, filters={"label": label, **filters})

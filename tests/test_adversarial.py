@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.running import uids
+from autograder.running.judge import uids
 from notebooks import ROOT
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports

@@ -52,7 +52,7 @@ def test_two_graders_on_a_fresh_checkout_build_the_zip_once(tmp_path):
     assign into the same folder at once (one of them crashed in CI before the lock)."""
     code = ("import sys; from pathlib import Path; "
             "from autograder.authoring.layout import Layout; "
-            "from autograder.running.batch import ensure_zip; "
+            "from autograder.running.batch.folder import ensure_zip; "
             "print(ensure_zip('autograd-exercises', Layout.at(sys.argv[1], sys.argv[2])))")
     build = tmp_path / "build"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(build)],

@@ -21,8 +21,8 @@ import pytest
 from autograder.checks.seeding import submission_seed
 from autograder.reporting import class_report
 from autograder.reporting.documents import load_results
-from autograder.running.progress import RichDisplay, eta_text, summary_lines
-from autograder.running.roster import identity
+from autograder.running.batch.progress import RichDisplay, eta_text, summary_lines
+from autograder.running.batch.roster import identity
 from notebooks import solution, with_answer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,10 +27,10 @@ LAZY_IMPORTS = """
 import json, sys
 from pathlib import Path
 import nbformat
-from autograder.running import uids
-from autograder.running.judge import judge
-from autograder.running.sandbox import Limits
-from autograder.running.tests_zip import load_tests
+from autograder.running.judge import uids
+from autograder.running.judge.core import judge
+from autograder.running.judge.sandbox import Limits
+from autograder.running.judge.tests_zip import load_tests
 root, work = Path(sys.argv[1]), Path(sys.argv[2])
 nb = nbformat.read(root / "solutions" / "autograd-exercises.ipynb", as_version=4)
 nb.cells.append(nbformat.v4.new_code_cell(

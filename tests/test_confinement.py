@@ -25,10 +25,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.running import cgroups, sandbox, uids, zygote
-from autograder.running.judge import judge
-from autograder.running.sandbox import Limits
-from autograder.running.tests_zip import load_tests
+from autograder.running.judge import cgroups, sandbox, uids, fork_client as zygote
+from autograder.running.judge.core import judge
+from autograder.running.judge.sandbox import Limits
+from autograder.running.judge.tests_zip import load_tests
 from notebooks import ROOT, template
 from test_docker import SEED
 
@@ -338,10 +338,10 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
                                                                  monkeypatch):
     """If the judge container cannot empty the workers' bounding set (no SETPCAP), is every
     submission a grader error that says so, and no student code run?"""
-    from autograder.running import fork_runner
-    from autograder.running.docker_engine import engine
-    from autograder.running.fork_runner import ForkRunner, JudgeService
-    from autograder.running.runner import Setup
+    from autograder.running.runners import docker_fork as fork_runner
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.docker_fork import ForkRunner, JudgeService
+    from autograder.running.runners.base import Setup
     from autograder.running.submissions import find
 
     monkeypatch.setattr(fork_runner, "SERVICE_CAPABILITIES",

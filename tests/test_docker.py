@@ -56,8 +56,8 @@ def rows_of(out: Path) -> dict[str, dict[str, dict[str, str]]]:
 
 def setup(assignment: str, zip_path: Path):
     """What a runner of ``assignment`` is made from (``zip_path``: conftest's ``zips``)."""
-    from autograder.running.runner import Setup
-    from autograder.running.sandbox import Limits
+    from autograder.running.runners.base import Setup
+    from autograder.running.judge.sandbox import Limits
 
     return Setup(zip_path, assignment, SEED, Limits())
 
@@ -76,16 +76,16 @@ def two_samples(tmp_path: Path, assignment: str) -> list:
 
 def test_host_side_never_imports_torch():
     """Does importing the Docker runner (and resolving a runner) stay free of torch?"""
-    code = ("import sys, autograder.running.docker_runner; "
-            "import autograder.running.fork_runner; "
-            "from autograder.running import registry; registry.resolve('auto'); "
+    code = ("import sys, autograder.running.runners.docker; "
+            "import autograder.running.runners.docker_fork; "
+            "from autograder.running.runners import registry; registry.resolve('auto'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
     """Without an engine, does auto pick the sealed runner and say why, and docker refuse?"""
-    from autograder.running import registry
+    from autograder.running.runners import registry
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     runner, why = registry.resolve("auto")
@@ -98,7 +98,7 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     """When the engine will not run the judge container (e.g. rootless Docker: no SYS_ADMIN),
     does auto grade with the judge in each container instead, saying so, and does an explicit
     --runner docker-fork stop with the reason?"""
-    from autograder.running import fork_runner, registry
+    from autograder.running.runners import docker_fork as fork_runner, registry
 
     if image_problem() is not None:
         pytest.skip(image_problem())
@@ -126,7 +126,7 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     import socket
     import threading
 
-    from autograder.running import judge_service
+    from autograder.running.entry import judge_service
 
     ours, theirs = socket.socketpair()
     thread = threading.Thread(target=judge_service.handle, args=(theirs,))
@@ -143,7 +143,7 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
 
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
-    from autograder.running.docker_runner import DockerRunner
+    from autograder.running.runners.docker import DockerRunner
     from autograder.running.resultdoc import DocumentError, ResultDoc
 
     runner = DockerRunner.__new__(DockerRunner)
@@ -201,7 +201,7 @@ def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
 @pytest.mark.needs_docker
 def test_gpu_request_without_nvidia_toolkit_is_refused_with_the_reason():
     """Without the NVIDIA container toolkit, is a GPU request refused (no silent CPU run)?"""
-    from autograder.running.docker_engine import IMAGES, engine, gpu_problem
+    from autograder.running.runners.docker_engine import IMAGES, engine, gpu_problem
 
     client = engine()
     if "nvidia" in client.info().get("Runtimes", {}):
@@ -246,7 +246,7 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(zips, tmp_path, note
     import tarfile
 
     from autograder.authoring.gradescope import gradescope_zip
-    from autograder.running.docker_engine import IMAGES, engine
+    from autograder.running.runners.docker_engine import IMAGES, engine
 
     zip_path = gradescope_zip(zips["autograd-exercises"], tmp_path / "gs.zip")
     client = engine()
@@ -278,7 +278,7 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
     """Does stock `otter grade` (through the labelled buildx shim, as this host has no buildx)
     grade with the Gradescope zip on the grading image and give the sealed runner's points?"""
     from autograder.authoring.gradescope import gradescope_zip
-    from autograder.running.docker_engine import IMAGES
+    from autograder.running.runners.docker_engine import IMAGES
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -309,8 +309,8 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
 def test_spare_containers_are_used_then_removed(zips, tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
-    from autograder.running.docker_engine import engine
-    from autograder.running.docker_runner import DockerRunner
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.docker import DockerRunner
 
     assignment = "autograd-exercises"
     subs = two_samples(tmp_path, assignment)
@@ -384,8 +384,8 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(build_
 def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
     """If the judge container goes away mid-batch (killed, out of memory), is the next
     submission still graded, by a new judge container, with full marks where they are due?"""
-    from autograder.running.docker_engine import engine
-    from autograder.running.fork_runner import ForkRunner
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.docker_fork import ForkRunner
 
     assignment = "autograd-exercises"
     first, second = two_samples(tmp_path, assignment)
@@ -408,8 +408,8 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     """Is the docker-fork judge container memory-bounded (a judge bug costs its jobs, never
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
     started it, and does the kernel hold a process in it to that limit?"""
-    from autograder.running.docker_engine import IMAGES, engine
-    from autograder.running.fork_runner import JudgeService, judge_memory
+    from autograder.running.runners.docker_engine import IMAGES, engine
+    from autograder.running.runners.docker_fork import JudgeService, judge_memory
 
     client = engine()
     key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)
@@ -443,7 +443,7 @@ def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     runner starts, and those of a running grader or another host left alone?"""
     import socket
 
-    from autograder.running.docker_engine import (IMAGES, OWNER_LABEL, engine,
+    from autograder.running.runners.docker_engine import (IMAGES, OWNER_LABEL, engine,
                                                   remove_orphans)
 
     client = engine()

@@ -137,7 +137,7 @@ def plain_base_image(gradescope, tmp_path_factory):
     end), with the indexes standing in for PyPI and PyTorch's index."""
     import docker
 
-    from autograder.running.docker_engine import IMAGE_REPOSITORY, engine
+    from autograder.running.runners.docker_engine import IMAGE_REPOSITORY, engine
 
     client = engine(timeout=1800)  # committing the ~1.3 GB layer takes minutes on a busy host
     build_image = _build_image_module()
@@ -176,7 +176,7 @@ def plain_base_image(gradescope, tmp_path_factory):
 def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tuple[int, dict, str]:
     """Gradescope's run: /autograder/run_autograder with the submission in place, no
     network; returns the exit status, results.json and the output (stdout for staff)."""
-    from autograder.running.docker_engine import engine
+    from autograder.running.runners.docker_engine import engine
 
     client = engine(timeout=600)
     container = client.containers.create(

@@ -29,8 +29,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.running import grades_csv, results, submissions
-from autograder.running.progress import printable
+from autograder.running.batch import grades_csv
+from autograder.running import results, submissions
+from autograder.running.batch.progress import printable
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
@@ -207,7 +208,7 @@ contents = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=contents)
 def test_vetting_fuzzed_never_raises(tmp_path, data):
-    from autograder.running.judge import code_cells
+    from autograder.running.judge.core import code_cells
 
     path = tmp_path / "fuzz.ipynb"
     path.write_bytes(data)

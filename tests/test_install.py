@@ -51,7 +51,7 @@ def build_image_module():
 
 
 def engine_or_skip():
-    from autograder.running.docker_engine import engine
+    from autograder.running.runners.docker_engine import engine
 
     client = engine()
     if client is None:
@@ -151,7 +151,7 @@ def test_image_build_without_the_torch_wheel_stops_before_any_download(tmp_path)
 def test_fresh_machine_builds_the_cpu_image_from_the_torch_index(tmp_path, torch_index):
     """pip's configuration and folders off, TORCH_INDEX_URL at the stand-in index, the other
     wheels from PyPI: does the wheelhouse build, and the CPU image with the CPU torch in it?"""
-    from autograder.running.docker_engine import IMAGE_REPOSITORY
+    from autograder.running.runners.docker_engine import IMAGE_REPOSITORY
 
     client = engine_or_skip()
     repository = f"{IMAGE_REPOSITORY}-fresh-machine-test"
@@ -200,7 +200,7 @@ CUDA_IMAGE_PROBLEM = image_problem("cuda")  # 2.6 GB of wheels: CI builds no CUD
 @pytest.mark.slow
 @pytest.mark.skipif(CUDA_IMAGE_PROBLEM is not None, reason=CUDA_IMAGE_PROBLEM or "")
 def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_path):
-    from autograder.running import docker_engine, registry
+    from autograder.running.runners import docker_engine, registry
 
     client = docker_engine.engine()
     skip_with_nvidia(client)

@@ -54,7 +54,7 @@ def _translate(job: dict, tmp_path: Path):
     policies = kube_sim.load(DEPLOY / "network-policy.yaml")
     claims = {c: tmp_path / c for c in ("autograder-submissions", "autograder-zips",
                                         "autograder-results")}
-    from autograder.running.docker_engine import IMAGES
+    from autograder.running.runners.docker_engine import IMAGES
 
     images = {"autograder-grader:cpu": IMAGES["cpu"], "autograder-grader:cuda": IMAGES["cuda"]}
     return kube_sim.translate(job, policies, claims, images)
@@ -129,8 +129,8 @@ def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
 def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_path):
     from autograder.authoring.layout import ASSIGNMENTS, Layout
-    from autograder.running.batch import ensure_zip
-    from autograder.running.docker_engine import engine
+    from autograder.running.batch.folder import ensure_zip
+    from autograder.running.runners.docker_engine import engine
 
     job = kube_sim.load(DEPLOY / "grade-job.yaml")[0]
     env = {e["name"]: e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -185,7 +185,7 @@ def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_pa
 def test_pod_entry_refuses_settings_that_cannot_work(tmp_path):
     """One line naming the variable: no seed, a shard past the count, a folder the student
     uid could reach (not under a root-only folder)."""
-    from autograder.running.pod_entry import PodError, settings
+    from autograder.running.entry.pod import PodError, settings
 
     sealed = tmp_path / "sealed"
     for name in ("s", "z", "r"):
@@ -216,7 +216,7 @@ def test_scrub_deletes_the_uids_files_and_nothing_else():
     """Between two submissions in one pod: what the last uid left in the shared scratch
     folders (its 0700 folder included, which the judge itself cannot enter) goes; another
     uid's file stays."""
-    from autograder.running.pod_runner import scrub
+    from autograder.running.runners.pod import scrub
 
     root = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
@@ -242,7 +242,7 @@ def test_scrub_deletes_the_uids_files_and_nothing_else():
 def test_a_sandbox_uid_cannot_reach_the_grading_folders_in_the_image(tmp_path):
     """The pods mount the class under /grading, root-only in the image: a student uid cannot
     list it even when the volume itself is open to all."""
-    from autograder.running.docker_engine import IMAGES, engine
+    from autograder.running.runners.docker_engine import IMAGES, engine
 
     (tmp_path / "open").mkdir()
     (tmp_path / "open" / "other-student.ipynb").write_text("{}")

@@ -3,7 +3,7 @@
 The worker reports observations taken in the student's process (tensors saved for backward,
 the dtypes the grader's stand-in ops ran in). A notebook cell can replace the functions that
 take them, so no check may score them. Each test below forges one observation the way a cell
-would (replacing the function in ``sys.modules["autograder.worker.context"]``), grades a wrong
+would (replacing the function in ``sys.modules["autograder.worker.arrangements"]``), grades a wrong
 answer with and without the forgery, and asks for the same points.
 
 The call goes through the real worker request handler and the real wire, in this process (the
@@ -21,8 +21,8 @@ import pytest
 import torch
 
 from autograder.checks.porting import device, selfcheck
-from autograder.running.remote import RemoteFunction
-from autograder.worker import context as worker_context
+from autograder.running.judge.remote import RemoteFunction
+from autograder.worker import arrangements as worker_context
 from autograder.worker.main import Worker
 
 PICK = '''
@@ -57,7 +57,7 @@ import contextlib, sys
 def _zero(observed):
     observed["saved_tensors"] = 0
     yield
-sys.modules["autograder.worker.context"].counted_saved_tensors = _zero
+sys.modules["autograder.worker.arrangements"].counted_saved_tensors = _zero
 '''
 CHECK_IN_FLOAT32 = '''
 def check_my_op(x):
@@ -69,7 +69,7 @@ def my_op(x):
 '''
 FORGE_DTYPES = '''
 import sys
-_ctx = sys.modules["autograder.worker.context"]
+_ctx = sys.modules["autograder.worker.arrangements"]
 _real = _ctx._functions
 def _forged(observed):
     stand_ins = _real(observed)
@@ -95,7 +95,7 @@ def _swapped(cuda, mps):  # answer cuda for mps and mps for cuda
         yield
     finally:
         torch.cuda.is_available, torch.backends.mps.is_available = saved
-sys.modules["autograder.worker.context"].simulated_devices = _swapped
+sys.modules["autograder.worker.arrangements"].simulated_devices = _swapped
 '''
 
 
@@ -212,7 +212,7 @@ def test_advice_reaches_the_passed_tests_message():
     """The judge's test outcome for a passing check with advice says passed, then the advice
     (feedback shows it under the passed test); points are the test's full points."""
     from autograder.harness import expect
-    from autograder.running.judge import run_test
+    from autograder.running.judge.core import run_test
 
     env = {"predict": Loopback(PICK, PREDICTS["detach-after"]).function("predict")}
     spec = SimpleNamespace(name="q4_device - 3", hidden=True, points=1.0, question="q4_device",

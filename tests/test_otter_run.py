@@ -22,10 +22,10 @@ import nbformat
 import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS
-from autograder.running import uids
-from autograder.running.judge import judge
-from autograder.running.sandbox import Limits
-from autograder.running.tests_zip import load_tests
+from autograder.running.judge import uids
+from autograder.running.judge.core import judge
+from autograder.running.judge.sandbox import Limits
+from autograder.running.judge.tests_zip import load_tests
 from notebooks import (ROOT, Variant, otter_run, question_output, question_scores, solution,
                        variants, with_answer)
 

@@ -20,7 +20,7 @@ needs_image = pytest.mark.skipif(image_problem() is not None, reason=image_probl
 def grade_layout(student: dict[str, bytes], variant_seed: int = 3) -> dict[str, bytes]:
     """``/grade`` as PrairieLearn assembles it for the example question."""
     from autograder.authoring.layout import Layout
-    from autograder.running.batch import ensure_zip
+    from autograder.running.batch.folder import ensure_zip
 
     zip_path = ensure_zip("autograd-exercises", Layout.at(ROOT))
     files = {f"grade/student/{name}": data for name, data in student.items()}
@@ -38,7 +38,7 @@ def grade_layout(student: dict[str, bytes], variant_seed: int = 3) -> dict[str, 
 def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
     """Run the image the way PrairieLearn's grader host does: the question's image,
     entrypoint, environment and timeout, no network (enableNetworking false)."""
-    from autograder.running.docker_engine import IMAGES, engine
+    from autograder.running.runners.docker_engine import IMAGES, engine
 
     options = json.loads((QUESTION / "info.json").read_text())["externalGradingOptions"]
     assert options["image"] == "autograder-grader:cpu" and options["timeout"] <= 600

@@ -215,7 +215,7 @@ SEALED = [v for v in VARIANTS if v.name in (
 @pytest.fixture(scope="module")
 def exercises_zip(tmp_path_factory):
     from autograder.authoring.layout import Layout
-    from autograder.running.batch import ensure_zip
+    from autograder.running.batch.folder import ensure_zip
 
     return ensure_zip("autograd-exercises", Layout.at(ROOT, tmp_path_factory.mktemp("build")))
 
@@ -227,10 +227,10 @@ def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path)
     hooks included) and the seeded repeat is seeded in the worker, so the ids must agree."""
     import nbformat
 
-    from autograder.running import uids
-    from autograder.running.judge import judge
-    from autograder.running.sandbox import Limits
-    from autograder.running.tests_zip import load_tests
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
+    from autograder.running.judge.sandbox import Limits
+    from autograder.running.judge.tests_zip import load_tests
 
     path = tmp_path / "variant.ipynb"
     nbformat.write(with_answer(solution(variant.assignment), variant.question, variant.source),

@@ -81,7 +81,7 @@ def test_merging_one_question_keeps_the_rest_and_a_worse_status():
 # -- the registry ---------------------------------------------------------------------------
 def test_every_runner_the_command_line_accepts_is_in_the_registry():
     from autograder.cli import build_parser
-    from autograder.running import registry
+    from autograder.running.runners import registry
 
     grade = build_parser()._subparsers._group_actions[0].choices["grade"]
     runner = next(a for a in grade._actions if a.dest == "runner")

@@ -124,10 +124,10 @@ def test_filter_refuses_namespaces_and_keyring_but_not_what_notebooks_use():
 @pytest.mark.needs_root
 def test_sealed_worker_runs_under_the_filter(zips, tmp_path):
     """Does a notebook graded by the local sealed runner meet the filter (and still score)?"""
-    from autograder.running import uids
-    from autograder.running.judge import judge
-    from autograder.running.sandbox import Limits
-    from autograder.running.tests_zip import load_tests
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
+    from autograder.running.judge.sandbox import Limits
+    from autograder.running.judge.tests_zip import load_tests
 
     assignment = "autograd-exercises"
     nb = template(assignment)

@@ -33,7 +33,7 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 @given(st.lists(st.text(min_size=1, max_size=30), unique=True, max_size=40),
        st.integers(1, 7))
 def test_every_submission_is_in_exactly_one_shard(names, count):
-    from autograder.running.shards import Shard
+    from autograder.running.batch.shards import Shard
 
     for name in names:
         owners = [i for i in range(1, count + 1) if Shard(i, count).holds(name)]
@@ -42,14 +42,14 @@ def test_every_submission_is_in_exactly_one_shard(names, count):
 
 def test_a_submissions_shard_depends_on_its_name_only():
     """Stable across processes and listings: a late upload moves no other file."""
-    from autograder.running.shards import shard_of
+    from autograder.running.batch.shards import shard_of
 
     names = [f"student-{i}.ipynb" for i in range(50)]
     before = {n: shard_of(n, 4) for n in names}
     after = {n: shard_of(n, 4) for n in names + ["late.ipynb"]}
     assert all(after[n] == before[n] for n in names)
     # Python's hash() would differ per process; this is SHA-256
-    code = "from autograder.running.shards import shard_of; print(shard_of('a/b.ipynb', 5))"
+    code = "from autograder.running.batch.shards import shard_of; print(shard_of('a/b.ipynb', 5))"
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": str(s)}).stdout
             for s in (1, 2)}
@@ -77,7 +77,7 @@ def test_shard_without_seed_is_refused(tmp_path):
 # -- merge's refusals (manifests written as `grade --shard` writes them) ----------------------
 
 def fake_shard(folder: Path, index: int, count: int, **changes) -> Path:
-    from autograder.running.shards import Shard, manifest, write_manifest
+    from autograder.running.batch.shards import Shard, manifest, write_manifest
 
     zip_path = folder.parent / "a.zip"
     zip_path.write_bytes(b"zip")
@@ -192,7 +192,7 @@ def test_two_shards_merged_equal_one_whole_run(tmp_path):
 def test_a_shard_with_no_submissions_succeeds_and_says_so(tmp_path):
     """An Indexed Job may have more pods than a folder has files for one of them: that shard
     grades nothing, exits 0 and still writes its manifest (merge then needs it)."""
-    from autograder.running.shards import shard_of
+    from autograder.running.batch.shards import shard_of
 
     folder = tmp_path / "in"
     folder.mkdir()

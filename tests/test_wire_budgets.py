@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from autograder.checks.calling import RemoteError, WorkerLost
-from autograder.running import remote, worker_client
+from autograder.running.judge import remote, worker_client
 from autograder.worker import wire
 
 
@@ -466,7 +466,7 @@ def test_fuzzed_replies_raise_only_wire_errors_and_stay_within_the_budget(data):
 def test_error_fields_that_are_not_strings_are_never_printed_whole():
     """``str()`` of a field the worker filled with millions of numbers would build a string
     many times the reply's size; the judge keeps a type name instead."""
-    from autograder.running.judge import _clean_cell_entry
+    from autograder.running.judge.core import _clean_cell_entry
 
     huge = list(range(1_000_000))
     error = remote._remote_error({"type": huge, "message": huge, "traceback": None})

@@ -34,12 +34,12 @@ PYTHON = "/opt/autograder-env/bin/python"
 # failures carry the named-mistake messages. "Public Tests" (otter's summary) stays visible.
 VISIBILITIES = ("hidden", "after_published", "after_due_date", "visible")
 RUN = """#!/usr/bin/env bash
-# The sealed judge (autograder.running.zip_entry), not otter's single-kernel runner. It writes
-# /autograder/results/results.json, grader errors included; this script writes one itself only
-# when the judge cannot start at all (a broken or missing grading env).
+# The sealed judge (autograder.running.entry.run_autograder), not otter's single-kernel
+# runner. It writes /autograder/results/results.json, grader errors included; this script
+# writes one itself only when the judge cannot start at all (a broken or missing grading env).
 PY={python}
 RESULTS=/autograder/results/results.json
-"$PY" -m autograder.running.zip_entry --hidden-visibility {visibility}
+"$PY" -m autograder.running.entry.run_autograder --hidden-visibility {visibility}
 status=$?
 if [ "$status" -ne 0 ] && [ ! -s "$RESULTS" ]; then
     mkdir -p /autograder/results

@@ -76,7 +76,7 @@ PIP=("$ENV_DIR/bin/python" -m pip --disable-pip-version-check --no-cache-dir ins
 "${PIP[@]}" --no-deps --index-url "$TORCH_INDEX_URL" "$TORCH_SPEC"
 "${PIP[@]}" -r "$HERE/wheels/requirements.lock"
 "${PIP[@]}" --no-deps "$HERE"/wheels/autograder-*.whl
-"$ENV_DIR/bin/python" -m autograder.running.container_entry --install-worker /opt/agworker
+"$ENV_DIR/bin/python" -m autograder.running.entry.container --install-worker /opt/agworker
 site=$("$ENV_DIR/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$ENV_DIR/bin/python" -m compileall -q -j 0 "$site" > /dev/null || true
 package=$("$ENV_DIR/bin/python" -c 'import autograder, os; print(os.path.dirname(autograder.__file__))')

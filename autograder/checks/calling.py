@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..worker.context import arranged
+from ..worker.arrangements import arranged
 from ..worker.wire import Opaque
 from . import context
 from .result import Evidence, Verdict

@@ -4,7 +4,7 @@ Checks say ``with call_context(simulate_devices={"cuda": True, "mps": False}): .
 student's code is in this process (otter's hidden tests), ``calling.call`` applies the request
 itself; when it is a remote function in the sealed judge's worker, the request travels with the
 call and the worker applies it. The arrangements are defined once, in
-``autograder.worker.context``, for both.
+``autograder.worker.arrangements``, for both.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..running.files import write_atomic
-from ..running.progress import printable
+from ..running.batch.progress import printable
 from . import plots
 from .documents import Grades, iter_results, load_grades, load_timings, stem
 from .feedback import environment

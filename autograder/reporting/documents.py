@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ..running.grades_csv import POINTS_ROW, from_spreadsheet
+from ..running.batch.grades_csv import POINTS_ROW, from_spreadsheet
 from ..running.resultdoc import ResultDoc
 
 

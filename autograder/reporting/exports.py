@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from ..running.files import write_atomic
-from ..running.grades_csv import safe_row
-from ..running.roster import read_roster, roster_id  # noqa: F401 - read_roster re-exported
+from ..running.batch.grades_csv import safe_row
+from ..running.batch.roster import read_roster, roster_id  # noqa: F401 - read_roster re-exported
 from .documents import Grades, iter_results, stem
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.

@@ -28,7 +28,7 @@ from torch import nn
 
 from . import wire
 from .cells import prepare
-from .context import arranged
+from .arrangements import arranged
 
 CELL_FILE = "<cell {}>"
 

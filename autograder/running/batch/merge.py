@@ -19,11 +19,11 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from ..reporting.documents import load_grades
+from ...reporting.documents import load_grades
 from . import grades_csv
-from .files import write_atomic
-from .results import Graded
-from .resultdoc import DocumentError, ResultDoc
+from ..files import write_atomic
+from ..results import Graded
+from ..resultdoc import DocumentError, ResultDoc
 from .selection import read_json, write_timings
 from .shards import MANIFEST, MANIFEST_VERSION, parse
 

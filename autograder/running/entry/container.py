@@ -7,8 +7,8 @@ uid (``sandbox`` mode ``"container"``). The result document goes back on stdout 
 line after ``RESULT_MARKER``: the worker's output is a pipe to the judge, so student code
 cannot write there. Nothing is pickled either way.
 
-    python -m autograder.running.container_entry < job.json
-    python -m autograder.running.container_entry --install-worker /opt/agworker  # image build
+    python -m autograder.running.entry.container < job.json
+    python -m autograder.running.entry.container --install-worker /opt/agworker  # image build
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from .results import capped
-from .uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
+from ..results import capped
+from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 
 RESULT_MARKER = "AUTOGRADER-RESULT-V1 "
 MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
@@ -34,9 +34,9 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     """Grade the job's notebook; return the result document (never raises for the student's
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
     (confinement ``"join"``, the judge service), held by ``join_pidfd``."""
-    from .judge import judge
-    from .sandbox import Limits
-    from .tests_zip import load_tests
+    from ..judge.core import judge
+    from ..judge.sandbox import Limits
+    from ..judge.tests_zip import load_tests
 
     if job.get("require_cuda"):
         import torch
@@ -57,7 +57,7 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
 
 
 def _error(job: dict, message: str) -> dict:
-    from .resultdoc import ResultDoc
+    from ..resultdoc import ResultDoc
 
     name, assignment = job.get("name"), job.get("assignment")
     return ResultDoc.grader_error(name if isinstance(name, str) and name else "?", message,
@@ -85,7 +85,7 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     worker zygote is forked from this process with torch imported: the judge and the
     notebook's workers share one ``import torch``."""
     if zygote:
-        from .zygote import Zygote
+        from ..judge.fork_client import Zygote
 
         Zygote.fork_here("container")
     light_otter()
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the worker's code to DIR (image build step) and exit")
     args = parser.parse_args(argv)
     if args.install_worker:
-        from .sandbox import install_worker
+        from ..judge.sandbox import install_worker
 
         install_worker(Path(args.install_worker))
         return 0

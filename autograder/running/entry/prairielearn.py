@@ -16,7 +16,7 @@ it is not the student's score. The judge runs as root in the container; the note
 a worker as an unprivileged uid (``sandbox`` mode ``"container"``) after ``/grade`` is made
 root-only, so it can read neither the tests nor the zip and cannot write the results.
 
-    python -m autograder.running.prairielearn_entry     # the question's entrypoint
+    python -m autograder.running.entry.prairielearn     # the question's entrypoint
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def question(root: Path) -> tuple[str, Path, list[str] | None]:
 
 def notebook(root: Path, assignment: str):
     """The one submitted notebook, vetted (``submissions.vet``), else ``NotGradable``."""
-    from .submissions import vet
+    from ..submissions import vet
 
     student = root / "student"
     files = sorted(p for p in student.rglob("*") if p.is_file()) if student.is_dir() else []
@@ -99,10 +99,10 @@ def grade(root: Path) -> dict:
     """Grade the submission; our result document (the questions asked for only)."""
     assignment, zip_path, wanted = question(root)
     sub = notebook(root, assignment)  # before torch is imported: a bad file is told at once
-    from .judge import judge
-    from .sandbox import Limits
-    from .tests_zip import load_tests
-    from .zip_entry import STUDENT_UID
+    from ..judge.core import judge
+    from ..judge.sandbox import Limits
+    from ..judge.tests_zip import load_tests
+    from .run_autograder import STUDENT_UID
 
     tests = [t for t in load_tests(zip_path) if wanted is None or t.question in wanted]
     if not tests:
@@ -139,7 +139,7 @@ def results_json(doc: dict) -> dict:
 
 def grader_error(detail: str) -> dict:
     """Our failure: not gradable (no attempt used, no score), saying so."""
-    from .zip_entry import grader_error_message
+    from .run_autograder import grader_error_message
 
     message = grader_error_message(detail)
     return {"gradable": False, "score": 0.0, "message": message, "format_errors": [message],

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from .runner import Runner, Setup
-from .sandbox import Limits, gpu_devices, with_gpu
+from .base import Runner, Setup
+from ..judge.sandbox import Limits, gpu_devices, with_gpu
 
 AUTO = "auto"
 
@@ -65,13 +65,13 @@ def _sealed(setup: Setup) -> Runner:
 
 
 def _otter(setup: Setup) -> Runner:
-    from .otter_run import OtterRunner
+    from .otter import OtterRunner
 
     return OtterRunner(setup)
 
 
 def _pod(setup: Setup) -> Runner:
-    from .pod_runner import PodRunner
+    from .pod import PodRunner
 
     return PodRunner(setup)
 
@@ -79,7 +79,7 @@ def _pod(setup: Setup) -> Runner:
 def _docker(gpu: bool) -> Callable[[Setup], Runner]:
     def make(setup: Setup) -> Runner:
         from .docker_engine import IMAGES, ContainerLimits, cuda_on_cpu
-        from .docker_runner import DockerRunner
+        from .docker import DockerRunner
 
         # containers started ahead of need use cores the running ones do not: with a job per
         # core (the default) they only compete (measured: 28.6 s without, 30.8 s with, for
@@ -91,7 +91,7 @@ def _docker(gpu: bool) -> Callable[[Setup], Runner]:
 
 
 def _docker_fork(setup: Setup) -> Runner:
-    from .fork_runner import ForkRunner
+    from .docker_fork import ForkRunner
 
     # a submission's container is cheap to start (no torch in it): start the next one while
     # this one is graded
@@ -162,7 +162,7 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
     elif gpu:
         why = docker_engine.gpu_problem(client, image)
     elif kind is None or kind is RUNNERS["docker-fork"]:
-        from .fork_runner import JudgeService
+        from .docker_fork import JudgeService
 
         try:
             JudgeService.shared(client, image)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from .docker_engine import (CAPABILITIES, MAX_ANSWER_BYTES, ContainerError, ContainerLimits,
                             ContainerRunner, box_config, owner_label, parse_answer)
-from .runner import Setup
-from .sandbox import Limits
-from .submissions import Submission
+from .base import Setup
+from ..judge.sandbox import Limits
+from ..submissions import Submission
 
 
 class ForkRunner(ContainerRunner):
@@ -81,7 +81,7 @@ class ForkRunner(ContainerRunner):
 
 SLEEP_SECONDS = 4 * 3600  # a submission's container ends by itself if the host never removes it
 SERVICE_SOCKET = "/run/autograder-judge/judge.sock"
-SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.judge_service",
+SERVICE = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.judge_service",
            SERVICE_SOCKET]
 # what moving a process into another container takes (setns, /proc/PID/ns of another uid's
 # process, entering its root), plus the judge's own SETUID/SETGID/SETPCAP/KILL

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import write_atomic
+from ..files import write_atomic
 
 MANIFEST = "shard.json"
 #: Bump when the manifest's meaning changes; ``merge`` refuses other versions.
@@ -83,8 +83,8 @@ def manifest(shard: Shard, seed: int, runner: str, all_names: list[str], mine: l
     """What ``merge`` checks before joining this shard to the others. ``identities``: what
     each listed file's hidden inputs are drawn for (roster id or path): shards given other
     rosters drew other inputs."""
-    from .. import __version__
-    from .resultdoc import SCHEMA_VERSION
+    from ... import __version__
+    from ..resultdoc import SCHEMA_VERSION
 
     return {"manifest_version": MANIFEST_VERSION, "shard": str(shard), "seed": seed,
             "runner": runner, "grader_version": __version__,

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import uids
-from .results import MAX_DOCUMENT_BYTES
-from .resultdoc import ResultDoc
-from .runner import Runner, Setup, WholeNotebooks
-from .sandbox import Limits
-from .submissions import Submission, read_notebook_bytes, seed_of
+from ..judge import uids
+from ..results import MAX_DOCUMENT_BYTES
+from ..resultdoc import ResultDoc
+from .base import Runner, Setup, WholeNotebooks
+from ..judge.sandbox import Limits
+from ..submissions import Submission, read_notebook_bytes, seed_of
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.

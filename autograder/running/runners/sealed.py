@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from . import uids
-from .judge import judge
-from .resultdoc import ResultDoc
-from .runner import Runner, Setup
-from .sandbox import SandboxError
-from .submissions import Submission, seed_of
-from .tests_zip import load_tests, points_per_question
+from ..judge import uids
+from ..judge.core import judge
+from ..resultdoc import ResultDoc
+from .base import Runner, Setup
+from ..judge.sandbox import SandboxError
+from ..submissions import Submission, seed_of
+from ..judge.tests_zip import load_tests, points_per_question
 
 
 class SealedRunner(Runner):

@@ -12,9 +12,9 @@ import abc
 from dataclasses import dataclass
 from pathlib import Path
 
-from .resultdoc import ResultDoc
-from .sandbox import Limits
-from .submissions import Submission
+from ..resultdoc import ResultDoc
+from ..judge.sandbox import Limits
+from ..submissions import Submission
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ import socket
 from .docker_engine import (CAPABILITIES, IMAGES, MAX_ANSWER_BYTES, ContainerError,
                             ContainerLimits, ContainerRunner, box_config, owner_label,
                             parse_answer)
-from .runner import Setup
-from .sandbox import Limits
-from .submissions import Submission
+from .base import Setup
+from ..judge.sandbox import Limits
+from ..submissions import Submission
 
-ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.container_entry"]
+ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.container"]
 
 
 def host_config(limits: Limits, box: ContainerLimits) -> dict:

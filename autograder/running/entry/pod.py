@@ -1,7 +1,7 @@
 """The grading image's entry point for a pod or a batch job: grade one shard of a folder of
 submissions inside this one container, where there is no Docker and no root outside it.
 
-    python -m autograder.running.pod_entry        # settings from the environment, below
+    python -m autograder.running.entry.pod        # settings from the environment, below
 
 It is ``autograder grade --shard I/N --seed S`` run inside the container: the same batch code
 (``batch.grade_folder``), the same result documents, CSV and ``shard.json``; the judge runs here
@@ -36,7 +36,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .sandbox import Limits
+from ..judge.sandbox import Limits
 
 GRADING = Path("/grading")
 DEFAULTS = {"AUTOGRADER_SUBMISSIONS": "/grading/submissions",
@@ -63,7 +63,7 @@ def sealed_off(path: Path) -> bool:
 
 def settings(env: dict[str, str]) -> dict:
     """The shard, seed, folders and limits from ``env``; ``PodError`` naming the variable."""
-    from .shards import Shard
+    from ..batch.shards import Shard
 
     def number(name: str, default: str, kind=int):
         text = env.get(name, default)
@@ -105,7 +105,7 @@ def settings(env: dict[str, str]) -> dict:
 
 def prepare_scratch() -> None:
     """``/tmp`` (an emptyDir: 0777) sticky, so one uid cannot delete another's files."""
-    from .pod_runner import SHARED_SCRATCH
+    from ..runners.pod import SHARED_SCRATCH
 
     for root in SHARED_SCRATCH:
         try:
@@ -128,12 +128,12 @@ def _hide_seed(env: dict[str, str]) -> None:
     os.close(write)
     os.set_inheritable(read, True)
     clean = {k: v for k, v in env.items() if k != "AUTOGRADER_SEED"}
-    os.execve(sys.executable, [sys.executable, "-m", "autograder.running.pod_entry"],
+    os.execve(sys.executable, [sys.executable, "-m", "autograder.running.entry.pod"],
               {**clean, SEED_FD: str(read)})
 
 
 def main(env: dict[str, str] | None = None) -> int:
-    from ..authoring.layout import Layout
+    from ...authoring.layout import Layout
 
     env = dict(os.environ if env is None else env)
     if os.geteuid() != 0:
@@ -142,7 +142,7 @@ def main(env: dict[str, str] | None = None) -> int:
         return 2
     hidden = env.pop(SEED_FD, None)
     if hidden is not None:  # the second run (_hide_seed): fork the zygote, then read the seed
-        from .zygote import Zygote
+        from ..judge.fork_client import Zygote
 
         Zygote.fork_here("container", optimizers=True)
         # read after the fork: the zygote's and workers' memory never holds the seed (the
@@ -156,10 +156,10 @@ def main(env: dict[str, str] | None = None) -> int:
         return 2
     if hidden is None:
         _hide_seed(env)  # never returns
-    from .batch import grade_folder
-    from .progress import choose
+    from ..batch.folder import grade_folder
+    from ..batch.progress import choose
 
-    from . import pod_runner
+    from ..runners import pod as pod_runner
 
     prepare_scratch()
     shard = s["shard"]

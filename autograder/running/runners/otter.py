@@ -11,10 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..harness import SEED_VARIABLE
-from .resultdoc import ResultDoc
-from .runner import Runner, Setup, WholeNotebooks
-from .submissions import Submission, seed_of
+from ...harness import SEED_VARIABLE
+from ..resultdoc import ResultDoc
+from .base import Runner, Setup, WholeNotebooks
+from ..submissions import Submission, seed_of
 
 
 def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: int,
@@ -77,7 +77,7 @@ class OtterRunner(Runner):
     timeout bounds the whole run."""
 
     def __init__(self, setup: Setup):
-        from .tests_zip import load_tests, points_per_question
+        from ..judge.tests_zip import load_tests, points_per_question
 
         self.zip_path, self.assignment, self.seed = setup.zip_path, setup.assignment, setup.seed
         self.timeout = setup.limits.submission_timeout

@@ -18,18 +18,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from ..authoring.layout import Layout
-from ..checks.seeding import submission_seed
-from . import grades_csv, registry
-from .files import write_atomic
+from ...authoring.layout import Layout
+from ...checks.seeding import submission_seed
+from . import grades_csv
+from ..runners import registry
+from ..files import write_atomic
 from .progress import Display
-from .results import Graded
-from .resultdoc import GRADED, DocumentError, ResultDoc
+from ..results import Graded
+from ..resultdoc import GRADED, DocumentError, ResultDoc
 from .roster import identity
-from .runner import Setup
-from .sandbox import Limits
+from ..runners.base import Setup
+from ..judge.sandbox import Limits
 from .selection import Selection, on_disk, pick, write_timings
-from .submissions import Submission, duplicate_names, find, seed_of
+from ..submissions import Submission, duplicate_names, find, seed_of
 
 
 def ensure_zip(assignment: str, layout: Layout) -> Path:
@@ -42,7 +43,7 @@ def ensure_zip(assignment: str, layout: Layout) -> Path:
                                           zip_path.stat().st_mtime < master.stat().st_mtime)
 
     if stale():
-        from ..authoring.assign import assign
+        from ...authoring.assign import assign
 
         zip_path.parent.mkdir(parents=True, exist_ok=True)
         # two graders (or test workers) starting at once on a fresh checkout would run otter

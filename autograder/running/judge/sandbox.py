@@ -41,7 +41,7 @@ from pathlib import Path
 
 import autograder
 
-from ..worker.confine import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MNT_DETACH,
+from ...worker.confine import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MNT_DETACH,
                               MS_BIND, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC,
                               MS_REMOUNT, Libc)
 
@@ -118,7 +118,7 @@ def zygote_command(fd: int, confinement: str, worker_dir: str = CONTAINER_WORKER
     only the worker's copy (``worker_dir``) and the venv's site-packages on the path."""
     paths = [worker_dir, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
-            f"from autograder.worker.zygote import serve_zygote; "
+            f"from autograder.worker.fork_server import serve_zygote; "
             f"serve_zygote({fd}, {confinement!r})")
     return [os.path.realpath(sys.executable), "-I", "-S", "-c", code]
 

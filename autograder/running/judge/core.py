@@ -17,12 +17,12 @@ from typing import Any
 
 import nbformat
 
-from ..checks.calling import RemoteError, WorkerLost, exception_summary
-from ..harness import judging
+from ...checks.calling import RemoteError, WorkerLost, exception_summary
+from ...harness import judging
 from .remote import RemoteNamespace, _short
-from .resultdoc import ResultDoc
+from ..resultdoc import ResultDoc
 from .sandbox import Limits, SandboxError
-from .submissions import read_notebook_bytes
+from ..submissions import read_notebook_bytes
 from .worker_client import WorkerClient
 
 MAX_RESTARTS = 4

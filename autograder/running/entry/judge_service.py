@@ -17,7 +17,7 @@ goes back on the same connection as one line after ``RESULT_MARKER``.
 The first connection is the host's lifeline: when it closes (the host finished, or died),
 this process exits, and the engine removes its container.
 
-    python -m autograder.running.judge_service /run/autograder-judge/judge.sock
+    python -m autograder.running.entry.judge_service /run/autograder-judge/judge.sock
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .results import capped
-from .container_entry import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
+from ..results import capped
+from .container import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
 
 
 def check_target(pid: int, container: str = "") -> int:
@@ -115,7 +115,7 @@ def _hold(conn: socket.socket) -> None:
 
 
 def serve(path: str) -> None:
-    from .zygote import Zygote
+    from ..judge.fork_client import Zygote
 
     Zygote.fork_here("join", optimizers=True)
     light_otter()
@@ -134,7 +134,7 @@ def serve(path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m autograder.running.judge_service SOCKET", file=sys.stderr)
+        print("usage: python -m autograder.running.entry.judge_service SOCKET", file=sys.stderr)
         return 2
     serve(args[0])
     return 0

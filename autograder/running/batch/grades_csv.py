@@ -7,9 +7,9 @@ import io
 import re
 from pathlib import Path
 
-from .files import write_atomic
+from ..files import write_atomic
 
-from .results import Graded
+from ..results import Graded
 
 POINTS_ROW = "points-per-question"
 #: What a spreadsheet takes for the start of a formula (OWASP's CSV injection list), and the

@@ -13,8 +13,8 @@ import signal
 import threading
 import time
 
-from ..checks.calling import WorkerLost
-from . import cgroups, sandbox, zygote
+from ...checks.calling import WorkerLost
+from . import cgroups, sandbox, fork_client as zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..checks import context
-from ..checks.calling import RemoteError, WorkerLost
-from ..worker import wire
+from ...checks import context
+from ...checks.calling import RemoteError, WorkerLost
+from ...worker import wire
 from .worker_client import WorkerClient
 
 

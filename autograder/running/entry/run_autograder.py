@@ -27,8 +27,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from .resultdoc import REJECTED, ResultDoc
-from .uids import STUDENT_UIDS
+from ..resultdoc import REJECTED, ResultDoc
+from ..judge.uids import STUDENT_UIDS
 
 ROOT = Path("/autograder")
 # Outside STUDENT_UIDS, the range our own runners lease host-wide: without user namespaces a
@@ -96,9 +96,9 @@ def submitted_notebook(root: Path) -> Path:
 
 def grade(root: Path, seed: int) -> dict:
     """Grade the one notebook under ``root/submission``; return our result document."""
-    from .judge import judge
-    from .sandbox import Limits
-    from .tests_zip import load_test_folder
+    from ..judge.core import judge
+    from ..judge.sandbox import Limits
+    from ..judge.tests_zip import load_test_folder
 
     notebook = submitted_notebook(root)
     config = json.loads((root / "source" / "otter_config.json").read_text())
@@ -170,12 +170,12 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     becomes a grader error there, with the traceback on stderr for staff."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m autograder.running.zip_entry")
+    parser = argparse.ArgumentParser(prog="python -m autograder.running.entry.run_autograder")
     parser.add_argument("--hidden-visibility", default="after_published",
                         choices=("hidden", "after_published", "after_due_date", "visible"))
     args = parser.parse_args(argv)
     try:
-        from ..harness import SEED_VARIABLE
+        from ...harness import SEED_VARIABLE
 
         lock_down(root)
         seed = int(os.environ.get(SEED_VARIABLE) or secrets.randbelow(2**31))

@@ -8,12 +8,12 @@ import os
 import threading
 from typing import Iterator
 
-from . import uids
-from .judge import judge
-from .runner import Setup
-from .sandbox import SandboxError
+from ..judge import uids
+from ..judge.core import judge
+from .base import Setup
+from ..judge.sandbox import SandboxError
 from .sealed import SealedRunner
-from .submissions import Submission
+from ..submissions import Submission
 
 #: Writable places every uid can reach, emptied of a uid's files around each submission.
 SHARED_SCRATCH = ("/tmp", "/dev/shm", "/student")

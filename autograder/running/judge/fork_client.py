@@ -1,4 +1,4 @@
-"""The judge's side of the zygote (``autograder.worker.zygote``): start it, ask it for
+"""The judge's side of the zygote (``autograder.worker.fork_server``): start it, ask it for
 workers, learn how they ended.
 
 One zygote serves every worker of a grading process (threads share it; requests are
@@ -132,7 +132,7 @@ class Zygote:
         optimizer machinery (0.7 s) only with ``optimizers``: with one notebook per process
         (the grading container), only a worker that builds an optimizer pays for it; a zygote
         that serves a whole run (the judge service) pays once."""
-        from ..worker.zygote import serve_zygote, warm_up
+        from ...worker.fork_server import serve_zygote, warm_up
 
         warm_up(optimizers=optimizers)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

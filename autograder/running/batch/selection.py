@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import write_atomic
-from .resultdoc import DocumentError, ResultDoc
-from .submissions import Submission
+from ..files import write_atomic
+from ..resultdoc import DocumentError, ResultDoc
+from ..submissions import Submission
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..worker.confine import cgroup_mounts
+from ...worker.confine import cgroup_mounts
 
 CPU_PERIOD_US = 100_000
 CPU_QUOTA_US = 100_000  # one core a worker, as one job a core (``--jobs``) assumes

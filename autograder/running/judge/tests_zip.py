@@ -5,7 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from .judge import TestSpec
+from .core import TestSpec
 
 
 def load_tests(zip_path: Path) -> list[TestSpec]:
