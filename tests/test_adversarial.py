@@ -321,7 +321,7 @@ def test_output_is_capped_and_fake_otter_output_is_ignored(batch):
 # In a container the worker also sees the image's /var (apt's folders) and, with no hidepid
 # there, its parent's command line: the judge's entry point. Neither holds a secret.
 CONTAINER_VISIBLE = re.compile(r"LEAK (/var: |/proc/\d+/cmdline: b'/opt/autograder-env/bin/"
-                               r"python\\x00-m\\x00autograder\.running\.container_entry)")
+                               r"python\\x00-m\\x00autograder\.running\.entry\.container)")
 
 
 def test_hidden_tests_and_host_are_invisible(batch):

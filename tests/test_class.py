@@ -27,13 +27,13 @@ from notebooks import solution, with_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "autograd-exercises"
-# x3 every gradient: wrong, and a mistake no check of q3_multipath names
-TRIPLED = '''def multipath_grads(x0, y0):
+# a wrong expression (the square path weighted by y / 2) that no check of q3_multipath names
+# and no probe explains (x3 every gradient would be named now: probe.scaled)
+UNNAMED = '''def multipath_grads(x0, y0):
     x = torch.tensor(float(x0), requires_grad=True)
     y = torch.tensor(float(y0), requires_grad=True)
-    w = x * y + x ** 2
-    w.backward()
-    return 3 * x.grad.item(), 3 * y.grad.item()
+    (x * y + x ** 2 * y.detach() / 2).backward()
+    return x.grad.item(), y.grad.item()
 
 
 def split_path_grads(x0, y0):
@@ -118,9 +118,9 @@ def batch(tmp_path_factory) -> tuple[Path, Path]:
     broken = with_answer(solution(A), "q2_saved", 'raise RuntimeError("oops")\n\n'
                          + _answer(solution(A), "q2_saved"))
     nbformat.write(broken, subs / "crashed.ipynb")
-    tripled = with_answer(solution(A), "q3_multipath", TRIPLED)
+    unnamed = with_answer(solution(A), "q3_multipath", UNNAMED)
     for n in range(3):
-        nbformat.write(tripled, subs / f"tripled-{n}.ipynb")
+        nbformat.write(unnamed, subs / f"unnamed-{n}.ipynb")
     proc = _grade(subs, out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return subs, out
@@ -195,14 +195,15 @@ def test_does_feedback_give_the_real_cause_of_a_lost_definition(batch):
 def test_does_one_unnamed_mistake_make_one_group_of_three(batch):
     _, out = batch
     groups = class_report.unnamed([class_report._slim(d) for d in load_results(out / A)])
-    tripled = [g for g in groups if any(f.startswith("tripled-") for f in g["files"])]
-    assert tripled, groups
-    top = tripled[0]
-    assert sorted(top["files"]) == ["tripled-0.ipynb", "tripled-1.ipynb", "tripled-2.ipynb"]
-    assert top["check"].startswith("q3_multipath/") and top["signature"] == "x3 the expected values"
+    same = [g for g in groups if any(f.startswith("unnamed-") for f in g["files"])]
+    assert same, groups
+    top = same[0]
+    assert sorted(top["files"]) == ["unnamed-0.ipynb", "unnamed-1.ipynb", "unnamed-2.ipynb"]
+    assert top["check"].startswith("q3_multipath/")
+    assert top["signature"] == "wrong values (no constant ratio)"
     assert groups[0] is top or len(groups[0]["files"]) >= 3  # largest first
     html = (out / A / "report" / "class_report.html").read_text()
-    assert "x3 the expected values" in html
+    assert "wrong values (no constant ratio)" in html
 
 
 @pytest.mark.slow

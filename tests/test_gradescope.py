@@ -237,7 +237,7 @@ def test_mistakes_cost_their_points_and_their_messages_show_after_publishing(pla
         "q5_numpy": 1.5}, results
     assert {tests[n]["visibility"] for n in tests if n.startswith("q")} == {"after_published"}
     assert tests["Public Tests"]["visibility"] == "visible"
-    assert "build the leaf from the p0 argument, not a constant" in tests["q1_accumulation"][
+    assert "build the leaf from the p0 argument" in tests["q1_accumulation"][
         "output"]
     assert "Append .copy()" in tests["q5_numpy"]["output"]
 

@@ -6,7 +6,7 @@ otter's own ``setup.sh`` downloads Miniforge and pandoc and builds a conda env f
 ``setup.sh`` (``gradescope_setup.sh``) keeps the grading image's prebuilt venv when it finds
 one, and otherwise builds it: a Python >= 3.11 (apt when the base has none), torch from
 ``TORCH_INDEX_URL``, the pinned deps from PyPI, and the ``autograder`` wheel that the zip
-carries under ``wheels/`` (the package is not on PyPI). ``run_autograder`` runs ``zip_entry``
+carries under ``wheels/`` (the package is not on PyPI). ``run_autograder`` runs ``entry.run_autograder``
 (the judge, student code under a sandbox uid), which writes Gradescope's ``results.json`` (a
 grader error included) and otter's ``results.pkl``. The tests, ``otter_config.json`` and
 ``run_otter.py`` are kept byte for byte. See docs/gradescope.md.

@@ -1,6 +1,6 @@
 """The grading image's entry point: the trusted judge for one notebook, inside its container.
 
-The host (``docker_runner``, ``fork_runner``) sends one job on stdin as JSON: the notebook and the autograder
+The host (``runners.docker``, ``runners.docker_fork``) sends one job on stdin as JSON: the notebook and the autograder
 zip (base64), the seed, the limits. They are written under the judge's private tmpfs
 (``$TMPDIR``, mode 0700, root-only); the notebook's code runs in a worker as the unprivileged
 uid (``sandbox`` mode ``"container"``). The result document goes back on stdout as one JSON
@@ -110,7 +110,7 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="container_entry", description=__doc__,
+    parser = argparse.ArgumentParser(prog="autograder.running.entry.container", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--install-worker", metavar="DIR",
                         help="write the worker's code to DIR (image build step) and exit")

@@ -1,12 +1,12 @@
 """The judge container of the ``docker-fork`` runner: one trusted judge for a whole run, whose
 students' workers each run inside a fresh container of their own.
 
-The host (``fork_runner.ForkRunner``) starts this once per run, with the capabilities it
+The host (``runners.docker_fork.ForkRunner``) starts this once per run, with the capabilities it
 needs to move a process into another container (``SYS_ADMIN``, ``SYS_PTRACE``,
 ``SYS_CHROOT``), the host's pid namespace and the cgroup tree, but no network. It imports
 torch once and forks the worker zygote before it listens (so the zygote holds no secret),
 then serves jobs on a Unix socket in a folder only the host can reach: one connection a job,
-the same JSON job as ``container_entry`` plus ``join_pid``, the host pid of the ``sleep`` in
+the same JSON job as ``entry.container`` plus ``join_pid``, the host pid of the ``sleep`` in
 the container the host made for that submission, and ``join_container``, that container's id
 (the judge holds that process by a pidfd for the whole job: ``check_target``). Every worker
 of the job is forked from the zygote, joins that container's cgroups and namespaces through

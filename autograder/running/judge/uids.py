@@ -18,7 +18,7 @@ from typing import Iterator
 
 #: The uids student code runs as when our runners grade (leased here, host-wide; a grading
 #: container's judge accepts no other). The Gradescope zip's entry point takes its uid from the
-#: next thousand (``zip_entry``), so a host runner's cleanup never reaches it.
+#: next thousand (``entry.run_autograder``), so a host runner's cleanup never reaches it.
 STUDENT_UIDS = range(61000, 62000)
 FIRST_UID, COUNT = STUDENT_UIDS.start, len(STUDENT_UIDS)
 

@@ -2,7 +2,7 @@
 
 The host side only: it never imports torch and never runs a check. Each container gets the
 notebook, the autograder zip, the seed and the limits as one JSON job on stdin; inside, the
-trusted judge (``container_entry``) grades it with the notebook's code in a worker under an
+trusted judge (``entry.container``) grades it with the notebook's code in a worker under an
 unprivileged uid; the result document comes back as one JSON line on stdout, never a pickle,
 and is checked against the zip's own points before it is written.
 

@@ -3,8 +3,8 @@ that holds student code, the spares started ahead of need, the base of both runn
 a checked ``ResultDoc`` back), and the cleanup of containers a killed grader left behind.
 
 The host side only: it never imports torch and never runs a check. The runners are
-``docker_runner.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each submission's
-container) and ``fork_runner.ForkRunner`` (``docker-fork``: one judge container for the run).
+``runners.docker.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each submission's
+container) and ``runners.docker_fork.ForkRunner`` (``docker-fork``: one judge container for the run).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
 # with no GPU requested), so tests can check that image on a machine that has none. Never set
 # it for real grading: a GPU run must fail without a GPU, never fall back to the CPU.
 CUDA_ON_CPU_VARIABLE = "AUTOGRADER_TEST_CUDA_ON_CPU"
-RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as container_entry (which imports torch)
+RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as entry.container (which imports torch)
 CAPABILITIES = ["SETUID", "SETGID", "SETPCAP", "KILL"]
 
 

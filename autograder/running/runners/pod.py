@@ -1,4 +1,4 @@
-"""The pod runner (``pod_entry``): ``SealedRunner`` inside the grading container, with a
+"""The pod runner (``entry.pod``): ``SealedRunner`` inside the grading container, with a
 block of sandbox uids of its own and each submission's leftovers deleted before the next."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class RunnerKind:
         needs_root: it confines workers itself (namespaces, ``setuid``): root only.
         gpu: whether the worker's limits must leave room for CUDA (``with_gpu``).
         engine: it grades in Docker containers (``resolve`` checks the engine and image).
-        command_line: ``--runner`` offers it (``pod`` is only run by the image's ``pod_entry``,
+        command_line: ``--runner`` offers it (``pod`` is only run by the image's ``entry.pod``,
             inside its own container).
     """
 
@@ -110,7 +110,7 @@ RUNNERS: dict[str, RunnerKind] = {kind.name: kind for kind in (
     RunnerKind("otter", "stock `otter run`, tests in the student's kernel (trusted work; "
                "--submission-timeout bounds each notebook's run)", _otter),
     RunnerKind("pod", "inside the grading image's own container, a pod or batch job (its "
-               "entry point pod_entry runs it)", _pod, partial=True, needs_root=True,
+               "entry point, entry.pod, runs it)", _pod, partial=True, needs_root=True,
                gpu=lambda: bool(gpu_devices()), command_line=False),
 )}
 #: What ``--runner`` accepts.
