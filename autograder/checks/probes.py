@@ -328,7 +328,9 @@ def scaled(got: list[float], expected: list[float]) -> Diagnosis | None:
 
 
 def _close(a: list[float] | None, b: list[float] | None) -> bool:
-    """Equal lengths and every pair within ``1e-6`` relative (``1e-9`` absolute)."""
+    """Equal lengths and every pair within ``1e-6`` relative (``1e-9`` absolute). Symmetric, not
+    ``closeness.within``: it asks whether two of the student's answers agree, with no reference
+    side to scale by."""
     return a is not None and b is not None and len(a) == len(b) and all(
         abs(x - y) <= 1e-9 + 1e-6 * max(abs(x), abs(y)) for x, y in zip(a, b))
 

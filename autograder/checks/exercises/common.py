@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ..calling import describe, fmt
+from ..closeness import within
 from ..result import Verdict
 
 #: torch dtype -> the numpy dtype an exported array must have.
@@ -51,7 +52,7 @@ def float_pair_problem(got: Any, what: str) -> str | None:
 def pair_close(got: tuple[float, float], expected: tuple[float, float], rtol: float,
                atol: float) -> bool:
     """Both entries within ``atol + rtol * |expected|``."""
-    return all(abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got, expected))
+    return within(got, expected, rtol, atol)
 
 
 def first_match(got: Any, expected: Any, patterns: Iterable[tuple[str, Any, str]],
@@ -88,8 +89,7 @@ def array_error(got: np.ndarray, expected: np.ndarray) -> float:
 
 def arrays_close(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
     """Same shape and ``|g - e| <= atol + rtol * |e|`` everywhere (NaN never matches)."""
-    return got.shape == expected.shape and bool(
-        np.all(np.abs(got.astype(np.float64) - expected) <= atol + rtol * np.abs(expected)))
+    return within(got, expected, rtol, atol)
 
 
 def short(values: np.ndarray | list) -> str:

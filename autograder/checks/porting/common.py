@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from ..calling import call, describe, fmt, plain, tolerance_text
+from ..closeness import within
 from ..result import Evidence, Verdict
 
 #: Exception text -> (misconception id, what to do). Checked in order on the message.
@@ -59,8 +60,8 @@ def max_error(got: torch.Tensor, expected: torch.Tensor) -> float:
 
 def allclose(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> bool:
     """``|g - e| <= atol + rtol * |e|`` elementwise in float64; NaN never matches."""
-    g, e = got.detach().cpu().double(), expected.detach().cpu().double()
-    return g.shape == e.shape and bool(((g - e).abs() <= atol + rtol * e.abs()).all())
+    return within(got.detach().cpu().double().numpy(), expected.detach().cpu().double().numpy(),
+                  rtol, atol)
 
 
 def judge_tensor(got: Any, expected: torch.Tensor, shown: str, *, dtype: torch.dtype,
