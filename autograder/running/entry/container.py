@@ -1,7 +1,7 @@
 """The grading image's entry point: the trusted judge for one notebook, inside its container.
 
-The host (``runners.docker``, ``runners.docker_fork``) sends one job on stdin as JSON: the notebook and the autograder
-zip (base64), the seed, the limits. They are written under the judge's private tmpfs
+The host (``runners.docker``, ``runners.docker_fork``) sends one job on stdin as JSON: the
+notebook and the autograder zip (base64), the seed, the limits. They are written under the judge's private tmpfs
 (``$TMPDIR``, mode 0700, root-only); the notebook's code runs in a worker as the unprivileged
 uid (``sandbox`` mode ``"container"``). The result document goes back on stdout as one JSON
 line after ``RESULT_MARKER``: the worker's output is a pipe to the judge, so student code

@@ -12,9 +12,9 @@ results.json is always written: a failure of our own code becomes a grader error
 one readable notebook a message to the student. ``--hidden-visibility`` sets Gradescope's
 visibility of the hidden tests' results (default ``after_published``).
 
-The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (the thousand after
-``uids.STUDENT_UIDS``) (``sandbox`` mode ``"container"``). Before that, the source, submission and results folders are
-made root-only, so the notebook can neither read the tests nor write a result. The seed comes
+The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (the
+thousand after ``uids.STUDENT_UIDS``; ``sandbox`` mode ``"container"``). Before that, the
+source, submission and results folders are made root-only, so the notebook can neither read the tests nor write a result. The seed comes
 from ``AUTOGRADER_SEED`` when set (to reproduce a grade), else it is fresh.
 """
 

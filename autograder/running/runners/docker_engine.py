@@ -3,8 +3,9 @@ that holds student code, the spares started ahead of need, the base of both runn
 a checked ``ResultDoc`` back), and the cleanup of containers a killed grader left behind.
 
 The host side only: it never imports torch and never runs a check. The runners are
-``runners.docker.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each submission's
-container) and ``runners.docker_fork.ForkRunner`` (``docker-fork``: one judge container for the run).
+``runners.docker.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each
+submission's container) and ``runners.docker_fork.ForkRunner`` (``docker-fork``: one judge
+container for the run).
 """
 
 from __future__ import annotations
