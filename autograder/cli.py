@@ -128,8 +128,7 @@ def _grade(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(problem)
     layout = _layout(args)
-    limits = Limits(call_timeout=args.timeout, cell_timeout=4 * args.timeout,
-                    submission_timeout=args.submission_timeout)
+    limits = Limits.timed(args.timeout, args.submission_timeout)
     selection = Selection(resume=args.resume, only=tuple(args.only or ()),
                           question=args.question)
     roster = _roster(args.roster)

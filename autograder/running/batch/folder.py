@@ -29,7 +29,7 @@ from ..resultdoc import GRADED, DocumentError, ResultDoc
 from .roster import identity
 from ..runners.base import Setup
 from ..judge.sandbox import Limits
-from .selection import Selection, on_disk, pick, write_timings
+from .selection import Selection, on_disk, pick, read_json, write_timings
 from ..submissions import Submission, duplicate_names, find, seed_of
 
 
@@ -109,15 +109,16 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         return 2
     limits = kind.limits(limits or Limits())  # e.g. CUDA cannot start under an address cap
     runner = kind.name
+    previous = read_json(out / "grading.json") or {}  # what the last run in ``out`` recorded
     if seed is None and selection.partial:
-        seed = _previous_seed(out)  # a partial run must draw the same hidden inputs
-    if selection.partial and _previous_run(out).get("roster", bool(roster)) != bool(roster):
+        seed = _recorded_seed(previous)  # a partial run must draw the same hidden inputs
+    if selection.partial and previous.get("roster", bool(roster)) != bool(roster):
         # identities (hence seeds) differ with and without a roster: the regrade would draw
         # other inputs than the run it merges into
         display.say(f"note: the run in {out} was graded {'with' if not roster else 'without'} "
                     "a roster; pass the same --roster (or none) to draw the same inputs")
     seed = secrets.randbelow(2**31) if seed is None else seed
-    feedback = feedback or _previous_run(out).get("feedback") or "full"
+    feedback = feedback or previous.get("feedback") or "full"
     jobs = jobs or os.cpu_count() or 1
     display.say(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
                 f"({runner} runner, {jobs} job(s))")
@@ -169,21 +170,12 @@ def _seeded(sub: Submission, run_seed: int, roster: dict[str, str] | None) -> Su
     return dataclasses.replace(sub, seed=submission_seed(run_seed, identity(sub.name, roster)))
 
 
-def _previous_seed(out: Path) -> int | None:
-    """The seed ``out/grading.json`` recorded, if any."""
+def _recorded_seed(run: dict) -> int | None:
+    """The seed a ``grading.json`` recorded, if any."""
     try:
-        return int(_previous_run(out)["seed"])
+        return int(run["seed"])
     except (ValueError, KeyError, TypeError):
         return None
-
-
-def _previous_run(out: Path) -> dict:
-    """What ``out/grading.json`` recorded ({} when there is none or it is unreadable)."""
-    try:
-        run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return run if isinstance(run, dict) else {}
 
 
 def _group(subs: list[Submission]) -> tuple[dict[str, list[Submission]], list[Submission]]:

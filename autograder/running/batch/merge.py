@@ -30,6 +30,11 @@ from .shards import MANIFEST, MANIFEST_VERSION, parse
 #: Fields every shard of one run must agree on, in the order they are checked.
 AGREED = ("manifest_version", "seed", "grader_version", "result_schema_version", "listing",
           "zips", "identities")
+#: What a shard that disagrees on a field was (else: graded by a different grader version).
+DISAGREES = {"seed": "graded with a different seed",
+             "zips": "graded with different autograder zips",
+             "listing": "saw a different folder of submissions",
+             "identities": "was given a different roster, so other hidden inputs"}
 
 
 class MergeError(ValueError):
@@ -58,12 +63,7 @@ def check(folders: list[Path]) -> list[dict]:
     for folder, doc in zip(folders[1:], manifests[1:]):
         for field in AGREED:
             if doc.get(field) != first.get(field):
-                what = ("graded with a different seed" if field == "seed" else
-                        "graded with different autograder zips" if field == "zips" else
-                        "saw a different folder of submissions" if field == "listing" else
-                        "was given a different roster, so other hidden inputs"
-                        if field == "identities" else
-                        "graded by a different grader version")
+                what = DISAGREES.get(field, "graded by a different grader version")
                 raise MergeError(f"{folder}: {MANIFEST} field {field} is "
                                  f"{_short(doc.get(field))}, {base} has "
                                  f"{_short(first.get(field))} ({what}; re-grade it)")

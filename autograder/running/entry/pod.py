@@ -97,10 +97,8 @@ def settings(env: dict[str, str]) -> dict:
             "jobs": number("AUTOGRADER_JOBS", "1"),
             "submissions": folders["AUTOGRADER_SUBMISSIONS"],
             "zips": folders["AUTOGRADER_ZIPS"], "results": folders["AUTOGRADER_RESULTS"],
-            "limits": Limits(call_timeout=seconds, cell_timeout=4 * seconds,
-                             submission_timeout=number("AUTOGRADER_SUBMISSION_TIMEOUT", "300",
-                                                       float),
-                             confinement="container")}
+            "limits": Limits.timed(seconds, number("AUTOGRADER_SUBMISSION_TIMEOUT", "300",
+                                                   float), confinement="container")}
 
 
 def prepare_scratch() -> None:
@@ -163,7 +161,7 @@ def main(env: dict[str, str] | None = None) -> int:
 
     prepare_scratch()
     shard = s["shard"]
-    pod_runner.POOL = pod_runner.UidPool(62000 + (shard.index - 1) * s["jobs"], s["jobs"])
+    pod_runner.POOL = pod_runner.UidPool((shard.index - 1) * s["jobs"], s["jobs"])
     out = s["results"] / f"shard-{shard.index}-of-{shard.count}"
     # the zips folder is laid out as a build folder; there is no project (no masters) here
     layout = Layout(root=GRADING, build=s["zips"])

@@ -109,9 +109,8 @@ def grade(root: Path) -> dict:
         raise RuntimeError(f"{root / 'tests' / 'question.json'}: none of the questions "
                            f"{wanted} is in {zip_path.name}")
     seconds = float(os.environ.get("AUTOGRADER_TIMEOUT", "30"))
-    limits = Limits(confinement="container", call_timeout=seconds, cell_timeout=4 * seconds,
-                    submission_timeout=float(os.environ.get("AUTOGRADER_SUBMISSION_TIMEOUT",
-                                                            "300")))
+    limits = Limits.timed(seconds, float(os.environ.get("AUTOGRADER_SUBMISSION_TIMEOUT", "300")),
+                          confinement="container")
     return judge(sub.path, sub.name, assignment, tests, seed=seed_for(root), uid=STUDENT_UID,
                  limits=limits)
 

@@ -13,9 +13,10 @@ one readable notebook a message to the student. ``--hidden-visibility`` sets Gra
 visibility of the hidden tests' results (default ``after_published``).
 
 The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (the
-thousand after ``uids.STUDENT_UIDS``; ``sandbox`` mode ``"container"``). Before that, the
-source, submission and results folders are made root-only, so the notebook can neither read the tests nor write a result. The seed comes
-from ``AUTOGRADER_SEED`` when set (to reproduce a grade), else it is fresh.
+range ``uids.CONTAINER_UIDS``; ``sandbox`` mode ``"container"``). Before that, the source,
+submission and results folders are made root-only, so the notebook can neither read the tests
+nor write a result. The seed comes from ``AUTOGRADER_SEED`` when set (to reproduce a grade),
+else it is fresh.
 """
 
 from __future__ import annotations
@@ -28,14 +29,12 @@ import traceback
 from pathlib import Path
 
 from ..resultdoc import REJECTED, ResultDoc
-from ..judge.uids import STUDENT_UIDS
+from ..judge.uids import CONTAINER_UIDS
 
 ROOT = Path("/autograder")
-# Outside STUDENT_UIDS, the range our own runners lease host-wide: without user namespaces a
-# container's uid is the host's, and a host runner cleaning up its leased uid (kill -1 as that
-# uid) would otherwise reach this container's worker. Random, so that concurrent containers
-# rarely share a uid's process limit.
-STUDENT_UID = STUDENT_UIDS.stop + secrets.randbelow(len(STUDENT_UIDS))
+# From CONTAINER_UIDS (out of reach of a host runner's cleanup); random, so that concurrent
+# containers rarely share a uid's process limit.
+STUDENT_UID = CONTAINER_UIDS[secrets.randbelow(len(CONTAINER_UIDS))]
 
 
 def lock_down(root: Path) -> None:

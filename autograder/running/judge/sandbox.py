@@ -73,6 +73,13 @@ class Limits:
     join_pid: int = 0  # "join": the host pid of the submission's container (its sleep)
     join_pidfd: int = -1  # "join": the judge's pidfd of that process, held for the whole job
 
+    @classmethod
+    def timed(cls, call_timeout: float, submission_timeout: float, **rest) -> "Limits":
+        """Limits from the two times staff set (``--timeout``, ``--submission-timeout``, or a
+        pod's environment): a notebook cell may take four calls' time."""
+        return cls(call_timeout=call_timeout, cell_timeout=4 * call_timeout,
+                   submission_timeout=submission_timeout, **rest)
+
 
 def gpu_devices() -> list[str]:
     """The host's NVIDIA device files (bound into the jail when present)."""

@@ -17,9 +17,13 @@ from pathlib import Path
 from typing import Iterator
 
 #: The uids student code runs as when our runners grade (leased here, host-wide; a grading
-#: container's judge accepts no other). The Gradescope zip's entry point takes its uid from the
-#: next thousand (``entry.run_autograder``), so a host runner's cleanup never reaches it.
+#: container's judge accepts no other). The Gradescope zip's entry point and the pods take theirs from
+#: ``CONTAINER_UIDS``, so a host runner's cleanup never reaches them.
 STUDENT_UIDS = range(61000, 62000)
+#: The uids student code runs as inside a container we do not lease for (the Gradescope zip,
+#: PrairieLearn, a pod): without user namespaces a container's uid is the host's, so these stay
+#: apart from ``STUDENT_UIDS``, out of reach of a host runner cleaning up its leased uid.
+CONTAINER_UIDS = range(62000, 63000)
 FIRST_UID, COUNT = STUDENT_UIDS.start, len(STUDENT_UIDS)
 
 

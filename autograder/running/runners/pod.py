@@ -53,15 +53,17 @@ def scrub(uid: int, roots: tuple[str, ...] = SHARED_SCRATCH) -> None:
 class UidPool:
     """The sandbox uids this pod hands out, one per submission being graded.
 
-    Not ``uids.lease``'s 61000-61999: without user namespaces a container's uids are the
+    Not ``uids.lease``'s ``STUDENT_UIDS``: without user namespaces a container's uids are the
     node's, and a runner on the node cleaning up its leased uid (``kill -1`` as that uid)
     would reach this pod's worker; the process rlimit counts per uid node-wide too. So pods
-    take 62000-62999 (as the Gradescope entry point does), each shard its own block:
-    ``first`` = 62000 + (shard index x jobs) mod 1000, so the pods of one Job never share one.
+    take ``uids.CONTAINER_UIDS`` (as the Gradescope entry point does), each shard its own
+    block: ``count`` uids from ``offset`` (shard index x jobs), wrapping around, so the pods of
+    one Job never share one.
     """
 
-    def __init__(self, first: int = 62000, count: int = 1):
-        self.free = [62000 + (first - 62000 + i) % 1000 for i in range(count)]
+    def __init__(self, offset: int = 0, count: int = 1):
+        span = uids.CONTAINER_UIDS
+        self.free = [span[(offset + i) % len(span)] for i in range(count)]
         self.lock = threading.Lock()
 
     @contextlib.contextmanager
