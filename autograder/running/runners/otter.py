@@ -36,7 +36,9 @@ def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: i
         copy.parent.mkdir()
         (work / "out").mkdir()
         shutil.copyfile(notebook, copy)
-        env = {**os.environ, SEED_VARIABLE: str(seed)}
+        # One torch thread per kernel, as the other runners give student code: ``-j`` kernels
+        # side by side, each with torch's thread per core, spin against each other.
+        env = {**os.environ, "OMP_NUM_THREADS": "1", SEED_VARIABLE: str(seed)}
         cmd = [sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(work / "out"),
                str(copy)]
         try:
