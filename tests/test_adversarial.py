@@ -7,9 +7,12 @@ in the batch); each must get a row, zero on the question it attacks and a messag
 happened, and the solutions must keep full marks. A second, one-slot run grades a notebook that
 leaves a process behind to kill the workers of later submissions, then the solution.
 
-The batch runs twice: with the local sealed runner (workers forked from the zygote, each in its
-own namespaces) and with the Docker runner (a container per notebook; skipped without an
-engine and the image). Needs root (the sealed judge's sandbox).
+The sealed runner (workers forked from the zygote, each in its own namespaces) grades every
+notebook: what an attack earns is the judge's own logic, the same code whichever runner starts
+the worker, so it is proven once there. Each container runner (``docker``: a container per
+notebook; ``docker-fork``: a judge container and a worker container per notebook) grades the
+notebooks whose outcome depends on where the worker runs (``CONTAINED``). Needs root (the
+sealed judge's sandbox) and, for the container runners, an engine and the image.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from notebooks import ROOT
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.mark.needs_root]
-RUNNERS = ["sealed", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.needs_docker]),
-           pytest.param("docker-fork", marks=[pytest.mark.docker, pytest.mark.needs_docker])]
+_DOCKER = [pytest.mark.docker, pytest.mark.needs_docker]
+RUNNER_MARKS = {"sealed": [], "docker": _DOCKER, "docker-fork": _DOCKER}
+RUNNERS = [pytest.param(runner, marks=marks, id=runner) for runner, marks in RUNNER_MARKS.items()]
 # the per-call time limit of the hostile batch: what an endless call costs; generous enough that
 # a right answer on a loaded machine (other graders beside this one) is never stopped by it
 CALL_TIMEOUT = 5
@@ -98,6 +102,25 @@ CASES = [
     ("sys-exit-toplevel", "q1_accumulation", "SystemExit"),
 ]
 SOLUTIONS = ("aaa-perfect-solution", "zzz-perfect-solution")
+# What a container runner changes: the filesystem the worker sees and may write, its process,
+# memory and network limits, how its output comes back, and how a worker that hangs or dies in
+# a call is replaced. The notebooks that test those; the rest (forged equality, a replaced
+# backward, a cell report) are graded once, by the sealed runner.
+CONTAINED = {"forge-results", "fork-bomb", "hidden-tests-search", "huge-output",
+             "infinite-loop-in-function", "memory-hog-toplevel", "network",
+             "os-exit-in-function", "subprocess-loop"}
+
+
+def cases(runner: str) -> list[tuple[str, str, str]]:
+    """The hostile notebooks ``runner``'s batch grades."""
+    return [c for c in CASES if runner == "sealed" or c[0] in CONTAINED]
+
+
+def per_runner(cases_of) -> list:
+    """``(runner, *case)`` params for a test that reads ``batch`` (indirectly parametrized),
+    one per runner and case that runner's batch grades."""
+    return [pytest.param(runner, *case, marks=marks, id=f"{runner}-{case[0]}")
+            for runner, marks in RUNNER_MARKS.items() for case in cases_of(runner)]
 
 # autograd-porting: the porting solution with one wrong answer and a cell that forges what the
 # worker observes about it (docs/security.md). The forgery must change no points: the attacked
@@ -204,21 +227,32 @@ def _sandbox_processes() -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module", params=RUNNERS)
+_BATCHES: dict[str, dict] = {}  # runner -> its batch (this module runs on one xdist worker)
+
+
+@pytest.fixture(params=RUNNERS)
 def batch(request, build_dir, tmp_path_factory):
-    """Grade every hostile notebook plus the solution twice, two at a time, in one run."""
+    """The runner's batch, graded once per test run (kept here rather than by a module-scoped
+    fixture: pytest groups a module fixture's tests by parameter index, and the tests that
+    choose their runner's cases give ``batch`` other indices, so it would regrade)."""
+    if request.param not in _BATCHES:
+        _BATCHES[request.param] = _grade_batch(request.param, build_dir, tmp_path_factory)
+    return _BATCHES[request.param]
+
+
+def _grade_batch(runner: str, build_dir: Path, tmp_path_factory) -> dict:
+    """Grade ``runner``'s hostile notebooks plus the solution twice, two at a time, in one run."""
     folder = tmp_path_factory.mktemp("hostile-in")
     out = tmp_path_factory.mktemp("hostile-out")
-    for path in HOSTILE.glob("*.ipynb"):
-        if path.stem != "survivor-process":
-            place_hostile(path, folder / path.name)
+    for name, _, _ in cases(runner):
+        place_hostile(HOSTILE / f"{name}.ipynb", folder / f"{name}.ipynb")
     for name in SOLUTIONS:
         shutil.copy(SOLUTION, folder / f"{name}.ipynb")
     for path in FORGED:
         path.unlink(missing_ok=True)
     listener = _Listener()
     try:
-        proc = _grade(folder, out, jobs=2, build=build_dir, runner=request.param)
+        proc = _grade(folder, out, jobs=2, build=build_dir, runner=runner)
     finally:
         listener.close()
     results = out / ASSIGNMENT / "results"
@@ -227,7 +261,7 @@ def batch(request, build_dir, tmp_path_factory):
     with open(out / ASSIGNMENT / "final_grades.csv", newline="") as f:
         rows = {r["file"]: r for r in csv.DictReader(f)}
     return {"proc": proc, "out": out, "docs": docs, "rows": rows, "listener": listener.hits,
-            "leftover": _sandbox_processes(), "runner": request.param}
+            "leftover": _sandbox_processes(), "runner": runner}
 
 
 def _memory_hog_stopped(batch, name: str) -> bool:
@@ -241,7 +275,7 @@ def _memory_hog_stopped(batch, name: str) -> bool:
 def test_batch_completes(batch):
     proc = batch["proc"]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    expected = {name for name, _, _ in CASES} | set(SOLUTIONS)
+    expected = {name for name, _, _ in cases(batch["runner"])} | set(SOLUTIONS)
     assert set(batch["docs"]) == expected
     assert {name.removesuffix(".ipynb") for name in batch["rows"]} >= expected
 
@@ -255,7 +289,7 @@ def test_solutions_in_the_same_batch_keep_full_marks(batch, name):
     assert float(row["total_points_earned"]) == 21 and row["grading_status"] == "Completed"
 
 
-@pytest.mark.parametrize("name,question,phrase", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("batch,name,question,phrase", per_runner(cases), indirect=["batch"])
 def test_attack_earns_nothing_on_its_question(batch, name, question, phrase):
     doc = batch["docs"][name]
     assert doc["status"].startswith("graded"), doc.get("error")
@@ -274,6 +308,7 @@ def test_attack_earns_nothing_on_its_question(batch, name, question, phrase):
     assert any(phrase in text for text in said), said
 
 
+@pytest.mark.parametrize("batch", ["sealed"], indirect=True)
 def test_cell_reports_say_what_happened(batch):
     cells = {name: batch["docs"][name]["notebook"]["cells"] for name in
              ("os-exit-toplevel", "infinite-loop-toplevel", "sleep-toplevel",
@@ -295,7 +330,7 @@ def test_functions_that_hang_or_exit_cost_only_their_question(batch):
     """The attacked question loses; another question may lose points only to a time limit
     (on a loaded machine a replaced worker's replay can be slow), never to a wrong answer:
     the worker was replaced and the other answers were graded as they are."""
-    for name, question, _ in CASES:
+    for name, question, _ in cases(batch["runner"]):
         if name not in ("infinite-loop-in-function", "sleep-in-function", "os-exit-in-function",
                         "memory-hog-in-function", "sys-exit-in-function", "class-spoof"):
             continue
@@ -414,9 +449,11 @@ def test_a_giant_meta_module_costs_the_judge_no_memory(build_dir, tmp_path):
     assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
 
 
-@pytest.fixture(scope="module", params=RUNNERS)
+@pytest.fixture(scope="module", params=[r for r in RUNNERS if r.values[0] != "docker"])
 def porting_batch(request, build_dir, tmp_path_factory):
-    """The porting hostiles and the porting solution, graded in one run."""
+    """The porting hostiles and the porting solution, graded in one run. What a forged
+    observation earns is decided by the judge; the sealed runner proves it, and ``docker-fork``
+    (the default in containers) that its worker image reports the same."""
     folder = tmp_path_factory.mktemp("porting-in")
     out = tmp_path_factory.mktemp("porting-out")
     for path in PORTING_HOSTILE.glob("*.ipynb"):
