@@ -24,7 +24,7 @@ import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS
 from notebooks import ROOT
-from conftest import image_problem
+from conftest import engine_problem, image_problem, need
 
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel
@@ -53,10 +53,8 @@ def build_image_module():
 def engine_or_skip():
     from autograder.running.runners.docker_engine import engine
 
-    client = engine()
-    if client is None:
-        pytest.skip("no Docker engine reachable (start dockerd, or set DOCKER_HOST)")
-    return client
+    need(engine_problem())
+    return engine()
 
 
 def skip_with_nvidia(client) -> None:
@@ -225,6 +223,11 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
 
 # ---- the students' environment ----------------------------------------------------------------
 
+# The tests that use the students' venv: one xdist group, so one worker builds it (a minute of
+# pip) and the other never builds a second.
+STUDENT_ENV = pytest.mark.xdist_group("student-env")
+
+
 @pytest.fixture(scope="module")
 def student_python(tmp_path_factory, torch_index) -> Path:
     """A clean venv holding only student_templates/requirements.txt, installed as on an
@@ -244,6 +247,7 @@ def student_python(tmp_path_factory, torch_index) -> Path:
 
 
 @pytest.mark.slow
+@STUDENT_ENV
 def test_students_get_the_cpu_torch_and_no_autograder(student_python):
     code = ("import importlib.util, torch; "
             "print(torch.__version__, importlib.util.find_spec('autograder'))")
@@ -257,6 +261,7 @@ def test_students_get_the_cpu_torch_and_no_autograder(student_python):
 
 
 @pytest.mark.slow
+@STUDENT_ENV
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_otter_check_and_grader_check_in_the_students_env(student_python, assignment,
                                                           tmp_path):
@@ -296,6 +301,7 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
 
 
 @pytest.mark.slow
+@STUDENT_ENV
 def test_stock_otter_run_without_the_autograder_package_fails_loudly(student_python, zips,
                                                                     tmp_path):
     """The solution (21/21) through stock ``otter run`` where ``autograder`` is not installed:
