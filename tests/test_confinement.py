@@ -29,6 +29,7 @@ from autograder.running.judge import cgroups, sandbox, uids, fork_client as zygo
 from autograder.running.judge.core import judge
 from autograder.running.judge.sandbox import Limits
 from autograder.running.judge.tests_zip import load_tests
+from conftest import need
 from notebooks import ROOT, template
 from test_docker import SEED
 
@@ -185,8 +186,7 @@ def test_a_confinement_step_that_did_not_take_is_refused(zip_path, tmp_path, mon
 def test_a_worker_not_in_its_cpu_group_is_refused(zip_path, tmp_path, monkeypatch):
     """If the judge cannot read back the worker's move into its CPU group, is the worker
     refused (a grader error), its group removed?"""
-    if cpu_groups_problem() is not None:
-        pytest.skip(cpu_groups_problem())
+    need(cpu_groups_problem())
     monkeypatch.setattr(cgroups.CpuGroups, "membership", lambda self, pid: None)
     doc = sealed(notebook(tmp_path, "status", STATUS), zip_path)
     assert doc["status"] == "grader-error" and "CPU share" in doc["error"], doc
@@ -273,8 +273,7 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
     busy processes, with the kernel's autogroups off: is it at most 2x slower (a ratio of
     the two runs, not a time)? Each worker's CPU group (equal weight, one core) bounds the
     hog; without one the reference would get about 1/61 of the CPU here."""
-    if cpu_groups_problem() is not None:
-        pytest.skip(f"no CPU cgroups: {cpu_groups_problem()}")
+    need(cpu_groups_problem() and f"no CPU cgroups: {cpu_groups_problem()}")
     reference = notebook(tmp_path, "reference", REFERENCE.replace("ITERATIONS", "15_000_000"))
     hog = notebook(tmp_path, "hog", HOG.replace("HOG_SECONDS", "150"))
     limits = Limits(call_timeout=60, cell_timeout=200, submission_timeout=400)

@@ -126,7 +126,7 @@ def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
 @pytest.mark.docker
 @pytest.mark.slow
 @needs_image
-@pytest.mark.skipif(os.geteuid() != 0, reason="the local sealed runner needs root")
+@pytest.mark.needs_root
 def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_path):
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from autograder.running.batch.folder import ensure_zip
@@ -211,7 +211,7 @@ def test_pod_entry_refuses_settings_that_cannot_work(tmp_path):
             os.rmdir(open_folder)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="chown and setuid need root")
+@pytest.mark.needs_root
 def test_scrub_deletes_the_uids_files_and_nothing_else():
     """Between two submissions in one pod: what the last uid left in the shared scratch
     folders (its 0700 folder included, which the judge itself cannot enter) goes; another

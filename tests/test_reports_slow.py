@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "files" / "golden"
@@ -66,9 +67,8 @@ def browser():
     webdriver = pytest.importorskip("selenium.webdriver")
     binary = shutil.which("chromium")
     driver = shutil.which("chromedriver")
-    if not binary or not driver:
-        pytest.skip("chromium and chromium-driver are not installed "
-                    "(apt-get install -y chromium chromium-driver)")
+    need(None if binary and driver else "chromium and chromium-driver are not installed "
+         "(apt-get install -y chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
