@@ -30,25 +30,26 @@ _run_seed: int | None = None
 
 
 @dataclass
-class Judging:
-    """Set by the sealed judge: the seed to use, and where each check's result goes."""
+class Collected:
+    """Set by the sealed judge around one otter test: the seed to use, and the
+    ``CheckResult`` of each check the test ran."""
 
     seed: int
     results: list[CheckResult] = field(default_factory=list)
 
 
-_JUDGING: ContextVar[Judging | None] = ContextVar("judging", default=None)
+_COLLECTING: ContextVar[Collected | None] = ContextVar("collecting", default=None)
 
 
 @contextlib.contextmanager
-def judging(seed: int) -> Iterator[Judging]:
+def collecting(seed: int) -> Iterator[Collected]:
     """Run otter's test functions with an explicit seed, collecting every ``CheckResult``."""
-    state = Judging(seed)
-    token = _JUDGING.set(state)
+    state = Collected(seed)
+    token = _COLLECTING.set(state)
     try:
         yield state
     finally:
-        _JUDGING.reset(token)
+        _COLLECTING.reset(token)
 
 
 def grading_seed() -> int:
@@ -82,7 +83,7 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
 
 def expect(env: dict[str, Any], assignment: str, key: str) -> None:
     """Run the check ``key`` for otter; raise ``AssertionError`` with its message on failure."""
-    state = _JUDGING.get()
+    state = _COLLECTING.get()
     result = run_check(env, assignment, key, state.seed if state else grading_seed())
     if state is not None:
         state.results.append(result)

@@ -339,7 +339,7 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
     submission a grader error that says so, and no student code run?"""
     from autograder.running.runners import docker_fork as fork_runner
     from autograder.running.runners.docker_engine import engine
-    from autograder.running.runners.docker_fork import ForkRunner, JudgeService
+    from autograder.running.runners.docker_fork import ForkRunner, JudgeContainer
     from autograder.running.runners.base import Setup
     from autograder.running.submissions import find
 
@@ -348,13 +348,13 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
     folder = tmp_path / "in"
     folder.mkdir()
     notebook(folder, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")
-    JudgeService.close_all()
+    JudgeContainer.close_all()
     runner = ForkRunner(Setup(zip_path, ASSIGNMENT, SEED, Limits()), client=engine())
     try:
         result = runner.grade(find(folder, ASSIGNMENT)[0])
     finally:
         runner.close()
-        JudgeService.close_all()
+        JudgeContainer.close_all()
     doc = result.to_dict()
     assert result.row().status != "Completed" and doc["status"] == "grader-error", doc
     assert "bounding set" in doc["error"], doc["error"]

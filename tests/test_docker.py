@@ -105,7 +105,7 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     def refuse(*_):
         raise fork_runner.ContainerError("the engine refused the judge container (test)")
 
-    monkeypatch.setattr(fork_runner.JudgeService, "shared", refuse)
+    monkeypatch.setattr(fork_runner.JudgeContainer, "shared", refuse)
     runner, why = registry.resolve("auto")
     assert runner.name == "docker" and "refused the judge container (test)" in why
     runner, why = registry.resolve("docker-fork")
@@ -425,20 +425,20 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
     started it, and does the kernel hold a process in it to that limit?"""
     from autograder.running.runners.docker_engine import IMAGES, engine
-    from autograder.running.runners.docker_fork import JudgeService, judge_memory
+    from autograder.running.runners.docker_fork import JudgeContainer, judge_memory
 
     client = engine()
     key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)
-    previous = JudgeService._shared.get(key)
-    service = JudgeService(client, IMAGES["cpu"], jobs=1)
-    JudgeService._shared[key] = service  # as registry.resolve's one-job probe leaves it
+    previous = JudgeContainer._shared.get(key)
+    service = JudgeContainer(client, IMAGES["cpu"], jobs=1)
+    JudgeContainer._shared[key] = service  # as registry.resolve's one-job probe leaves it
 
     def limit() -> int:
         return client.api.inspect_container(service.container.id)["HostConfig"]["Memory"]
 
     try:
         assert limit() == int(judge_memory(1)[:-1]) * 2**20
-        assert JudgeService.shared(client, IMAGES["cpu"], 2) is service
+        assert JudgeContainer.shared(client, IMAGES["cpu"], 2) is service
         assert limit() == int(judge_memory(2)[:-1]) * 2**20
         over = limit() + 256 * 2**20
         code, _ = service.container.exec_run(
@@ -446,9 +446,9 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
         assert code == 137  # SIGKILL from the container's memory cgroup: never past the limit
     finally:
         if previous is None:
-            JudgeService._shared.pop(key, None)
+            JudgeContainer._shared.pop(key, None)
         else:
-            JudgeService._shared[key] = previous
+            JudgeContainer._shared[key] = previous
         service.close()
 
 

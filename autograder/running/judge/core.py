@@ -18,7 +18,7 @@ from typing import Any
 import nbformat
 
 from ...checks.calling import RemoteError, WorkerLost, exception_summary
-from ...harness import judging
+from ...harness import collecting
 from .remote import RemoteNamespace, _short
 from ..resultdoc import ResultDoc
 from .sandbox import Limits, SandboxError
@@ -193,7 +193,7 @@ def code_cells(path: Path) -> list[tuple[int, str]]:
 def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
     """Run one otter test case against the remote namespace; never raises."""
     outcome: dict[str, Any] = {"name": spec.name, "hidden": spec.hidden, "possible": spec.points}
-    with judging(seed) as state:
+    with collecting(seed) as state:
         try:
             spec.body.call_func(session.ensure())
             passed, message = True, "passed"

@@ -1,5 +1,5 @@
 """The ``docker-fork`` runner, host side: one judge container for the whole run
-(``JudgeService``, which runs ``judge_service``), and a fresh container per submission that
+(``JudgeContainer``, which runs ``judge_service``), and a fresh container per submission that
 only ever holds that student's worker."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..submissions import Submission
 
 class ForkRunner(ContainerRunner):
     """``docker-fork``: still a fresh container per submission, but one that only ever holds
-    that student's worker. One judge container (``JudgeService``) imports torch once for the
+    that student's worker. One judge container (``JudgeContainer``) imports torch once for the
     whole run and forks each worker into the submission's container (its cgroups and
     namespaces), so a submission costs a container's start and stop, not an ``import torch``.
 
@@ -37,7 +37,7 @@ class ForkRunner(ContainerRunner):
                          spares=spares)
         if self.box.gpus:
             raise ContainerError("docker-fork grades on the CPU image: use --runner docker-gpu")
-        self.service = JudgeService.shared(self.client, self.image, spares)
+        self.service = JudgeContainer.shared(self.client, self.image, spares)
         self.image = self.service.image_id  # the same files as the judge's zygote
 
     def _launch(self):
@@ -66,7 +66,7 @@ class ForkRunner(ContainerRunner):
         except ContainerError:
             if self.service.alive():
                 raise
-        self.service = JudgeService.shared(self.client, self.image, self.spares.most)
+        self.service = JudgeContainer.shared(self.client, self.image, self.spares.most)
         return self._run_once(sub, uid)
 
     def _run_once(self, sub: Submission, uid: int) -> dict:
@@ -105,7 +105,7 @@ def submission_config(limits: Limits, box: ContainerLimits) -> dict:
     return {**box_config(limits, box), "user": "65534:65534", "auto_remove": True}
 
 
-class JudgeService:
+class JudgeContainer:
     """The ``docker-fork`` judge container (``judge_service``) and the host's way to it: a
     Unix socket in a folder of this process's own, bound into the container. One per engine
     and image in a process (``shared``), shared by every assignment of a run; it ends when
@@ -201,7 +201,7 @@ class JudgeService:
     _lock = threading.Lock()
 
     @classmethod
-    def shared(cls, client, image: str, jobs: int = 1) -> "JudgeService":
+    def shared(cls, client, image: str, jobs: int = 1) -> "JudgeContainer":
         """This process's judge container for ``image`` (started on first use, and again if
         it stopped), its memory sized for ``jobs`` at once (on first use)."""
         key = (client.api.base_url, client.images.get(image).id)
@@ -233,5 +233,5 @@ class JudgeService:
             service.close()
 
 
-atexit.register(JudgeService.close_all)
+atexit.register(JudgeContainer.close_all)
 

@@ -162,10 +162,10 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
     elif gpu:
         why = docker_engine.gpu_problem(client, image)
     elif kind is None or kind is RUNNERS["docker-fork"]:
-        from .docker_fork import JudgeService
+        from .docker_fork import JudgeContainer
 
         try:
-            JudgeService.shared(client, image)
+            JudgeContainer.shared(client, image)
             return RUNNERS["docker-fork"], (f"grading in containers of {image}: one judge "
                                             f"container, a fresh container per submission")
         except Exception as exc:  # noqa: BLE001 - ContainerError, or the engine's own error
