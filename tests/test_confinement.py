@@ -155,9 +155,9 @@ def _without(step: str, instead: str):
 
     def sources() -> dict[str, bytes]:
         files = real()
-        text = files["autograder/worker/confine.py"].decode()
+        text = files["autograder/worker/confine/privileges.py"].decode()
         assert text.count(f"    {step}\n") == 1, step
-        files["autograder/worker/confine.py"] = text.replace(
+        files["autograder/worker/confine/privileges.py"] = text.replace(
             f"    {step}\n", f"    {instead}  # changed by the test\n").encode()
         return files
 

@@ -23,7 +23,7 @@ class Evidence:
         max_error: the largest absolute error, when values were compared.
         tolerance: the tolerance the comparison used, as text (``"rtol=1e-05, atol=1e-06"``).
         probes: what the diagnostic probes did when no known mistake matched
-            (``checks/probes.py``): each the probe's id, what it established and its calls, or
+            (``checks/probes/``): each the probe's id, what it established and its calls, or
             ``{"id": None, "tried": [...]}`` when none established a cause.
     """
 

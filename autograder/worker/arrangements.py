@@ -8,7 +8,7 @@
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
   diagnostic probe can tell an answer that depends on torch's randomness from one that
-  depends on earlier calls (``checks/probes.py``).
+  depends on earlier calls (``checks/probes/``).
 
 What the arrangements observe (the stand-ins' input dtypes, the saved-tensor count) comes back
 with the call's result. It is taken in the student's process, where a notebook cell can

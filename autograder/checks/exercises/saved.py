@@ -3,12 +3,13 @@
 The reference is never a typed constant: the grader runs its own pack hook on a deep copy of
 the very network it hands the student, in the torch build that grades, because the counts
 depend on each operation's backward rule and those change across torch versions.
+The reference (``predict``) and the networks it is measured on (``draw_unambiguous``) live in
+``saved_reference``.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -20,65 +21,9 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, is_int
+from .saved_reference import LESSON_COUNTS, Predictions, draw_unambiguous, predict
 
 QUESTION = "q2_saved"
-#: The lesson's printed counts, used only to recognise a copied constant, never as a reference.
-LESSON_COUNTS = (4, 272)
-ACTIVATIONS = (nn.ReLU, nn.Tanh, nn.Sigmoid)
-
-
-@dataclass(frozen=True)
-class Predictions:
-    """What ``count_saved`` returns for one (net, inputs), correct and under each known mistake.
-
-    Attributes:
-        tracked: the reference for ``track=True`` (pack events, bytes).
-        untracked: the reference for ``track=False`` (the grader's own no_grad run).
-        params: the network's parameters counted instead (tensors, bytes).
-        unique: distinct storages among the packed tensors instead of pack events.
-        four_bytes: pack events with 4 bytes per element assumed (differs in float64).
-    """
-
-    tracked: tuple[int, int]
-    untracked: tuple[int, int]
-    params: tuple[int, int]
-    unique: tuple[int, int]
-    four_bytes: tuple[int, int]
-
-
-def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Tensor]:
-    """The tensors the pack hook sees during one forward of a private copy of ``net``."""
-    packed: list[torch.Tensor] = []
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        packed.append(tensor)
-        return tensor
-
-    model = copy.deepcopy(net)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        with torch.set_grad_enabled(track):
-            model(inputs.clone())
-    return packed  # the list keeps every packed tensor alive, so storages stay distinct
-
-
-def _nbytes(tensors: list[torch.Tensor]) -> int:
-    return sum(t.numel() * t.element_size() for t in tensors)
-
-
-def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
-    """Run the grader's own hooks on copies of ``net``; predict right and wrong answers."""
-    packed = _packed(net, inputs, True)
-    storages: dict[int, torch.Tensor] = {}
-    for t in packed:
-        storages.setdefault(t.untyped_storage().data_ptr(), t)
-    params = list(net.parameters())
-    return Predictions(
-        tracked=(len(packed), _nbytes(packed)),
-        untracked=(len(_packed(net, inputs, False)), _nbytes(_packed(net, inputs, False))),
-        params=(len(params), _nbytes(params)),
-        unique=(len(storages), _nbytes(list(storages.values()))),
-        four_bytes=(len(packed), 4 * sum(t.numel() for t in packed)),
-    )
 
 
 def _pair_problem(got: Any) -> str | None:
@@ -154,49 +99,6 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
         return None, "The number of pack calls is right; the bytes are not."
     return None, ""  # no guessed cause: the probes look for one (check_count_saved)
 
-
-def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1,
-              batch: int | None = None) -> tuple[nn.Sequential, torch.Tensor]:
-    """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``
-    (``batch`` rows, else a drawn number)."""
-    n_linear = int(rng.integers(min_linear, 4))
-    widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
-    layers: list[nn.Module] = []
-    with torch.random.fork_rng(devices=[]):  # leave the student's global torch RNG alone
-        for i in range(n_linear):
-            layers.append(nn.Linear(widths[i], widths[i + 1], bias=bool(rng.random() < 0.8)))
-            if i < n_linear - 1 or rng.random() < 0.5:
-                layers.append(ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]())
-    net = nn.Sequential(*layers).to(dtype)
-    with torch.no_grad():
-        for p in net.parameters():
-            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
-    batch = int(rng.integers(1, 9)) if batch is None else batch
-    return net, torch.from_numpy(rng.standard_normal((batch, widths[0]))).to(dtype)
-
-
-def unambiguous(pred: Predictions) -> bool:
-    """Whether every known mistake predicts its own answer, so a match names one mistake only.
-
-    A mistake that predicts the right answer (no shared storage, float32 bytes) is left out: it
-    cannot be seen on that network and is not matched.
-    """
-    wrong = [pred.params, LESSON_COUNTS, pred.untracked]
-    wrong += [p for p in (pred.unique, pred.four_bytes) if p != pred.tracked]
-    return pred.tracked not in wrong[:3] and len(set(wrong)) == len(wrong)
-
-
-def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int,
-                     batch: int | None = None, tracked_inputs: bool = False) -> tuple[
-        nn.Sequential, torch.Tensor, Predictions]:
-    """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
-    for _ in range(50):
-        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch)
-        inputs.requires_grad_(tracked_inputs)
-        pred = predict(net, inputs)
-        if unambiguous(pred):
-            break
-    return net, inputs, pred
 
 
 def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:

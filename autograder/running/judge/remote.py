@@ -191,7 +191,7 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                 if (isinstance(own[name], nn.Parameter)
                         and own[name].requires_grad != value.requires_grad):
                     # a call that turned tracking off on the caller's net must show here too
-                    # (the checks score what the call changed: checks/probes.py, changes)
+                    # (the checks score what the call changed: checks/probes/, changes)
                     own[name].requires_grad_(value.requires_grad)
     arg.train(bool(state.get("training", arg.training)))
     _mirror_hooks(arg, state.get("hooks"))

@@ -95,11 +95,12 @@ def with_gpu(limits: Limits) -> Limits:
 
 def worker_sources() -> dict[str, bytes]:
     """The files the worker runs, read by the judge: ``autograder/__init__.py`` and the
-    ``worker`` subpackage. Nothing else of the package (the checks) is copied."""
+    ``worker`` subpackage, its own subpackages (``wire``, ``confine``) included. Nothing else
+    of the package (the checks) is copied."""
     package = Path(autograder.__file__).parent
     files = {"autograder/__init__.py": (package / "__init__.py").read_bytes()}
-    for path in sorted((package / "worker").glob("*.py")):
-        files[f"autograder/worker/{path.name}"] = path.read_bytes()
+    for path in sorted((package / "worker").rglob("*.py")):
+        files[f"autograder/{path.relative_to(package).as_posix()}"] = path.read_bytes()
     return files
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import socket
 
+from .container import ContainerRunner
 from .docker_engine import (CAPABILITIES, IMAGES, MAX_ANSWER_BYTES, ContainerError,
-                            ContainerLimits, ContainerRunner, box_config, owner_label,
-                            parse_answer)
+                            ContainerLimits, box_config, owner_label, parse_answer)
 from .base import Setup
 from ..judge.sandbox import Limits
 from ..submissions import Submission

@@ -1,6 +1,7 @@
-"""What both Docker runners share, on the host: the engine, the images, what confines a container
-that holds student code, the spares started ahead of need, the base of both runners (a job out,
-a checked ``ResultDoc`` back), and the cleanup of containers a killed grader left behind.
+"""What both Docker runners share about the engine, on the host: the engine itself, the images,
+what confines a container that holds student code (``ContainerLimits``, ``box_config``), the
+label that says which grader made a container and the cleanup of those a killed grader left
+behind, and the reading of a judge's answer. The base of both runners is ``container``.
 
 The host side only: it never imports torch and never runs a check. The runners are
 ``runners.docker.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each
@@ -10,24 +11,14 @@ container for the run).
 
 from __future__ import annotations
 
-import abc
-import base64
-import dataclasses
 import json
 import os
 import socket
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable
 
-from ..judge import uids
 from ..results import MAX_DOCUMENT_BYTES
-from ..resultdoc import ResultDoc
-from .base import Runner, Setup, WholeNotebooks
 from ..judge.sandbox import Limits
-from ..submissions import Submission, read_notebook_bytes, seed_of
+
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
@@ -82,22 +73,6 @@ def engine(timeout: float = 10.0):
         return None
 
 
-def zip_points(zip_path: Path) -> dict[str, float]:
-    """Points per question, as otter resolves them from the zip's test files (no torch: the
-    test files import the harness only inside their test functions)."""
-    import zipfile
-
-    from otter.test_files import ExceptionTestFile
-
-    totals: dict[str, float] = {}
-    with zipfile.ZipFile(zip_path) as zf:
-        for member in sorted(zf.namelist()):
-            if member.startswith("tests/") and member.endswith(".py"):
-                tf = ExceptionTestFile.from_string(zf.read(member).decode("utf-8"), member)
-                totals[tf.name] = sum(float(tc.points or 0.0) for tc in tf.test_cases)
-    return totals
-
-
 def box_config(limits: Limits, box: ContainerLimits) -> dict:
     """What every container that holds student code gets: no network, a read-only root,
     private IPC, the memory, process and CPU limits, every capability dropped,
@@ -108,155 +83,6 @@ def box_config(limits: Limits, box: ContainerLimits) -> dict:
         nano_cpus=int(box.cpus * 1e9), cap_drop=["ALL"], security_opt=["no-new-privileges"],
         tmpfs={"/tmp": f"size={limits.tmp_bytes},mode=1777",
                "/student": f"size={limits.tmp_bytes},mode=1777"})
-
-
-class Spares:
-    """Containers started ahead of need (up to ``most``, never more than the submissions
-    announced with ``expect``): a submission does not wait for its container's start. A spare
-    holds nothing of any submission until its job arrives. ``launch()`` makes one (a container
-    and its handle); ``discard(spare)`` removes one that was never used."""
-
-    def __init__(self, launch: Callable[[], Any], discard: Callable[[Any], None], most: int):
-        self.launch, self.discard, self.most = launch, discard, most
-        self.spares: list = []
-        self.closed = False
-        self.pending = 0  # submissions announced (``expect``) and not yet given a container
-        self.lock = threading.Lock()
-        self.starter = ThreadPoolExecutor(max_workers=1) if most else None
-
-    def expect(self, count: int) -> None:
-        """``count`` more submissions are coming: start spares for them (never more)."""
-        with self.lock:
-            self.pending += count
-        if self.starter is not None:
-            for _ in range(min(count, self.most)):
-                self.starter.submit(self._add)
-
-    def take(self):
-        """A started container for one submission (a spare, else a new one)."""
-        with self.lock:
-            spare = self.spares.pop() if self.spares else None
-            self.pending = max(self.pending - 1, 0)
-        if self.starter is not None:
-            self.starter.submit(self._add)
-        return spare if spare is not None else self.launch()
-
-    def _wanted(self) -> bool:  # with ``self.lock`` held
-        return not self.closed and len(self.spares) < min(self.most, self.pending)
-
-    def _add(self) -> None:
-        with self.lock:
-            if not self._wanted():
-                return
-        try:
-            spare = self.launch()
-        except Exception:  # noqa: BLE001 - the next submission starts its own
-            return
-        with self.lock:
-            if self._wanted():
-                self.spares.append(spare)
-                return
-        self.discard(spare)
-
-    def close(self) -> None:
-        """Remove the containers started ahead of need (never given a job)."""
-        with self.lock:
-            self.closed = True
-        if self.starter is not None:
-            self.starter.shutdown(wait=True)
-        with self.lock:
-            spares, self.spares = self.spares, []
-        for spare in spares:
-            self.discard(spare)
-
-
-class ContainerRunner(Runner):
-    """Grades each submission in a fresh container (``run``, a runner's own); the result
-    document it answers is checked against the zip's own points before the batch writes it."""
-
-    name = "docker"
-
-    def __init__(self, setup: Setup, *, image: str, box: ContainerLimits | None, client,
-                 spares: int):
-        self.client = client or engine()
-        if self.client is None:
-            raise ContainerError("no Docker engine is reachable")
-        self.assignment, self.seed, self.image = setup.assignment, setup.seed, image
-        self.limits, self.box = setup.limits, box or ContainerLimits()
-        self.zip_b64 = base64.b64encode(Path(setup.zip_path).read_bytes()).decode()
-        self.questions = zip_points(setup.zip_path)
-        self.spares = Spares(self._launch, self._discard, spares)
-        remove_orphans(self.client)
-
-    @abc.abstractmethod
-    def _launch(self):
-        """Create and start one container for a submission; return it with its handle."""
-
-    def _release(self, handle) -> None:
-        """Let go of the handle ``_launch`` returned with a container never given a job."""
-
-    def _discard(self, spare) -> None:
-        """Remove a container ``_launch`` made that was never given a job."""
-        container, handle = spare
-        try:
-            self._release(handle)
-            container.remove(force=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-
-    @abc.abstractmethod
-    def run(self, sub: Submission, uid: int) -> dict:
-        """Grade ``sub`` in a fresh container; the result document the judge answered."""
-
-    def expect(self, count: int) -> None:
-        self.spares.expect(count)
-
-    def close(self) -> None:
-        self.spares.close()
-
-    def points(self) -> dict[str, float]:
-        return dict(self.questions)
-
-    def grade(self, sub: Submission, questions: frozenset[str] | None = None) -> ResultDoc:
-        if questions is not None:
-            raise WholeNotebooks(self.name)
-        try:
-            # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
-            # host's, so two workers sharing one would share its process limit, and the local
-            # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
-            with uids.lease() as uid:
-                return self.checked(self.run(sub, uid), sub.name)
-        except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
-            return ResultDoc.grader_error(sub.name, f"container: {exc}",
-                                          assignment=self.assignment,
-                                          seed=seed_of(sub, self.seed))
-
-    def job(self, sub: Submission, uid: int, **extra) -> bytes:
-        limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid", "join_pidfd")}
-        return json.dumps({"name": sub.name, "assignment": self.assignment,
-                           "seed": seed_of(sub, self.seed),
-                           "uid": uid, "limits": limits, "zip": self.zip_b64,
-                           "require_cuda": self.box.gpus, **extra,
-                           "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}
-                          ).encode()
-
-    def wall_limit(self) -> float:
-        """Seconds after which a submission's container (or the judge's answer) is given up."""
-        return self.limits.submission_timeout + self.box.margin
-
-    def checked(self, answer: dict, name: str) -> ResultDoc:
-        """The judge's document (``DocumentError`` if it is not one: an image of an older
-        grader) with only known questions and points within the zip's (a judge that
-        misbehaved cannot award more than the assignment is worth)."""
-        doc = ResultDoc.from_dict(answer, "the judge's answer")
-        clean = {}
-        for q, v in doc.questions.items():
-            if q in self.questions:
-                possible = self.questions[q]
-                points = min(max(float(v["points"]), 0.0), possible)
-                clean[q] = {**v, "points": points, "possible": possible}
-        return dataclasses.replace(doc, file=name, questions=clean)
 
 
 OWNER_LABEL = "autograder-owner"

@@ -9,8 +9,9 @@ import socket
 import threading
 from pathlib import Path
 
+from .container import ContainerRunner
 from .docker_engine import (CAPABILITIES, MAX_ANSWER_BYTES, ContainerError, ContainerLimits,
-                            ContainerRunner, box_config, owner_label, parse_answer)
+                            box_config, owner_label, parse_answer)
 from .base import Setup
 from ..judge.sandbox import Limits
 from ..submissions import Submission

@@ -1,0 +1,66 @@
+"""Probes that call the failing input again: twice on fresh copies (``probe.nondeterministic``
+when seeding torch's generator alike makes the calls agree, ``probe.depends-on-history`` when
+it does not), then twice on the same objects (``probe.state-on-objects``, naming what the first
+call left on them).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..calling import call, describe
+from .side_effects import changes, snapshot
+from .subject import (PROBE_SEED, Diagnosis, Subject, _agree, _record, _Stop, _value, fresh,
+                      shown_args)
+
+
+def repeat(subject: Subject) -> Diagnosis | None:
+    """Nondeterminism and state: the failing input twice on fresh copies, then twice seeded;
+    then twice on the same objects."""
+    subject.tried.append("calling again on copies of the same input")
+    with torch.random.fork_rng(devices=[]):  # one fork for both: the second call draws on
+        first = _value(subject, subject.args, fork=False)
+        second = _value(subject, subject.args, fork=False)
+    calls = [_record("repeat", subject.args, None, first), _record("repeat", subject.args, None,
+                                                                   second)]
+    if not _agree(subject, first, second):
+        a = _value(subject, subject.args, torch_seed=PROBE_SEED)
+        b = _value(subject, subject.args, torch_seed=PROBE_SEED)
+        calls += [_record("repeat-seeded", subject.args, None, a),
+                  _record("repeat-seeded", subject.args, None, b)]
+        if _agree(subject, a, b):
+            return Diagnosis("probe.nondeterministic", (
+                f"Two calls with the same input ({shown_args(subject, subject.args)}) returned "
+                f"{describe(first)} and then {describe(second)}, and agreed when torch's random "
+                "generator was seeded alike before each: the answer depends on torch's "
+                "randomness (dropout still active, or an unseeded random draw)."), calls)
+        return Diagnosis("probe.depends-on-history", (
+            f"Two calls with the same input ({shown_args(subject, subject.args)}) returned "
+            f"{describe(first)} and then {describe(second)}, even with torch's random generator "
+            "seeded alike: the answer depends on something besides the arguments that changes "
+            "from one call to the next (a global list or counter, a cached result, another "
+            "random generator)."), calls)
+    objects = fresh(subject.args)
+    if not any(isinstance(a, (torch.Tensor, nn.Module)) for a in objects):
+        return None
+    if subject.calls_left < 2:
+        return None
+    subject.tried.append("calling twice on the same objects")
+    before = [snapshot(a) for a in objects]
+    with torch.random.fork_rng(devices=[]):
+        once, f1 = call(subject.fn, subject.name, *objects, **subject.kwargs)
+        twice, f2 = call(subject.fn, subject.name, *objects, **subject.kwargs)
+    subject.calls_left -= 2
+    if f1 or f2:
+        raise _Stop("call failed")
+    if _agree(subject, once, twice):
+        return None
+    left = [c for name, b, a in zip(subject.arg_names, before, objects)
+            for c in changes(b, a, name)]
+    calls.append(_record("same-objects", subject.args, None, [once, twice]))
+    what = f" The first call left: {'; '.join(left)}." if left else ""
+    return Diagnosis("probe.state-on-objects", (
+        f"Called twice on the same objects it returned {describe(once)} and then "
+        f"{describe(twice)}, while fresh copies give the same answer each time: the first call "
+        f"changed the objects it was given, and the second call saw that.{what}"), calls)

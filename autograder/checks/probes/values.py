@@ -1,0 +1,47 @@
+"""Probes on the numbers alone, with no further call: the answer is the reference rounded to a
+number of decimals (``probe.rounded``), or the reference times one constant factor
+(``probe.scaled``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..calling import fmt
+from .subject import Diagnosis
+
+
+def rounded(got: list[float], expected: list[float]) -> Diagnosis | None:
+    """The answer is the reference rounded to 1..6 decimals (and rounding changed something)."""
+    if not got or len(got) != len(expected):
+        return None
+    for decimals in range(1, 7):
+        target = [round(e, decimals) for e in expected]
+        if all(abs(g - t) <= 1e-9 * max(1.0, abs(t)) for g, t in zip(got, target)) and any(
+                abs(t - e) > 1e-9 * max(1.0, abs(e)) for t, e in zip(target, expected)):
+            example = next((e, t) for e, t in zip(expected, target) if abs(t - e) > 1e-12)
+            return Diagnosis("probe.rounded", (
+                f"Every value equals the expected one rounded to {decimals} decimal"
+                f"{'s' if decimals > 1 else ''} ({fmt(example[0])} became {fmt(example[1])}): "
+                "something rounds the result; return it at full precision."),
+                [{"probe": "rounded", "decimals": decimals, "got": got, "expected": expected}])
+    return None
+
+
+def scaled(got: list[float], expected: list[float]) -> Diagnosis | None:
+    """The answer is the reference times one constant (other than 1), on two or more values."""
+    pairs = [(g, e) for g, e in zip(got, expected) if abs(e) > 1e-9]
+    if len(pairs) < 2 or len(got) != len(expected) or not all(map(math.isfinite, got)):
+        return None
+    ratios = [g / e for g, e in pairs]
+    k = ratios[0]
+    if abs(k) < 1e-9 or abs(k - 1) < 1e-6 or any(abs(r - k) > 1e-6 * max(1.0, abs(k))
+                                                  for r in ratios):
+        return None
+    if any(abs(g) > 1e-9 for g, e in zip(got, expected) if abs(e) <= 1e-9):
+        return None
+    sign = " (the sign is flipped)" if abs(k + 1) < 1e-6 else ""
+    return Diagnosis("probe.scaled", (
+        f"Every value is {fmt(round(k, 6))} times the expected one{sign}: the answer is off by "
+        "a constant factor."), [{"probe": "scaled", "factor": k, "got": got,
+                                 "expected": expected}])

@@ -1,0 +1,161 @@
+"""Encoding, on the worker's side: any value as tagged JSON-able data (``encode``), tensors as
+dtype/shape/strides and the storage values their view reaches, numpy arrays, modules as an
+architecture plus their state, optimizers as settings and parameters per group; anything else
+as an opaque type name. Subclasses are sent as their plain data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .limits import LAYERS, MAX_DEPTH, MAX_ELEMENTS, MAX_ITEMS, MAX_TEXT, WireError
+
+
+def _float(x: float) -> Any:
+    return x if math.isfinite(x) else repr(x)  # "nan", "inf", "-inf": JSON has no such numbers
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def encode(x: Any, depth: int = 0) -> dict:
+    """``x`` as tagged JSON-able data. Unknown objects become ``{"t": "opaque"}``."""
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    # exact-type tests first: a subclass of float/list is sent as its plain data
+    if x is None:
+        return {"t": "none"}
+    if x is Ellipsis:
+        return {"t": "ellipsis"}
+    if isinstance(x, bool):
+        return {"t": "bool", "v": bool(x)}
+    if isinstance(x, int):
+        return {"t": "int", "v": int.__index__(x)}
+    if isinstance(x, float):  # includes numpy float64 (a float subclass)
+        return {"t": "float", "v": _float(float.__float__(x))}
+    if isinstance(x, (np.generic,)) and not isinstance(x, np.ndarray):
+        return {"t": "npscalar", "dtype": str(x.dtype), "v": encode(x.item(), depth + 1)}
+    if isinstance(x, str):
+        return {"t": "str", "v": str.__str__(x)[:MAX_TEXT]}
+    if isinstance(x, torch.Tensor):
+        return encode_tensor(x, depth)
+    if isinstance(x, np.ndarray):
+        return encode_ndarray(x)
+    if isinstance(x, (list, tuple)):
+        items = list.__iter__(x) if isinstance(x, list) else tuple.__iter__(x)
+        seq = [encode(v, depth + 1) for _, v in zip(range(MAX_ITEMS + 1), items)]
+        if len(seq) > MAX_ITEMS:
+            raise WireError(f"sequence longer than {MAX_ITEMS}")
+        return {"t": "list" if isinstance(x, list) else "tuple", "v": seq}
+    if isinstance(x, dict):
+        if len(x) > MAX_ITEMS:
+            raise WireError(f"dict larger than {MAX_ITEMS}")
+        return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)]
+                                   for k, v in dict.items(x)]}
+    if isinstance(x, torch.device):
+        return {"t": "device", "v": str(x)}
+    if isinstance(x, torch.dtype):
+        return {"t": "dtype", "v": dtype_name(x)}
+    if isinstance(x, nn.Module):
+        return encode_module(x)
+    if isinstance(x, torch.optim.Optimizer):
+        return encode_optimizer(x, depth)
+    return {"t": "opaque", "type": f"{type(x).__module__}.{type(x).__qualname__}"[:200],
+            "callable": callable(x)}
+
+
+def encode_tensor(t: torch.Tensor, depth: int = 0) -> dict:
+    """Dtype, shape, strides, storage offset and the storage values the view can reach."""
+    if type(t) not in (torch.Tensor, nn.Parameter):
+        # a subclass is sent as its plain data: its own ``tolist``/``detach``/``__eq__`` or
+        # ``__torch_function__`` must not choose what the judge reads
+        with torch._C.DisableTorchFunctionSubclass():
+            t = torch.Tensor.as_subclass(t, torch.Tensor)
+    base = t.detach()
+    if base.device.type == "meta":
+        values, span = None, 0
+    else:
+        span = _span(base)
+        if span > MAX_ELEMENTS:
+            raise WireError(f"tensor of {span} elements is larger than {MAX_ELEMENTS}")
+        flat = torch.as_strided(base, (span,), (1,), base.storage_offset()).cpu()
+        values = [_float(v) if isinstance(v, float) else v for v in _plain_list(flat)]
+    grad = t.grad if t.is_leaf and t.requires_grad else None
+    return {"t": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
+            "stride": list(base.stride()), "values": values, "device": str(t.device),
+            "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf),
+            "parameter": isinstance(t, nn.Parameter),
+            "grad": encode_tensor(grad, depth + 1) if grad is not None else None}
+
+
+def _span(t: torch.Tensor) -> int:
+    """Elements from the view's first element to its last one in storage."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
+
+
+def _plain_list(flat: torch.Tensor) -> list:
+    if flat.dtype == torch.bfloat16 or flat.dtype == torch.float16:
+        flat = flat.float()
+    if flat.is_complex():
+        return [[_float(v.real), _float(v.imag)] for v in flat.tolist()]
+    return flat.tolist()
+
+
+def encode_ndarray(a: np.ndarray) -> dict:
+    if a.size > MAX_ELEMENTS:
+        raise WireError(f"array of {a.size} elements is larger than {MAX_ELEMENTS}")
+    if a.dtype.kind not in "biuf":
+        return {"t": "opaque", "type": f"numpy.ndarray[{a.dtype}]", "callable": False}
+    values = np.ascontiguousarray(a).reshape(-1).tolist()
+    return {"t": "ndarray", "dtype": str(a.dtype), "shape": list(a.shape),
+            "values": [_float(v) if isinstance(v, float) else v for v in values],
+            "writeable": bool(a.flags.writeable)}
+
+
+def encode_module(m: nn.Module) -> dict:
+    """A flat ``nn.Sequential`` (or one layer) of known layers: architecture plus state."""
+    layers = list(m) if isinstance(m, nn.Sequential) else [m]
+    arch = []
+    for layer in layers:
+        kind = type(layer).__name__
+        if type(layer) is not LAYERS.get(kind):
+            return {"t": "opaque", "type": f"module {kind}", "callable": True,
+                    "state": _state(m), "training": bool(m.training)}
+        arch.append([kind, _layer_args(layer)])
+    return {"t": "module", "sequential": isinstance(m, nn.Sequential), "arch": arch,
+            "state": _state(m), "training": bool(m.training)}
+
+
+def _state(m: nn.Module) -> dict:
+    return {name: encode_tensor(p) for name, p in m.state_dict(keep_vars=True).items()}
+
+
+def _layer_args(layer: nn.Module) -> dict:
+    if isinstance(layer, nn.Linear):
+        return {"in": layer.in_features, "out": layer.out_features, "bias": layer.bias is not None}
+    if isinstance(layer, nn.Dropout):
+        return {"p": layer.p}
+    return {}
+
+
+def encode_optimizer(opt: torch.optim.Optimizer, depth: int,
+                     refs: dict[int, list] | None = None) -> dict:
+    """Settings and parameters per group; ``refs`` maps ``id(param)`` to ``[arg, name]`` when a
+    parameter *is* a parameter of a module the caller passed in (identity matters)."""
+    groups = []
+    for group in opt.param_groups:
+        settings = {k: encode(v, depth + 1) for k, v in group.items()
+                    if k != "params" and isinstance(v, (bool, int, float, str, type(None)))}
+        groups.append({"settings": settings,
+                       "params": [{"ref": (refs or {}).get(id(p)),
+                                   "tensor": encode_tensor(p, depth + 1)}
+                                  for p in group["params"]]})
+    return {"t": "optimizer", "type": type(opt).__name__, "groups": groups}
