@@ -1,4 +1,4 @@
-"""Diagnostic probes (autograder/checks/probes.py): does each probe kind name the cause of a
+"""Diagnostic probes (autograder/checks/probes/): does each probe kind name the cause of a
 wrong answer it can locate, leave correct answers in unusual styles alone, and, when nothing
 explains a wrong answer, say what differed and what was tried without a cause?
 

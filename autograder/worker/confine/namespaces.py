@@ -58,7 +58,7 @@ def join_container(libc: Libc, pid: int, pidfd: int) -> dict[str, int]:
     caller forks once more, then checks with ``verify_joined`` (given the descriptors
     returned here, which it closes) before student code runs. Needs CAP_SYS_ADMIN,
     CAP_SYS_PTRACE and CAP_SYS_CHROOT, the host's pid namespace and a writable cgroup tree
-    (the judge container of ``fork_runner.JudgeService``).
+    (the judge container of ``runners.docker_fork.JudgeContainer``).
 
     ``pid`` is only a number: if the container stopped and the number was reused, the files
     under ``/proc/PID`` are another process's. They are opened first, then ``pidfd`` must
