@@ -215,8 +215,10 @@ def test_checkout_under_a_private_folder_grades_full_marks(zips, tmp_path):
                 "--jobs", "2"], cwd=clone, env={**env, "OUT": str(out)}, python=python)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     summary = json.loads((out / "gpu-check.json").read_text())
-    assert summary["confinement"] == "container" and summary["failed"] == []
-    assert [r["kind"] for r in summary["rows"]].count("solution") == 2
+    assert summary["confinement"] == "container" and not summary["cuda"]
+    kinds = [r["kind"] for r in summary["rows"]]
+    assert kinds.count("solution") == 2 and kinds.count("wrong") >= 5
+    assert summary["failed"] == []
 
     # what the worker imports only when a student asks, in the same confinement
     proc = run(["-c", LAZY_IMPORTS, str(clone), str(tmp_path)], cwd=tmp_path, env=env,

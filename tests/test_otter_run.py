@@ -10,8 +10,8 @@ What is proven where (each fact once, at the cheapest level that proves it):
   its own variant's kind and a variant that cost another question shows as that question's
   loss. 18 judge runs instead of 63;
 - ``otter run`` gives the sealed judge's points, with the variants' feedback in its output, on
-  a sample: two rounds per assignment, plus the solution (full marks) and the untouched
-  template (zero) for one seed each. 8 kernels instead of 105.
+  a sample: one round per assignment, plus the solution (full marks) and the untouched
+  template (zero) for one seed each. 6 kernels instead of 105.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from notebooks import (ROOT, Variant, otter_run, question_output, question_score
 
 pytestmark = pytest.mark.slow
 SEED = 11
-OTTER_RUN_ROUNDS = 2  # rounds per assignment also graded by otter run
+OTTER_RUN_ROUNDS = 1  # rounds per assignment also graded by otter run
 
 
 def rounds(assignment: str) -> list[list[Variant]]:
