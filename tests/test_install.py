@@ -239,9 +239,7 @@ def student_python(tmp_path_factory, torch_index) -> Path:
     (root / "requirements.txt").write_text(text.replace(torch_wheel.DEFAULT_INDEX, torch_index))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
-    # --no-compile: what pip resolves and installs is the point, not its bytecode (compiling
-    # torch's thousands of modules is a good part of the minute this takes)
-    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile",
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q",
                            "--disable-pip-version-check", "-r", str(root / "requirements.txt")],
                           capture_output=True, text=True, timeout=900, env=ordinary_machine())
     assert proc.returncode == 0, proc.stderr[-3000:]
