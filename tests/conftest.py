@@ -136,8 +136,10 @@ def _shared_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def assigned(tmp_path_factory) -> dict[str, Assigned]:
-    """``otter assign`` run once per assignment for the whole test run (the first worker to
-    get here builds under a lock, the others wait and reuse it)."""
+    """``otter assign`` run once per assignment for the whole test run: each assignment under
+    a lock of its own, the first worker to get there builds it, the others wait and reuse it.
+    Each worker starts with another assignment, so two workers build the two side by side
+    instead of one building both while the other waits."""
     from autograder.authoring.assign import assign
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from notebooks import ROOT
@@ -145,17 +147,19 @@ def assigned(tmp_path_factory) -> dict[str, Assigned]:
     shared = _shared_dir(tmp_path_factory) / "assigned"
     shared.mkdir(exist_ok=True)
     layout = Layout.at(ROOT, shared / "build")
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    start = worker % len(ASSIGNMENTS)
     found = {}
-    with open(shared / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for assignment in ASSIGNMENTS:
+    for assignment in ASSIGNMENTS[start:] + ASSIGNMENTS[:start]:
+        with open(shared / f"{assignment}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             done = shared / f"{assignment}.done"
             templates, solution = shared / "templates" / assignment, shared / f"{assignment}.ipynb"
             if not done.exists():
                 assign(assignment, layout, templates=templates, solution=solution)
                 done.write_text(json.dumps(str(layout.zip(assignment))))
             found[assignment] = Assigned(layout.zip(assignment), templates, solution)
-    return found
+    return {a: found[a] for a in ASSIGNMENTS}
 
 
 @pytest.fixture(scope="session")
