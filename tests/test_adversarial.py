@@ -49,7 +49,6 @@ SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
 CLI = [sys.executable, "-m", "autograder"]
 PORT = 47613  # the network notebook connects here (127.0.0.1 and ::1)
 ABSTRACT = b"\0autograder-hostile-probe"  # and to this abstract unix socket
-SANDBOX_UIDS = range(61000, 61002)  # --jobs 2
 POSSIBLE = {"q1_accumulation": 5.0, "q2_saved": 4.0, "q3_multipath": 4.0, "q4_vjp": 4.0,
             "q5_numpy": 4.0}
 FORGED = [Path(p) for p in ("/tmp/PWNED-forge-results",
