@@ -101,18 +101,28 @@ CASES = [
     ("sys-exit-toplevel", "q1_accumulation", "SystemExit"),
 ]
 SOLUTIONS = ("aaa-perfect-solution", "zzz-perfect-solution")
-# What a container runner changes: the filesystem the worker sees and may write, its process,
-# memory and network limits, how its output comes back, and how a worker that hangs or dies in
-# a call is replaced. The notebooks that test those; the rest (forged equality, a replaced
-# backward, a cell report) are graded once, by the sealed runner.
+# What a container runner changes: the filesystem the worker sees and may write (in `docker`
+# beside the judge and the hidden tests), its process and memory limits (in `docker` shared
+# with the judge), how its output comes back, how a worker that dies in a call is replaced.
+# The notebooks that test those; the rest (forged equality, a replaced backward, a cell
+# report) are graded once, by the sealed runner.
 CONTAINED = {"forge-results", "fork-bomb", "hidden-tests-search", "huge-output",
-             "infinite-loop-in-function", "memory-hog-toplevel", "network",
-             "os-exit-in-function", "subprocess-loop"}
+             "memory-hog-toplevel", "os-exit-in-function"}
+# docker-fork only (the default runner; docker shares these paths with it or with sealed): the
+# judge container stopping a hung worker in another container, the worker containers' network
+# and the processes a worker leaves behind in its container
+FORK_ONLY = {"infinite-loop-in-function", "network", "subprocess-loop"}
 
 
 def cases(runner: str) -> list[tuple[str, str, str]]:
     """The hostile notebooks ``runner``'s batch grades."""
-    return [c for c in CASES if runner == "sealed" or c[0] in CONTAINED]
+    chosen = CONTAINED | (FORK_ONLY if runner == "docker-fork" else set())
+    return [c for c in CASES if runner == "sealed" or c[0] in chosen]
+
+
+def grading(name: str) -> list:
+    """The runners (params for ``batch``) whose batch grades the notebook ``name``."""
+    return [r for r in RUNNERS if any(c[0] == name for c in cases(r.values[0]))]
 
 
 def per_runner(cases_of) -> list:
@@ -383,6 +393,7 @@ def test_no_file_written_outside_the_worker(batch):
     assert "@PROJECT@" not in output and "@PREFIX@" not in output
 
 
+@pytest.mark.parametrize("batch", grading("network"), indirect=True)
 def test_network_is_unreachable(batch):
     assert batch["listener"] == []
     output = batch["docs"]["network"]["output"]
