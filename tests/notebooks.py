@@ -144,5 +144,16 @@ def question_scores(results: dict) -> dict[str, tuple[float, float]]:
             for t in results["tests"] if "max_score" in t and t.get("max_score") is not None}
 
 
+def grade_rows(out: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """Every assignment's ``final_grades.csv`` rows under the grading output ``out``, by file."""
+    import csv
+
+    rows = {}
+    for path in sorted(out.glob("*/final_grades.csv")):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows[path.parent.name] = {r["file"]: r for r in csv.DictReader(f)}
+    return rows
+
+
 def question_output(results: dict, question: str) -> str:
     return next(t.get("output", "") for t in results["tests"] if t["name"] == question)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import image_problem, need, owned_containers
-from notebooks import ROOT
+from notebooks import ROOT, grade_rows
 
 CLI = [sys.executable, "-m", "autograder"]
 HOSTILE = ROOT / "tests" / "files" / "hostile"
@@ -42,16 +42,7 @@ def grade(folder: Path, out: Path, runner: str, *extra: str, build: Path | None 
             pids.append(proc.pid)
         stdout, stderr = proc.communicate(timeout=1800)
     assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
-    return rows_of(out)
-
-
-def rows_of(out: Path) -> dict[str, dict[str, dict[str, str]]]:
-    """Every assignment's final_grades.csv rows under ``out``, by file."""
-    rows = {}
-    for csv_path in sorted(out.glob("*/final_grades.csv")):
-        with open(csv_path, newline="", encoding="utf-8") as f:
-            rows[csv_path.parent.name] = {r["file"]: r for r in csv.DictReader(f)}
-    return rows
+    return grade_rows(out)
 
 
 def setup(assignment: str, zip_path: Path):
@@ -191,7 +182,7 @@ def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
     the local sealed runner, for one seed, and do both solutions score 100%? ``docker-fork``
     grades all of them; ``docker`` (a container and a cold torch start per notebook, the same
     judge inside) both solutions and one submission with mistakes per assignment."""
-    folder, expected = samples, rows_of(sealed_graded)
+    folder, expected = samples, grade_rows(sealed_graded)
     if runner == "docker":
         folder = tmp_path / "sample"
         for name in DOCKER_SAMPLE:

@@ -4,7 +4,6 @@ merged, give the grades of one whole run."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -18,12 +17,11 @@ from pathlib import Path
 import pytest
 
 import kube_sim
-from notebooks import ROOT
-from test_docker import image_problem
+from notebooks import ROOT, grade_rows
 
 DEPLOY = ROOT / "deploy" / "kubernetes"
 CLI = [sys.executable, "-m", "autograder"]
-needs_image = pytest.mark.skipif(image_problem() is not None, reason=image_problem() or "")
+needs_image = pytest.mark.needs_docker  # the engine and the CPU image
 
 
 def manifests() -> list[Path]:
@@ -102,14 +100,6 @@ def test_shards_env_matches_completions():
     assert f"-of-{job['spec']['completions']} " in command
 
 
-def rows(out: Path) -> dict[str, dict[str, dict[str, str]]]:
-    found = {}
-    for path in sorted(out.glob("*/final_grades.csv")):
-        with open(path, newline="", encoding="utf-8") as f:
-            found[path.parent.name] = {r["file"]: r for r in csv.DictReader(f)}
-    return found
-
-
 def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
     options = dict(pod.options)
     command = options.pop("command")
@@ -171,8 +161,8 @@ def test_the_jobs_pods_as_containers_then_merged_give_a_whole_runs_grades(tmp_pa
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
     single_seconds = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert rows(merged) == rows(single)
-    assert sum(len(r) for r in rows(single).values()) == 12  # 10 notebooks, 2 points rows
+    assert grade_rows(merged) == grade_rows(single)
+    assert sum(len(r) for r in grade_rows(single).values()) == 12  # 10 notebooks, 2 points rows
     for path in sorted(single.glob("*/results/**/*.json")):
         twin = merged / path.relative_to(single)
         assert json.loads(twin.read_text())["questions"] == \
