@@ -196,3 +196,13 @@ def test_are_cells_in_tracebacks_named_by_what_they_define():
     md = feedback.render_markdown(feedback.build(d))
     assert "<cell 26>" not in md and "Cell 26" not in md
     assert md.count('File "<the cell defining export_numpy>"') == 2
+
+
+def test_does_a_golden_allow_only_a_last_digit_of_float32():
+    from notebooks import same_up_to_float32
+    pinned = "expected [0.910921, -0.207757] (largest error 0.683634, rtol=1e-05) [seed 19606]"
+    assert same_up_to_float32(pinned.replace("-0.207757", "-0.207758"), pinned)
+    for other in (pinned.replace("-0.207757", "-0.207767"), pinned.replace("19606", "19607"),
+                  pinned.replace("rtol=1e-05", "rtol=1e-04"), pinned.replace("expected", "got"),
+                  pinned.replace(", -0.207757", "")):
+        assert not same_up_to_float32(other, pinned), other
