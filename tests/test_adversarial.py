@@ -36,7 +36,7 @@ from notebooks import ROOT
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.mark.needs_root]
-_DOCKER = [pytest.mark.docker, pytest.mark.needs_docker]
+_DOCKER = [pytest.mark.needs_docker]
 RUNNER_MARKS = {"sealed": [], "docker": _DOCKER, "docker-fork": _DOCKER}
 RUNNERS = [pytest.param(runner, marks=marks, id=runner) for runner, marks in RUNNER_MARKS.items()]
 # the per-call time limit of the hostile batch: what an endless call costs; generous enough that

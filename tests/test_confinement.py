@@ -310,7 +310,6 @@ def _grade_in(runner_name: str, folder: Path, out: Path, build: Path) -> dict:
             for p in (out / ASSIGNMENT / "results").glob("*.json")}
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 @pytest.mark.parametrize("runner", ["docker-fork", "docker"])
 def test_container_worker_has_no_capability_and_its_containers_cpu_group(build_dir, tmp_path,
@@ -331,7 +330,6 @@ def test_container_worker_has_no_capability_and_its_containers_cpu_group(build_d
     assert group == "/" or group.rstrip("/").rsplit("/", 1)[-1].startswith(host), (group, host)
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_path,
                                                                  monkeypatch):

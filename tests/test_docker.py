@@ -171,7 +171,6 @@ DOCKER_SAMPLE = ("solutions/autograd-exercises.ipynb", "solutions/autograd-porti
                  "autograd-exercises/ada-lovelace.ipynb", "autograd-porting/barbara-liskov.ipynb")
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.needs_root
@@ -204,7 +203,6 @@ def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
             "questions"], path.name
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_gpu_request_without_nvidia_toolkit_is_refused_with_the_reason():
     """Without the NVIDIA container toolkit, is a GPU request refused (no silent CPU run)?"""
@@ -238,7 +236,6 @@ def _gradescope_tar(zip_path: Path, notebook: Path) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.parametrize("notebook, expected", [
@@ -278,7 +275,6 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(zips, tmp_path, note
         assert score < 21.0, results
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
@@ -310,7 +306,6 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
     assert float(rows["alan-turing.ipynb"]["total_points_earned"]) == 14.5, rows
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_spare_containers_are_used_then_removed(zips, tmp_path):
@@ -345,7 +340,6 @@ print("HOST", os.uname().nodename, os.getuid(), os.getpid(),
 """
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(build_dir, tmp_path):
@@ -385,7 +379,6 @@ def test_docker_fork_runs_each_submission_in_a_fresh_container_of_its_own(build_
     assert owned_containers(grader[0]) == []
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
@@ -409,7 +402,6 @@ def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
         runner.close()
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     """Is the docker-fork judge container memory-bounded (a judge bug costs its jobs, never
@@ -443,7 +435,6 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
         service.close()
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     """Are containers left by a grader of this host that no longer runs removed when the next

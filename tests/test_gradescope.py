@@ -198,7 +198,7 @@ def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tupl
 
 def _apply(func):
     """The plain-base tests' marks; one xdist group, as they share the prepared image."""
-    for mark in (pytest.mark.docker, pytest.mark.slow, pytest.mark.needs_docker(image=False),
+    for mark in (pytest.mark.slow, pytest.mark.needs_docker(image=False),
                  pytest.mark.xdist_group("gradescope-plain-base")):
         func = mark(func)
     return func

@@ -132,7 +132,6 @@ def test_make_install_without_the_torch_wheel_says_where_it_looked(tmp_path):
     assert not (tmp_path / "venv" / ".installed").exists()
 
 
-@pytest.mark.docker
 def test_image_build_without_the_torch_wheel_stops_before_any_download(tmp_path):
     engine_or_skip()
     proc = subprocess.run([sys.executable, "docker/build_image.py", "--variant", "cpu",
@@ -144,7 +143,6 @@ def test_image_build_without_the_torch_wheel_stops_before_any_download(tmp_path)
     assert not (tmp_path / "wheelhouse").exists()  # the deps are not fetched first
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 def test_fresh_machine_builds_the_cpu_image_from_the_torch_index(tmp_path, torch_index):
     """pip's configuration and folders off, TORCH_INDEX_URL at the stand-in index, the other
@@ -176,7 +174,6 @@ def test_fresh_machine_builds_the_cpu_image_from_the_torch_index(tmp_path, torch
 
 # ---- the CUDA image, without a GPU ------------------------------------------------------------
 
-@pytest.mark.docker
 def test_grade_gpu_refuses_without_a_gpu_before_any_download(tmp_path):
     """What ``make grade-gpu`` runs first: no GPU in containers -> the reason, and nothing of
     the 2.6 GB of CUDA wheels fetched."""
@@ -194,7 +191,6 @@ def test_grade_gpu_refuses_without_a_gpu_before_any_download(tmp_path):
 CUDA_IMAGE_PROBLEM = image_problem("cuda")  # 2.6 GB of wheels: CI builds no CUDA image
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.skipif(CUDA_IMAGE_PROBLEM is not None, reason=CUDA_IMAGE_PROBLEM or "")
 def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_path):

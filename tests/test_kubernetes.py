@@ -113,7 +113,6 @@ def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
         container.remove(force=True)
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @needs_image
 @pytest.mark.needs_root
@@ -227,7 +226,6 @@ def test_scrub_deletes_the_uids_files_and_nothing_else():
         shutil.rmtree(root)
 
 
-@pytest.mark.docker
 @needs_image
 def test_a_sandbox_uid_cannot_reach_the_grading_folders_in_the_image(tmp_path):
     """The pods mount the class under /grading, root-only in the image: a student uid cannot

@@ -64,7 +64,6 @@ def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
     return json.loads(raw), code
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @needs_image
 def test_solution_gets_full_marks():
@@ -78,7 +77,6 @@ def test_solution_gets_full_marks():
     assert {"name", "points", "max_points", "message"} <= set(results["tests"][0])
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @needs_image
 def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
@@ -98,7 +96,6 @@ def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
     assert "[grading seed 3]" in test["message"]
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @needs_image
 def test_a_file_that_is_not_a_notebook_is_not_gradable_and_says_why():
