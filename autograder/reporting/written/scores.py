@@ -53,8 +53,8 @@ def _num(x: float) -> str:
 
 def to_csv(rows: dict[tuple[str, str], Score]) -> str:
     """The scores file for ``rows``, by file then question (spreadsheet-safe cells)."""
-    buf = io.StringIO()
-    out = csv.writer(buf, lineterminator="\n")
+    buf = io.StringIO(newline="")
+    out = csv.writer(buf)  # lines end in \r\n, so a lone \r in a comment is quoted too
     out.writerow(HEADER)
     for (file, question), s in sorted(rows.items()):
         out.writerow(safe_row([file, question, "" if s.points is None else _num(s.points),
