@@ -59,9 +59,9 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
     if merged is None:
         left = len(grades.rows) * len(found)
         return written, [f"{left} written answer(s) to grade by hand: open "
-                         f"{folder / 'written'}/<question>.html, then `autograder report "
-                         f"--written SCORES.csv`; until then the totals hold the "
-                         f"auto-graded points only"]
+                         f"{folder / 'written'}/<question>.html, then `autograder report -o "
+                         f"{folder.parent} --written SCORES.csv`; until then the totals hold "
+                         f"the auto-graded points only"]
     apply(folder, grades, found, merged)
     left = sum(merged.get((r["file"], q.name), scores.Score(None)).points is None
                for r in grades.rows for q in found)
