@@ -4,6 +4,7 @@ reloads it and exports; ``autograder report --written`` merges the export into t
 gradebook, feedback and class report; bad scores files change nothing."""
 
 import csv
+import json
 import shutil
 import subprocess
 import sys
@@ -147,9 +148,18 @@ def test_does_report_written_merge_scores_everywhere(graded, tmp_path):
     html = (out / A / "report" / "class_report.html").read_text()
     assert "<td>q1_written</td><td>2</td><td>0: 1, 1.5: 1</td><td>0</td>" in html
     assert "<td>q2_written</td><td>2</td><td></td><td>2</td>" in html
-    # a later report without --written keeps the merged scores
-    proc = cli("report", "-o", str(out))
+    # a later report without --written, and a regrade, keep the merged scores
+    proc = cli("report", "-o", str(out), "--written-names")
     assert proc.returncode == 0 and rows(out / A / "final_grades.csv")[1]["q1_written"] == "1.5"
+    assert "<h3>ada-lovelace.ipynb</h3>" in (out / A / "written" / "q2_written.html").read_text()
+    folder = json.loads((out / "grading.json").read_text())["folder"]
+    proc = cli("grade", "-p", folder, "-o", str(out), "--resume", "--runner", "sealed")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["file"]: r["q1_written"] for r in rows(out / A / "final_grades.csv")} == {
+        "points-per-question": "2", "ada-lovelace.ipynb": "1.5",
+        "untouched-template.ipynb": "0"}
+    kept = rows(out / A / "written" / "scores.csv")  # the blank file, never a grader's
+    assert all(r["points"] == "" for r in kept) and len(kept) == 4
 
 
 BAD = {

@@ -9,7 +9,11 @@
   var saved = {};
   try { saved = JSON.parse(window.localStorage.getItem(storeKey)) || {}; } catch (e) { saved = {}; }
 
-  function valid(text) {
+  // what the field holds is valid: empty (not graded yet), or 0 to the question's points in
+  // its steps; text the number field cannot read ("1,5") is invalid, never taken as empty
+  function valid(input) {
+    var text = input.value.trim();
+    if (input.validity && input.validity.badInput) { return false; }
     if (text === "") { return true; }
     var value = Number(text);
     if (!isFinite(value) || value < 0 || value > data.points) { return false; }
@@ -47,7 +51,7 @@
     var graded = 0, invalid = [];
     answers.forEach(function (article) {
       var text = fields(article).points.value.trim();
-      var ok = valid(text);
+      var ok = valid(fields(article).points);
       article.classList.toggle("invalid", !ok);
       article.classList.toggle("graded", ok && text !== "");
       fields(article).points.setAttribute("aria-invalid", String(!ok));

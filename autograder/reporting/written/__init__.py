@@ -66,7 +66,8 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
     left = sum(merged.get((r["file"], q.name), scores.Score(None)).points is None
                for r in grades.rows for q in found)
     return written, [f"written answers: {left} of {len(grades.rows) * len(found)} not graded "
-                     f"yet (empty cells in final_grades.csv, never 0)" if left else
+                     f"yet (empty cells in final_grades.csv, never 0; the totals and the "
+                     f"Canvas gradebook count what is graded)" if left else
                      "written answers: every one graded"]
 
 
