@@ -12,12 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
-from test_reports_slow import browser
+from conftest import browser
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "autograd-exercises"
 
-pytestmark = [pytest.mark.slow, pytest.mark.needs_root]
+# one xdist worker holds the whole module, so its grading run happens once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("written"), pytest.mark.needs_root]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
