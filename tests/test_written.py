@@ -176,3 +176,29 @@ def test_does_a_rewritten_blank_scores_file_keep_what_a_grader_filled_in(tmp_pat
     got = scores.read(path, None)
     assert got == {("a.ipynb", "q1_written"): scores.Score(1.5, "good")}
     assert path.read_text().count("\n") == 1 + 3 * len(qs)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a.ipynb", "b.ipynb", "c.ipynb"]),
+                       st.tuples(st.sampled_from([0.0, 1.25, 3.5]),
+                                 st.one_of(st.none(), st.sampled_from([0.0, 0.5, 2.0]))),
+                       min_size=1))
+def test_do_written_columns_count_what_is_graded_and_leave_the_rest_empty(tmp_path_factory,
+                                                                          table):
+    from autograder.reporting.documents import load_grades
+    from autograder.running.batch import grades_csv
+    from autograder.running.results import Graded
+
+    folder = tmp_path_factory.mktemp("g")
+    graded = [Graded(f, {"q1": (auto, 3.5)}, "Completed") for f, (auto, _) in table.items()]
+    given_points = {(f, "q1_written"): w for f, (_, w) in table.items()}
+    grades_csv.write(folder / "final_grades.csv", graded, {"q1": 3.5},
+                     ({"q1_written": 2.0}, given_points))
+    grades = load_grades(folder)
+    assert grades.possible == {"q1": 3.5, "q1_written": 2.0}
+    for row in grades.rows:
+        auto, written = table[row["file"]]
+        assert row["q1_written"] == ("" if written is None else f"{written:g}")
+        assert float(row["total_points_earned"]) == auto + (written or 0)
+        assert float(row["percent_correct"]) == round((auto + (written or 0)) / 5.5, 4)
+        assert row[grades_csv.UNGRADED] == str(int(written is None))
