@@ -176,6 +176,9 @@ def test_does_a_rewritten_blank_scores_file_keep_what_a_grader_filled_in(tmp_pat
     got = scores.read(path, None)
     assert got == {("a.ipynb", "q1_written"): scores.Score(1.5, "good")}
     assert path.read_text().count("\n") == 1 + 3 * len(qs)
+    path.write_bytes(b"file;question;points\r\na.ipynb;q1_written;1,5\r\n")  # a spreadsheet's
+    scores.write_blank(tmp_path, ["a.ipynb"], qs)
+    assert path.read_bytes() == b"file;question;points\r\na.ipynb;q1_written;1,5\r\n"
 
 
 @settings(max_examples=100, deadline=None)

@@ -65,14 +65,15 @@ def to_csv(rows: dict[tuple[str, str], Score]) -> str:
 def write_blank(folder: Path, files: list[str], questions: list[WrittenQuestion]) -> Path:
     """``folder/written/scores.csv``: a row per answer, points empty. Rows a grader already
     filled in there are kept (a regrade never wipes them), and so are filled rows of files no
-    longer graded (the merge then names them)."""
+    longer graded (the merge then names them); a file there that is no longer a scores file
+    (saved by a spreadsheet in another layout) is left as it is, for its grader to fix."""
     path = folder / "written" / BLANK
     rows = {(f, q.name): Score(None) for f in files for q in questions}
     if path.exists():
         try:
             old = read(path, None)
         except ScoresError:
-            old = {}
+            return path
         rows.update({k: s for k, s in old.items() if s.points is not None or s.comment})
     write_atomic(path, to_csv(rows))
     return path
