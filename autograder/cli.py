@@ -287,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
                    help="scores files of the written answers (CSV: file,question,points,"
                         "comment; one per grader or question), checked, merged into the "
-                        "grades, feedback and reports; they replace those merged before")
+                        "grades, feedback and reports; they replace the scores merged before for the "
+                        "assignments they score")
     p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
     p.set_defaults(func=_report)
     return parser
