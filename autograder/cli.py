@@ -4,6 +4,7 @@
     autograder grade -p FOLDER|NOTEBOOK [-a ASSIGNMENT] [-o OUT] [--resume] [--only NAME]
                      [--question Q] [--json] [--roster FILE] [--feedback full|mistake|score]
     autograder report [-o OUT] [--roster FILE] [--feedback full|mistake|score]
+                      [--written SCORES.csv ...] [--written-names]
     autograder grade ... --shard I/N --seed S;  autograder merge OUT1 OUT2 ... -o OUT
 
 It works from any folder. The project (the folder holding assignments/) is --project, else
@@ -82,6 +83,9 @@ FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden i
                  "values and seed), mistake (the named mistake without hidden values), score "
                  "(points only)")
 
+WRITTEN_NAMES_HELP = ("the written answers' grading pages (OUT/<a>/written/) show file names "
+                      "instead of pseudonyms")
+
 #: Exit status when grading finished (``final_grades.csv`` written) but the reports failed.
 REPORTS_FAILED = 4
 
@@ -146,7 +150,8 @@ def _grade(args: argparse.Namespace) -> int:
     if status in (0, 3) and not args.no_reports and shard is None:
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
-        reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback)
+        reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback,
+                                 args.written_names)
         status = status or reports
     return status
 
@@ -165,7 +170,16 @@ def _roster(path: str | None) -> dict[str, str] | None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    return _write_reports(Path(args.output), args.roster, print, args.feedback)
+    out = Path(args.output)
+    if args.written:  # every scores file checked before anything is written
+        from .reporting import written
+
+        try:
+            merged = written.check(out, [Path(p) for p in args.written])
+        except (written.scores.ScoresError, OSError, ValueError) as exc:
+            raise UsageError(f"--written {exc}") from None
+        written.keep(out, merged)
+    return _write_reports(out, args.roster, print, args.feedback, args.written_names)
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -178,7 +192,8 @@ def _merge(args: argparse.Namespace) -> int:
     return 0 if args.no_reports else _write_reports(Path(args.output), args.roster, print)
 
 
-def _write_reports(out: Path, roster: str | None, say, detail: str | None = None) -> int:
+def _write_reports(out: Path, roster: str | None, say, detail: str | None = None,
+                   written_names: bool = False) -> int:
     """Feedback, class reports and exports from the results in ``out``."""
     from .reporting.build import write_reports
 
@@ -186,7 +201,7 @@ def _write_reports(out: Path, roster: str | None, say, detail: str | None = None
 
     try:
         for path in write_reports(out, Path(roster) if roster else None, detail=detail,
-                                  say=say):
+                                  say=say, written_names=written_names):
             say(f"wrote {path}")
     except Exception as exc:  # noqa: BLE001 - any failure: one line, and a nonzero status
         print(printable(f"error: reports: {type(exc).__name__}: {exc}", lines=False)[:2000],
@@ -247,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=FEEDBACK_HELP + " (default: the run's recorded choice, else full)")
     p.add_argument("--no-reports", action="store_true",
                    help="skip feedback, class reports and exports after grading")
+    p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
     p.add_argument("--shard", metavar="I/N",
                    help="grade only part I of N of the folder (needs --seed; join the parts "
                         "with `autograder merge`; no reports until then)")
@@ -268,6 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV with columns file,student_id for the Canvas gradebook")
     p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
+    p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
+                   help="scores files of the written answers (CSV: file,question,points,"
+                        "comment; one per grader or question), checked, merged into the "
+                        "grades, feedback and reports; they replace the scores merged before for the "
+                        "assignments they score")
+    p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
     p.set_defaults(func=_report)
     return parser
 

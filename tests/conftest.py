@@ -19,7 +19,7 @@ Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist worke
   holding them, for ``autograder --build``.
 
 Helpers for containers (a test counts only what its own grader made, never another grader's
-on a shared engine): ``owned_containers(pid)``.
+on a shared engine): ``owned_containers(pid)``; for pages: ``browser()`` (headless Chromium).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import socket
 import sys
 from dataclasses import dataclass
@@ -105,6 +106,22 @@ def need(*problems: str | None) -> None:
         if os.environ.get(REQUIRE_ALL) == "1":
             pytest.fail(f"{REQUIRE_ALL}=1 but {'; '.join(found)}", pytrace=False)
         pytest.skip("; ".join(found))
+
+
+def browser():
+    """A headless Chromium driven by selenium, or a skip that says what is missing."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    binary = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    need(None if binary and driver else "chromium and chromium-driver are not installed "
+         "(apt-get install -y chromium chromium-driver)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--window-size=1200,3000"):
+        options.add_argument(arg)
+    return webdriver, options, driver
 
 
 def pytest_runtest_setup(item):
@@ -189,8 +206,6 @@ def checkout_zips(zips) -> dict[str, Path]:
     """The zips under the checkout's own ``build/``, for what reads them there (gpu/check.py,
     ``make grade``): a missing or stale one (older than its master, as ensure_zip judges) is
     replaced, atomically, by this run's fresh build instead of a second ``otter assign``."""
-    import shutil
-
     from autograder.authoring.layout import Layout
     from notebooks import ROOT
 

@@ -386,7 +386,7 @@ def test_no_file_written_outside_the_worker(batch):
     files = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     expected = {f"{ASSIGNMENT}/results/{name}.ipynb.json" for name in batch["docs"]}
     assert files == expected | {f"{ASSIGNMENT}/final_grades.csv", f"{ASSIGNMENT}/timings.json",
-                                "grading.json"}
+                                f"{ASSIGNMENT}/written/questions.json", "grading.json"}
     output = batch["docs"]["forge-results"]["output"]
     assert f"WROTE {ROOT}/PWNED-forge-results" not in output
     assert f"DENIED {ROOT}/PWNED-forge-results" in output

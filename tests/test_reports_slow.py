@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import need
+from conftest import browser
 from notebooks import same_up_to_float32
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,22 +62,6 @@ def test_does_resume_skip_and_only_regrade_keep_the_others(graded, tmp_path):
     after = {p: p.read_bytes() for p in out.rglob("results/**/*.json")}
     assert after == before  # same seed: the merged question equals the original
     assert (out / "autograd-exercises" / "final_grades.csv").read_bytes() == csv_before
-
-
-def browser():
-    """A headless Chromium driven by selenium, or a skip that says what is missing."""
-    webdriver = pytest.importorskip("selenium.webdriver")
-    binary = shutil.which("chromium")
-    driver = shutil.which("chromedriver")
-    need(None if binary and driver else "chromium and chromium-driver are not installed "
-         "(apt-get install -y chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--window-size=1200,3000"):
-        options.add_argument(arg)
-    return webdriver, options, driver
 
 
 def test_does_the_class_report_render_and_match_the_csv(graded, tmp_path):

@@ -58,10 +58,15 @@ def normalize(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
 
 def solution_from_autograder(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The notebook a perfect student submits: otter's autograder notebook, with each written
-    answer in place of the placeholder cell and otter's solution tag removed."""
+    answer in place of the placeholder cell and otter's solution tag removed; the staff's
+    rubric cells (``reporting.written.questions``) are left out: no student submits them."""
+    from ..reporting.written.questions import is_rubric
+
     cells = []
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
+        if SOLUTION_TAG in tags and is_rubric(cell):
+            continue
         if cell.cell_type == "markdown" and ANSWER_TAG in tags and \
                 cell.source.strip() == WRITTEN_PLACEHOLDER:
             continue

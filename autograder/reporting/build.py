@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import class_report, exports, feedback
+from . import class_report, exports, feedback, written as by_hand
 from .documents import assignment_dirs, load_grades
 
 
 def write_reports(out: Path, roster: Path | None = None, *, detail: str | None = None,
-                  say=None) -> list[Path]:
+                  say=None, written_names: bool = False) -> list[Path]:
     """Feedback, class report and exports for every ``OUT/<assignment>``.
 
     Args:
@@ -19,6 +19,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         detail: how much feedback shows (``feedback.DETAIL``); ``None``: what the grading run
             recorded in ``out/grading.json``, else ``full``.
         say: where to tell what the Canvas export used (``print`` by default).
+        written_names: the written answers' grading pages show file names, not pseudonyms.
 
     Returns:
         The main files written: each class report, gradebook and JSON-lines file.
@@ -30,8 +31,14 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
     ids = exports.read_roster(roster) if roster else None
     detail = detail or _recorded_detail(out)
     written, refused = [], []
+    seed = by_hand.seed_of(out)
     for folder in assignment_dirs(out):
-        feedback.write_all(folder, detail)
+        # first: merged written scores join final_grades.csv, which everything below reads
+        pages, said = by_hand.report(folder, seed, written_names)
+        written += pages
+        for line in said:
+            say(f"{folder.name}: {line}")
+        feedback.write_all(folder, detail, by_hand.for_feedback(folder))
         written.append(class_report.write(folder))
         try:
             path, said = exports.write_canvas(folder, load_grades(folder), ids)

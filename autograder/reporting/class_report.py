@@ -37,10 +37,11 @@ _PLACEHOLDER = "the template's placeholder"
 
 
 def pass_rates(grades: Grades) -> list[dict]:
-    """Per question: share of submissions with full marks, and mean points."""
+    """Per question: share of submissions with full marks, and mean points (of the graded
+    ones: a written answer not graded yet is an empty cell, left out)."""
     rates = []
     for q in grades.questions:
-        earned = [float(r[q]) for r in grades.rows]
+        earned = [float(r[q]) for r in grades.rows if r.get(q) not in (None, "")]
         full = sum(e >= grades.possible[q] for e in earned)
         rates.append({"question": q, "possible": grades.possible[q],
                       "full": full, "rate": full / len(earned) if earned else 0.0,
@@ -177,12 +178,14 @@ def troubles(grades: Grades, docs: list[dict]) -> list[dict]:
 
 
 def score_spread(grades: Grades) -> list[dict]:
-    """Per question: how many submissions earned each number of points, lowest first."""
+    """Per question: how many submissions earned each number of points, lowest first, and how
+    many are not graded yet (written answers: an empty cell)."""
     spread = []
     for q in grades.questions:
         counts = Counter(float(r[q]) for r in grades.rows if r.get(q) not in (None, ""))
         spread.append({"question": q, "possible": grades.possible[q],
-                       "counts": sorted(counts.items())})
+                       "counts": sorted(counts.items()),
+                       "ungraded": sum(r.get(q) in (None, "") for r in grades.rows)})
     return spread
 
 

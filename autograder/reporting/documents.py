@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ..running.batch.grades_csv import POINTS_ROW, from_spreadsheet
+from ..running.batch.grades_csv import POINTS_ROW, UNGRADED, from_spreadsheet
 from ..running.resultdoc import ResultDoc
 
 
@@ -64,7 +64,7 @@ def load_grades(folder: Path) -> Grades:
                 for r in csv.DictReader(f)]
     header = list(rows[0].keys()) if rows else []
     points = next((r for r in rows if r["file"] == POINTS_ROW), {})
-    skip = {"file", "total_points_earned", "percent_correct", "grading_status"}
+    skip = {"file", "total_points_earned", "percent_correct", "grading_status", UNGRADED}
     possible = {k: float(v) for k, v in points.items() if k not in skip}
     return Grades(header, possible, [r for r in rows if r["file"] != POINTS_ROW])
 

@@ -88,6 +88,9 @@ class Feedback:
     cut: list[str] = field(default_factory=list)
     detail: str = "full"
     fix_first: list[dict] = field(default_factory=list)
+    #: the written questions once scores are merged: name, points (None: not graded yet),
+    #: possible, the grader's comment (``reporting.written.for_feedback``)
+    written: list[dict] = field(default_factory=list)
 
 
 def proves(assignment: str, question: str, check: str) -> str | None:
@@ -259,19 +262,31 @@ def render_html(fb: Feedback) -> str:
 MAX_FEEDBACK_BYTES = 1 << 20
 
 
-def write_all(folder: Path, detail: str = "full") -> list[Path]:
+def with_written(fb: Feedback, written: list[dict]) -> Feedback:
+    """``fb`` with the written questions' scores, counted in its total as in
+    ``final_grades.csv`` (what is not graded yet counts nothing and says so)."""
+    if not written or fb.rejected or fb.grader_error:
+        return fb
+    return replace(fb, written=written,
+                   points=fb.points + sum(w["points"] or 0 for w in written),
+                   possible=fb.possible + sum(w["possible"] for w in written))
+
+
+def write_all(folder: Path, detail: str = "full",
+              written_scores: dict[str, list[dict]] | None = None) -> list[Path]:
     """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document.
 
     Args:
         folder: ``OUT/<assignment>``.
         detail: how much hidden tests' messages show (``DETAIL``).
+        written_scores: file -> its written questions' scores (``with_written``).
 
     Returns:
         The Markdown files written.
     """
     written = []
     for doc in iter_results(folder):
-        fb = build(doc, detail)
+        fb = with_written(build(doc, detail), (written_scores or {}).get(doc["file"], []))
         md, html = render_markdown(fb), render_html(fb)
         if max(len(md.encode()), len(html.encode())) > MAX_FEEDBACK_BYTES:
             # the document is capped already (results.capped); escaping can still grow it

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...authoring.layout import Layout
 from ...checks.seeding import submission_seed
+from ...reporting.written import answers as written_answers, questions as written_questions
 from . import grades_csv
 from ..runners import registry
 from ..files import write_atomic
@@ -205,6 +206,7 @@ class _Group:
             display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
                         f"({', '.join(names)}); each is graded under its folder path")
         zip_path = ensure_zip(assignment, layout)
+        self.written = written_questions.snapshot(layout.master(assignment), out)
         self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
         self.questions = self.runner.points()
         self.question, self.docs, self.now = selection.question, docs, now
@@ -227,6 +229,7 @@ class _Group:
             finally:
                 with self.lock:
                     self.running -= 1
+        doc = written_answers.attach(doc, sub, self.written)  # read here, never run
         doc.write(self.out / "results")
         return doc.row(), 0.0 if sub.problem else time.monotonic() - start
 

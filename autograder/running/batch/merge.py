@@ -111,6 +111,12 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
             dest = target / "results" / f"{name}.json"
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, dest)
+        for folder in folders:  # the written questions' snapshot: the same in every shard
+            snapshot = folder / assignment / "written" / "questions.json"
+            if snapshot.exists():
+                (target / "written").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(snapshot, target / "written" / "questions.json")
+                break
         seconds: dict[str, float] = {}
         for folder in folders:
             timings = read_json(folder / assignment / "timings.json") or {}

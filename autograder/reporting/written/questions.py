@@ -1,0 +1,116 @@
+"""The written questions of an assignment (otter's ``manual: true``), read from its master.
+
+Each one is a ``# BEGIN QUESTION`` block whose config says ``manual: true``: its markdown cells
+before ``# BEGIN SOLUTION`` are the prompt, the solution block's markdown cells the model
+answer, and a solution-block markdown cell starting with ``**Rubric`` the rubric the staff
+wrote for the graders. otter assign drops every solution-block cell from the student notebook,
+so the rubric never reaches students (``authoring.assign`` also keeps it out of
+``solutions/``, the notebook a perfect student submits). ``step:`` in the question config
+(otter ignores keys it does not know) sets the points step of the grading page (default 0.5).
+
+Grading snapshots them to ``OUT/<assignment>/written/questions.json``: the pages, the scores
+check and the reports read that, so a run's reports never depend on a master edited since.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from ...running.files import write_atomic
+
+RUBRIC_MARK = "**Rubric"
+DEFAULT_STEP = 0.5
+QUESTIONS_FILE = "questions.json"
+
+
+@dataclass(frozen=True)
+class WrittenQuestion:
+    """One question graded by hand.
+
+    Attributes:
+        name: otter's question name (``q1_written``).
+        points: the most a grader may give.
+        step: the points step the grading page offers.
+        prompt: the question as students read it (Markdown).
+        solution: the model answer (Markdown; may be empty).
+        rubric: what the staff wrote for the graders (Markdown; may be empty).
+    """
+
+    name: str
+    points: float
+    step: float
+    prompt: str
+    solution: str
+    rubric: str
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _boundary(cell: dict, word: str) -> bool:
+    return cell.get("cell_type") == "raw" and _source(cell).strip().startswith(word)
+
+
+def is_rubric(cell: dict) -> bool:
+    """Whether ``cell`` is a rubric cell (markdown starting with ``**Rubric``)."""
+    return cell.get("cell_type") == "markdown" and _source(cell).lstrip().startswith(RUBRIC_MARK)
+
+
+def from_master(master: Path) -> list[WrittenQuestion]:
+    """The written questions of the master notebook ``master``, in notebook order."""
+    cells = json.loads(master.read_text(encoding="utf-8"))["cells"]
+    found, config, parts, block = [], None, None, None
+    for cell in cells:
+        if _boundary(cell, "# BEGIN QUESTION"):
+            text = _source(cell).strip().removeprefix("# BEGIN QUESTION")
+            config = yaml.safe_load(text) or {}
+            parts, block = {"prompt": [], "solution": [], "rubric": []}, "prompt"
+        elif config is None:
+            continue
+        elif _boundary(cell, "# END QUESTION"):
+            if config.get("manual"):
+                found.append(WrittenQuestion(
+                    str(config["name"]), float(config.get("points", 1)),
+                    float(config.get("step", DEFAULT_STEP)),
+                    *("\n\n".join(parts[k]).strip() for k in ("prompt", "solution", "rubric"))))
+            config = None
+        elif _boundary(cell, "# BEGIN SOLUTION"):
+            block = "solution"
+        elif _boundary(cell, "# END SOLUTION") or _boundary(cell, "# BEGIN TESTS"):
+            block = None
+        elif cell.get("cell_type") == "markdown" and block:
+            parts["rubric" if block == "solution" and is_rubric(cell) else block].append(
+                _source(cell))
+    return found
+
+
+def snapshot(master: Path, folder: Path) -> list[WrittenQuestion]:
+    """The written questions of ``master``, saved to ``folder`` (``OUT/<assignment>``); none
+    without the master (a pod given only the zips grades the auto-graded questions)."""
+    if not master.exists():
+        return []
+    found = from_master(master)
+    save(folder, found)
+    return found
+
+
+def save(folder: Path, questions: list[WrittenQuestion]) -> None:
+    """``folder/written/questions.json`` (``folder``: ``OUT/<assignment>``); nothing when the
+    assignment has no written question."""
+    if questions:
+        write_atomic(folder / "written" / QUESTIONS_FILE,
+                     json.dumps([asdict(q) for q in questions], indent=2) + "\n")
+
+
+def load(folder: Path) -> list[WrittenQuestion]:
+    """The snapshot ``save`` wrote, or ``[]`` (no written question, or graded without)."""
+    path = folder / "written" / QUESTIONS_FILE
+    if not path.exists():
+        return []
+    return [WrittenQuestion(**q) for q in json.loads(path.read_text(encoding="utf-8"))]
