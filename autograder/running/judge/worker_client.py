@@ -12,6 +12,7 @@ import select
 import signal
 import threading
 import time
+from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
 from . import cgroups, sandbox, fork_client as zygote
@@ -25,6 +26,8 @@ MAX_REPLY_BYTES = 64 * 2**20
 # million-element tensor fits; ``wire.Budget`` then bounds what is built from it.
 MAX_REPLY_VALUES = 3_000_000
 MAX_REPLY_CONTAINERS = 600_000
+# Questions one call may put to the judge (the stand-in op's backward: gradcheck asks a few)
+MAX_ASKS = 1000
 
 
 class WorkerClient:
@@ -89,20 +92,38 @@ class WorkerClient:
             self.output += chunk[:max(room, 0)]
             self.output_dropped += max(len(chunk) - max(room, 0), 0)
 
-    def request(self, message: dict, timeout: float) -> dict:
+    def request(self, message: dict, timeout: float,
+                answer: Callable[[Any], dict] | None = None) -> dict:
         """Send one request; return the reply, or raise ``WorkerLost`` (and kill the worker).
-        No request outlives the submission's own deadline."""
+        No request outlives the submission's own deadline. With ``answer``, the worker may ask
+        questions during the request (``{"ask": ...}`` lines, at most ``MAX_ASKS``): each is
+        answered with ``answer(question)`` on the request pipe, within the same time limit."""
         if self.lost:
             raise WorkerLost(self.lost)
         if self.deadline - time.monotonic() < timeout:
             timeout = max(self.deadline - time.monotonic(), 0.0)
             if timeout <= 0:
                 raise self._lose("the submission used up its time limit")
+        deadline = time.monotonic() + timeout
+        self._send(message)
+        for _ in range(MAX_ASKS + 1):
+            reply = self._reply(self._read_line(deadline, timeout))
+            if "ask" not in reply:
+                return reply
+            if answer is None:
+                raise self._lose("its process asked the grader a question where it may ask none")
+            self._send(answer(reply["ask"]))
+        raise self._lose(f"its process asked the grader more than {MAX_ASKS} questions in one "
+                         "call")
+
+    def _send(self, message: dict) -> None:
         try:
             self.requests.write(json.dumps(message, allow_nan=False).encode() + b"\n")
         except (BrokenPipeError, OSError):
             raise self._lose(self._exit_reason())
-        line = self._read_line(time.monotonic() + timeout, timeout)
+
+    def _reply(self, line: bytes) -> dict:
+        """One line of the worker's, parsed within the reply caps."""
         if line.count(b",") > MAX_REPLY_VALUES \
                 or line.count(b"[") + line.count(b"{") > MAX_REPLY_CONTAINERS:
             raise self._lose(f"its reply held more values than the grader accepts (at most "
