@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
@@ -196,3 +198,27 @@ def test_are_cells_in_tracebacks_named_by_what_they_define():
     md = feedback.render_markdown(feedback.build(d))
     assert "<cell 26>" not in md and "Cell 26" not in md
     assert md.count('File "<the cell defining export_numpy>"') == 2
+
+
+SPELLED_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "point", "minus"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(SPELLED_WORDS), min_size=1, max_size=12), st.integers(0, 120),
+       st.sampled_from(["raised", "returned a string", "returned a class"]))
+def test_mistake_redaction_takes_out_what_the_code_said(words, cut, how):
+    """Whatever the student's code said (inputs spelled in words: an exception's message, a
+    string, a class name), wherever the document's size budget cut the message, nothing of it
+    is left at ``mistake``; the grader's words before it are."""
+    from autograder.reporting.redaction import redact
+
+    said = {"raised": " ".join(words), "returned a string": repr(" ".join(words)),
+            "returned a class": "_".join(words)}[how]
+    text = {"raised": f"raised ValueError: {said}", "returned a string": f"returned {said}",
+            "returned a class": f"returned a {said}"}[how]
+    message = f"multipath_grads(1.5, 2.0) {text}; expected (5.0, 1.5) [grading seed 5]"
+    message = message[:max(len("multipath_grads(1.5, 2.0) "), len(message) - cut)]
+    out = redact(message, [said])
+    assert out.startswith("multipath_grads(…, …) ")
+    assert not set(out.replace("_", " ").replace("'", " ").split()) & set(SPELLED_WORDS), out

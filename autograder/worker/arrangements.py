@@ -81,9 +81,6 @@ def _functions(observed: dict, backward: Callable[[torch.Tensor, torch.Tensor], 
     return {"stand_in": MyOp, "stand_in_apply": MyOp.apply}
 
 
-SUBSTITUTE_NAMES = ("stand_in", "stand_in_apply")
-
-
 def asked_backward(ask: Callable[[dict], dict]) -> Callable[[torch.Tensor, torch.Tensor],
                                                               torch.Tensor]:
     """The stand-in's backward in a worker: the judge computes it (``ask`` sends the saved
