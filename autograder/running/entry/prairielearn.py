@@ -88,7 +88,10 @@ def seed_for(root: Path, notebook: bytes) -> int:
     (``seeding.attempt_seed``): the variant's seed (0 without one) and the submitted notebook's
     bytes. With ``singleVariant`` every attempt has the same variant, so the variant's seed
     alone would draw the same hidden inputs each time and the feedback of one attempt would be
-    an answer key for the next; a regrade (the same data and file) draws the same inputs."""
+    an answer key for the next. ``data.json`` (the ``data`` of a question's ``grade()``) holds
+    no id or time of the submission: the bytes tell attempts apart, and the very same file
+    again gets the same inputs and feedback. A regrade (the same data and file) draws the
+    same inputs."""
     from ...checks.seeding import attempt_seed
 
     if os.environ.get("AUTOGRADER_SEED"):
