@@ -134,3 +134,51 @@ def test_the_judge_answers_the_backward_it_chose(kind):
     assert failure is None and got is (kind == "lesson")
     assert seen and set(seen) == {torch.float64}
     assert my_op is None and MyOp is None  # restored
+
+
+# A check_my_op that asks the judge for a backward with a large input, then never reads the
+# answer (the judge's write of it fills the pipe) and never returns.
+FLOOD = '''
+import json, os, sys, time
+
+
+def check_my_op(x):
+    wire = sys.modules["autograder.worker.wire"]
+    big = torch.zeros(300_000, dtype=torch.float64)
+    question = {"backward": {"x": wire.encode(big), "grad_output": wire.encode(big[0])}}
+    os.write(4, json.dumps({"ask": question}).encode() + b"\\n")
+    while True:
+        time.sleep(1)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.needs_root
+def test_a_worker_that_stops_reading_the_answers_cannot_block_the_judge(build_dir, tmp_path):
+    """The judge writes its answer to the worker within the call's time limit: a worker that
+    asks and stops reading loses its call (and only its call) to the time limit; the grader
+    neither hangs nor stops."""
+    import subprocess
+
+    import nbformat
+
+    from notebooks import ROOT, solution
+
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    nb = solution("autograd-porting")
+    cell = next(i for i, c in enumerate(nb.cells) if "def check_my_op" in c.source)
+    nb.cells[cell].source = nb.cells[cell].source.split("def check_my_op")[0] + FLOOD
+    nbformat.write(nb, folder / "flood.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "--build", str(build_dir),
+                           "grade", "-p", str(folder), "-o", str(out), "--seed", "7",
+                           "--runner", "sealed", "--question", "q3_gradcheck", "--timeout", "5",
+                           "--no-reports", "--jobs", "1"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((out / "autograd-porting" / "results" / "flood.ipynb.json").read_text())
+    checks = {c["check"]: c for t in doc["questions"]["q3_gradcheck"]["tests"]
+              for c in t.get("checks", [])}
+    assert not checks["check_my_op"]["passed"]
+    assert "stopped reading what the grader sent" in checks["check_my_op"]["message"]
+    assert all(c["passed"] for name, c in checks.items() if name != "check_my_op"), checks

@@ -46,6 +46,9 @@ class WorkerClient:
         self.proc = zygote.shared(limits.confinement).spawn(uid, limits)
         self.cpu_group = None
         self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
+        # written with the request's deadline (``_send``): a worker that stops reading (its
+        # questions answered while it asks more) cannot block the judge
+        os.set_blocking(self.proc.requests, False)
         self.replies = self.proc.replies
         self.output = bytearray()
         self.output_dropped = 0
@@ -105,22 +108,33 @@ class WorkerClient:
             if timeout <= 0:
                 raise self._lose("the submission used up its time limit")
         deadline = time.monotonic() + timeout
-        self._send(message)
+        self._send(message, deadline, timeout)
         for _ in range(MAX_ASKS + 1):
             reply = self._reply(self._read_line(deadline, timeout))
             if "ask" not in reply:
                 return reply
             if answer is None:
                 raise self._lose("its process asked the grader a question where it may ask none")
-            self._send(answer(reply["ask"]))
+            self._send(answer(reply["ask"]), deadline, timeout)
         raise self._lose(f"its process asked the grader more than {MAX_ASKS} questions in one "
                          "call")
 
-    def _send(self, message: dict) -> None:
-        try:
-            self.requests.write(json.dumps(message, allow_nan=False).encode() + b"\n")
-        except (BrokenPipeError, OSError):
-            raise self._lose(self._exit_reason())
+    def _send(self, message: dict, deadline: float, timeout: float) -> None:
+        """Write one line to the worker by ``deadline`` (the pipe is non-blocking)."""
+        data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
+        fd = self.requests.fileno()
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
+                                 "step): it stopped reading what the grader sent")
+            select.select([], [fd], [], left)
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
+            except OSError:  # BrokenPipeError: the worker is gone
+                raise self._lose(self._exit_reason())
 
     def _reply(self, line: bytes) -> dict:
         """One line of the worker's, parsed within the reply caps."""
