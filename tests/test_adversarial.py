@@ -142,6 +142,10 @@ PORTING_CASES = [
      "recorded a graph"),
     ("forged-dtypes", "q3_gradcheck", {"check_my_op"}, "with a correct my_op returned False"),
     ("forged-devices", "q4_device", {"pick_device"}, "pick_device() with cuda"),
+    # reads the judge's choice of op from frames, gc, the request and the op's closure
+    # instead of running gradcheck: nothing there names it, so it guesses and fails
+    ("judge-request-snooping", "q3_gradcheck", {"check_my_op"},
+     "whose backward is wrong returned True"),
 ]
 
 
@@ -475,6 +479,15 @@ def porting_batch(request, build_dir, tmp_path_factory):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {name: json.loads((out / PORTING / "results" / f"{name}.ipynb.json").read_text())
             for name in [c[0] for c in PORTING_CASES] + ["perfect-solution"]}
+
+
+def test_nothing_in_the_worker_names_the_swapped_op(porting_batch):
+    """The snooping check_my_op walked the stack, gc, the request line and the stand-in's
+    names and closure on every call, and found nothing that names the op (on the grader before
+    the fix it found the request in a frame on every call and earned the point)."""
+    output = porting_batch["judge-request-snooping"]["output"]
+    said = {line for line in output.splitlines() if line.startswith("SNOOPED")}
+    assert said == {"SNOOPED nothing"}, output[-3000:]
 
 
 def _check_outcomes(doc: dict, question: str) -> dict[str, bool]:

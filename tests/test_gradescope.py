@@ -16,6 +16,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import tarfile
 import uuid
 import zipfile
@@ -278,3 +279,98 @@ def test_two_notebooks_are_the_students_problem_not_a_grader_error(plain_base_im
     assert status == 0, log[-3000:]
     assert results["score"] == 0
     assert "exactly one notebook" in results["output"] and "Grader error" not in results["output"]
+
+
+# --- resubmissions: every submission its own hidden inputs, a regrade the same ---------------
+
+
+def test_each_submission_draws_its_own_seed_and_a_regrade_the_same(tmp_path, monkeypatch):
+    """Gradescope's submission_metadata.json (id, created_at) and the notebook's bytes seed
+    each submission; the metadata is made root-only before the notebook's code runs."""
+    from autograder.running.entry.run_autograder import METADATA, lock_down, seed_for
+
+    monkeypatch.delenv("AUTOGRADER_SEED", raising=False)
+    notebook = (ROOT / "submissions" / ASSIGNMENT / "alan-turing.ipynb").read_bytes()
+
+    def seed(submission_id, created_at="2026-12-01T10:00:00.000000-08:00", data=notebook):
+        (tmp_path / METADATA).write_text(json.dumps(
+            {"id": submission_id, "created_at": created_at, "previous_submissions": []}))
+        return seed_for(tmp_path, data)
+
+    first = seed(123456)
+    assert seed(123456) == first  # a regrade of that submission
+    assert len({first, seed(123457), seed(123456, "2026-12-01T10:05:00.000000-08:00"),
+                seed(123456, data=notebook + b"\n")}) == 4
+    lock_down(tmp_path, scratch=tmp_path / "student")
+    assert (tmp_path / METADATA).stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("AUTOGRADER_SEED", "17")
+    assert seed(999) == 17
+
+
+def _gradescope_run(image: str, gs_zip: Path, notebook: bytes, metadata: dict) -> dict:
+    """run_autograder's entry in the grading image, laid out as Gradescope does (the zip in
+    /autograder/source, the notebook, submission_metadata.json), no network and no
+    AUTOGRADER_SEED; returns our result document (autograder.json) and results.json."""
+    from autograder.running.runners.docker_engine import engine
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        files = {"autograder/submission/hw.ipynb": notebook,
+                 "autograder/submission_metadata.json": json.dumps(metadata).encode()}
+        with zipfile.ZipFile(gs_zip) as zf:
+            files.update({f"autograder/source/{i.filename}": zf.read(i.filename)
+                          for i in zf.infolist() if not i.is_dir()})
+        for name, data in files.items():
+            entry = tarfile.TarInfo(name)
+            entry.size, entry.mode = len(data), 0o644
+            tar.addfile(entry, io.BytesIO(data))
+    client = engine(timeout=600)
+    container = client.containers.create(
+        image, ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.run_autograder",
+                "--hidden-visibility", "visible"], network_mode="none", mem_limit="6g",
+        environment={"OMP_NUM_THREADS": "1"})
+    try:
+        container.put_archive("/", buf.getvalue())
+        container.start()
+        status = container.wait(timeout=600)["StatusCode"]
+        log = container.logs().decode(errors="replace")
+        found = {}
+        for name in ("autograder.json", "results.json"):
+            stream, _ = container.get_archive(f"/autograder/results/{name}")
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+                found[name] = json.load(tar.extractfile(name))
+    finally:
+        container.remove(force=True)
+    assert status == 0, log[-3000:]
+    return found
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.needs_docker
+def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it(gradescope):
+    """Three runs of alan-turing's notebook with hidden results visible: submission 1,
+    submission 2 (the same file, resubmitted), and submission 1 again (Gradescope's regrade:
+    the same metadata). The first two draw other seeds and other hidden inputs; the regrade
+    writes the first one's document again."""
+    from autograder.running.runners.docker_engine import IMAGES
+
+    notebook = (ROOT / "submissions" / ASSIGNMENT / "alan-turing.ipynb").read_bytes()
+    first_meta = {"id": 1001, "created_at": "2026-12-01T10:00:00.000000-08:00",
+                  "previous_submissions": []}
+    second_meta = {"id": 1002, "created_at": "2026-12-01T10:07:00.000000-08:00",
+                   "previous_submissions": [{"submission_time": first_meta["created_at"],
+                                             "score": 14.5}]}
+    first, second, again = (_gradescope_run(IMAGES["cpu"], gradescope, notebook, meta)
+                            for meta in (first_meta, second_meta, first_meta))
+    one, two = first["autograder.json"], second["autograder.json"]
+    assert one["seed"] != two["seed"]
+    hidden = lambda doc: {(q, t["name"]): t["message"] for q, v in doc["questions"].items()  # noqa: E731
+                          for t in v["tests"] if t["hidden"] and not t["passed"]}
+    assert hidden(one) and set(hidden(one)) == set(hidden(two))
+    strip = lambda m: re.sub(r"\[grading seed \d+\]", "", m)  # noqa: E731
+    assert any(strip(hidden(one)[k]) != strip(hidden(two)[k]) for k in hidden(one))
+    total = lambda doc: sum(v["points"] for v in doc["questions"].values())  # noqa: E731
+    assert total(one) == total(two) == 14.5
+    assert again["autograder.json"] == one
+    assert again["results.json"] == first["results.json"]

@@ -71,8 +71,8 @@ FORGE_DTYPES = '''
 import sys
 _ctx = sys.modules["autograder.worker.arrangements"]
 _real = _ctx._functions
-def _forged(observed):
-    stand_ins = _real(observed)
+def _forged(observed, *rest):
+    stand_ins = _real(observed, *rest)
     observed["dtypes"] = ["float64"] * 3  # says: ran in float64, whatever it ran in
     return stand_ins
 _ctx._functions = _forged
@@ -111,8 +111,11 @@ class Loopback:
                                         for i, c in enumerate(cells)])["ok"]
         assert all(entry["status"] == "ok" for entry in report), report
 
-    def request(self, message: dict, timeout: float) -> dict:
+    def request(self, message: dict, timeout: float, answer=None) -> dict:
         message = json.loads(json.dumps(message))
+        # the judge's answers to the worker's questions cross as JSON too
+        self.worker.ask = lambda question: json.loads(json.dumps(
+            answer(json.loads(json.dumps(question))) if answer else {"error": "none"}))
         reply = self.worker.call(message["target"], message.get("args", []),
                                  message.get("kwargs", {}), message.get("context", {}),
                                  message.get("backward"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 
 import pytest
@@ -80,7 +81,8 @@ def test_solution_gets_full_marks():
 @pytest.mark.slow
 @needs_image
 def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
-    """alan-turing scores 14.5 of 21 with seed 3 (the variant's seed here), and the failed
+    """alan-turing scores 14.5 of 21 (any seed: the variant's, 3 here, and the notebook's own
+    bytes draw it), and the failed
     hidden test says which mistake it found, as in the sealed runner's feedback."""
     results, code = run_question(
         {"autograd-exercises.ipynb": (ROOT / "submissions" / "autograd-exercises" /
@@ -93,7 +95,7 @@ def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
     test = failed["q1_accumulation: q1_accumulation - 3"]
     assert test["points"] == 0 and test["max_points"] == 1.25
     assert "build the leaf from the p0 argument" in test["message"]
-    assert "[grading seed 3]" in test["message"]
+    assert re.search(r"\[grading seed \d+\]", test["message"])  # this attempt's own seed
 
 
 @pytest.mark.slow
@@ -104,3 +106,53 @@ def test_a_file_that_is_not_a_notebook_is_not_gradable_and_says_why():
     assert results["gradable"] is False
     assert "not a notebook" in results["format_errors"][0], results
     assert "autograd-exercises.ipynb" in results["message"]
+
+
+# --- resubmissions: every attempt its own hidden inputs, a regrade the same ------------------
+
+
+def test_each_attempt_draws_its_own_seed_and_a_regrade_the_same(tmp_path, monkeypatch):
+    """With ``singleVariant`` every attempt has the variant's seed: the notebook's bytes make
+    each attempt's seed its own; the same data and file (a regrade) give the same seed."""
+    from autograder.running.entry.prairielearn import seed_for
+
+    monkeypatch.delenv("AUTOGRADER_SEED", raising=False)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "data.json").write_text(json.dumps({"variant_seed": 3}))
+    notebook = (ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb").read_bytes()
+    first = seed_for(tmp_path, notebook)
+    assert seed_for(tmp_path, notebook) == first
+    assert seed_for(tmp_path, notebook.replace(b'"cells"', b'"cells" ', 1)) != first
+    (tmp_path / "data" / "data.json").write_text(json.dumps({"variant_seed": 4}))
+    assert seed_for(tmp_path, notebook) != first
+    monkeypatch.setenv("AUTOGRADER_SEED", "17")  # staff reproducing a recorded grade
+    assert seed_for(tmp_path, notebook) == 17
+
+
+def _hidden_messages(results: dict) -> dict[str, str]:
+    return {t["name"]: t["message"] for t in results["tests"]
+            if t["description"] == "hidden test" and t["points"] < t["max_points"]}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@needs_image
+def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it():
+    """Three attempts on the shipped question (singleVariant: one variant seed): alan-turing's
+    notebook, the same notebook saved again (a changed byte), then the first again (what a
+    regrade runs). The failing hidden tests' inputs and seeds differ between the first two;
+    the third is the first, results.json byte for byte."""
+    notebook = (ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb").read_bytes()
+    resaved = notebook.replace(b'"cells"', b'"cells" ', 1)
+    first, second, again = (run_question({"autograd-exercises.ipynb": data})
+                            for data in (notebook, resaved, notebook))
+    assert first[1] == second[1] == again[1] == 0
+    one, two = _hidden_messages(first[0]), _hidden_messages(second[0])
+    assert one and set(one) == set(two)  # the same mistakes, found again
+    seed = re.compile(r"\[grading seed (\d+)\]")
+    assert {seed.search(m).group(1) for m in one.values()} != {
+        seed.search(m).group(1) for m in two.values()}
+    # other inputs, other expected values (not only another seed in the tag)
+    assert any(seed.sub("", one[name]) != seed.sub("", two[name]) for name in one)
+    assert first[0]["score"] == second[0]["score"] == round(14.5 / 21, 6)
+    assert again[0] == first[0]

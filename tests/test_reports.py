@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
@@ -206,3 +208,27 @@ def test_does_a_golden_allow_only_a_last_digit_of_float32():
                   pinned.replace("rtol=1e-05", "rtol=1e-04"), pinned.replace("expected", "got"),
                   pinned.replace(", -0.207757", "")):
         assert not same_up_to_float32(other, pinned), other
+
+
+SPELLED_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "point", "minus"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(SPELLED_WORDS), min_size=1, max_size=12), st.integers(0, 120),
+       st.sampled_from(["raised", "returned a string", "returned a class"]))
+def test_mistake_redaction_takes_out_what_the_code_said(words, cut, how):
+    """Whatever the student's code said (inputs spelled in words: an exception's message, a
+    string, a class name), wherever the document's size budget cut the message, nothing of it
+    is left at ``mistake``; the grader's words before it are."""
+    from autograder.reporting.redaction import redact
+
+    said = {"raised": " ".join(words), "returned a string": repr(" ".join(words)),
+            "returned a class": "_".join(words)}[how]
+    text = {"raised": f"raised ValueError: {said}", "returned a string": f"returned {said}",
+            "returned a class": f"returned a {said}"}[how]
+    message = f"multipath_grads(1.5, 2.0) {text}; expected (5.0, 1.5) [grading seed 5]"
+    message = message[:max(len("multipath_grads(1.5, 2.0) "), len(message) - cut)]
+    out = redact(message, [said])
+    assert out.startswith("multipath_grads(…, …) ")
+    assert not set(out.replace("_", " ").replace("'", " ").split()) & set(SPELLED_WORDS), out

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import math
 import os
 import sysconfig
 import traceback
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 import torch
@@ -63,11 +65,40 @@ def student_traceback(exc: BaseException) -> str:
     return "\n".join(lines)
 
 
+#: The texts the student's code chose that went into messages during a ``student_texts``
+#: block (an exception's message, a string or a class name it returned).
+_STUDENT_TEXT: ContextVar[list[str] | None] = ContextVar("student_text", default=None)
+
+
+@contextlib.contextmanager
+def student_texts() -> Iterator[list[str]]:
+    """Collect, for the block, every text of the student's choosing that a message quotes
+    (``quoted``), so that feedback that must not show what the student's code derived from
+    hidden inputs can take exactly those texts out (``reporting.feedback``)."""
+    texts: list[str] = []
+    token = _STUDENT_TEXT.set(texts)
+    try:
+        yield texts
+    finally:
+        _STUDENT_TEXT.reset(token)
+
+
+def quoted(text: str) -> str:
+    """``text``, which the student's code chose, noted for the ``student_texts`` in force."""
+    texts = _STUDENT_TEXT.get()
+    if texts is not None and text:
+        texts.append(text)
+    return text
+
+
 def exception_summary(exc: BaseException) -> str:
-    """``"RuntimeError: message"`` with the message cut to its first line."""
+    """``"RuntimeError: message"`` with the message cut to its first line. The message, and
+    the type's name unless it is one of Python's own, are the student's (``quoted``)."""
     text = str(exc).strip().splitlines()
     kind = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
-    return f"{kind}: {text[0]}" if text else kind
+    if not isinstance(getattr(builtins, kind, None), type):
+        quoted(kind)
+    return f"{kind}: {quoted(text[0])}" if text else kind
 
 
 def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | None]:
@@ -175,6 +206,8 @@ def describe(x: Any, limit: int = 6) -> str:
         return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, {body})"
     if isinstance(x, np.ndarray):
         return f"ndarray(dtype={x.dtype}, shape={x.shape}, {describe(x.reshape(-1).tolist(), limit)})"
+    if isinstance(x, str):
+        return quoted(repr(x))
     if isinstance(x, (list, tuple)):
         items = [describe(v, limit) for v in x[:limit]]
         if len(x) > limit:
@@ -186,11 +219,11 @@ def describe(x: Any, limit: int = 6) -> str:
         return fmt(x)
     if x is Ellipsis:
         return "... (the template's placeholder)"
-    if x is None or isinstance(x, (bool, int, str)):
+    if x is None or isinstance(x, (bool, int)):
         return repr(x)
     if isinstance(x, Opaque):
-        return f"a {x.type_name.rsplit('.', 1)[-1]}"
-    return f"a {type(x).__name__}"
+        return f"a {quoted(x.type_name.rsplit('.', 1)[-1])}"
+    return f"a {quoted(type(x).__name__)}"
 
 
 def plain(x: Any) -> Any:

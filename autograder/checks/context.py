@@ -13,6 +13,10 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any, Iterator
 
+from ..worker.arrangements import STAND_IN_BACKWARD
+
+#: Keys a check's request holds for the judge alone, never sent to the student's process.
+JUDGE_ONLY = frozenset({STAND_IN_BACKWARD})
 _REQUEST: ContextVar[dict[str, Any]] = ContextVar("call_context", default={})
 
 
@@ -30,6 +34,12 @@ def call_context(**request: Any) -> Iterator[None]:
 def current() -> dict[str, Any]:
     """The request in force (empty outside any ``call_context``)."""
     return dict(_REQUEST.get())
+
+
+def for_worker(request: dict[str, Any]) -> dict[str, Any]:
+    """What of ``request`` travels to a worker: all but the judge's own keys (which backward
+    the stand-in op has: the worker asks for it, never reads it; docs/security.md)."""
+    return {k: v for k, v in request.items() if k not in JUDGE_ONLY}
 
 
 @contextlib.contextmanager

@@ -28,3 +28,17 @@ def submission_seed(run_seed: int, identity: str) -> int:
     """
     digest = hashlib.sha256(f"{int(run_seed)}\0{identity}".encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # below 2**31, like a run's seed
+
+
+def attempt_seed(base: int, notebook: bytes, attempt: str = "") -> int:
+    """The seed of one attempt on a platform where students resubmit and see the feedback
+    (PrairieLearn, Gradescope): a pure function of ``base`` (the variant's seed), the notebook's
+    own bytes and the platform's record of the attempt (``attempt``: its id and time).
+
+    A changed notebook or a new attempt draws new hidden inputs, so what one attempt's feedback
+    shows (its inputs, the expected values) is no answer key for the next; a regrade of one
+    attempt (the same file and record) draws the same inputs again. A notebook cannot carry the
+    answers for its own inputs: they depend on every byte of it.
+    """
+    digest = hashlib.sha256(notebook).hexdigest()
+    return submission_seed(base, f"attempt\0{digest}\0{attempt}")

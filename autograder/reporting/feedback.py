@@ -20,14 +20,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from .. import checks
 from ..running.files import write_atomic
 from .documents import iter_results, stem
+from .redaction import redact
 
 TEMPLATES = Path(__file__).parent / "templates"
 GRADER = "grader"
 #: How much of a hidden test's message a student sees; ``full`` is the default.
 DETAIL = ("full", "mistake", "score")
-#: A number as checks print them (``-7.54026``, ``3``, ``1e-05``, ``[4.0, 8.0]``'s items).
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-_SEED_TAG = re.compile(r"\s*\[grading seed -?\d+\]")
 _NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
 #: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
 _CELL_FILE = re.compile(r"<cell (\d+)>")
@@ -101,12 +99,6 @@ def proves(assignment: str, question: str, check: str) -> str | None:
         return None
 
 
-def redact(text: str) -> str:
-    """``text`` with every number replaced by ``…`` and the seed tag dropped: the named
-    mistake stays ("p.grad was not cleared"), the hidden inputs and expected values go."""
-    return _NUMBER.sub("…", _SEED_TAG.sub("", text))
-
-
 def test_feedback(assignment: str, question: str, test: dict, detail: str = "full",
                   cells: list[dict] | None = None) -> TestFeedback:
     """One test of a result document, for the student, at the course's ``detail``."""
@@ -120,7 +112,8 @@ def test_feedback(assignment: str, question: str, test: dict, detail: str = "ful
     withheld = False
     if hidden and detail == "mistake":
         # a trimmed traceback can quote the hidden inputs (shapes, values): left out
-        head, rest = redact(head), ""
+        head, rest = redact(head, test.get("student_text"),
+                            bool(test.get("student_text_cut"))), ""
     elif hidden and detail == "score":
         head, rest, withheld, checked = "", "", True, []
     return TestFeedback(

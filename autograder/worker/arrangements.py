@@ -1,9 +1,13 @@
 """What a check may ask the worker to arrange around one call, by name, never by code.
 
 - ``simulate_devices``: ``{"cuda": bool, "mps": bool}`` answers for ``is_available()``.
-- ``swap_globals``: ``{"name": substitute}``: for the duration of the call, the function's
-  global ``name`` is one of the named stand-ins below (the lesson's op, a deliberately broken
-  op), so that a check can ask whether the student's own checker notices a broken op.
+- ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
+  the function's global ``name`` is the grader's stand-in op (``MyOp``-like, below) or its
+  ``apply``, so that a check can ask whether the student's own checker notices a broken op.
+  Whether the stand-in's backward is the lesson's or a broken one is *not* in the request:
+  its backward asks whoever holds the choice (``ask``: the judge, over the worker's pipe, or
+  ``STAND_IN_BACKWARD`` when the student's code runs in the checks' own process), so nothing
+  in the student's process (frames, requests, closures, memory) can name it.
 - ``overwrite_module_params``: ``torch.__future__.set_overwrite_module_params_on_conversion``.
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
@@ -23,19 +27,41 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from . import wire
+
 
 def _lesson_op(x: torch.Tensor) -> torch.Tensor:
     return (x ** 3).sum() / (1 + x.abs().sum())
 
 
-def _functions(observed: dict) -> dict[str, Any]:
-    """Fresh stand-ins for one call; each forward records its input's dtype in
-    ``observed["dtypes"]`` so that a check can tell which precision the caller used.
+#: The request key that holds the choice of backward (``"lesson"`` or ``"broken"``). It is the
+#: judge's: ``checks.context.for_worker`` leaves it out of what travels to a worker.
+STAND_IN_BACKWARD = "stand_in_backward"
+BACKWARDS = ("lesson", "broken")
 
-    The correct and the broken op look alike from the student's side: both are classes named
-    ``MyOp`` deriving straight from ``torch.autograd.Function`` (neither subclasses the other),
-    with ``apply`` functions named alike, so that a ``check_my_op`` can only tell them apart by
-    checking the gradient, not by a name or a base class."""
+
+def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+    """The stand-in's backward as ``kind`` says: the lesson op's gradient, or the broken one's
+    (the quotient rule's second term missing). Both are computed, so that answering takes the
+    same work whichever was chosen."""
+    if kind not in BACKWARDS:
+        raise ValueError(f"unknown stand-in backward {kind!r}")
+    x = x.detach()
+    with torch.enable_grad():
+        leaf = x.clone().requires_grad_()
+        (lesson,) = torch.autograd.grad(_lesson_op(leaf), leaf)
+    broken = 3 * x ** 2 / (1 + x.abs().sum())
+    return grad_output * (lesson if kind == "lesson" else broken)
+
+
+def _functions(observed: dict, backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+               ) -> dict[str, Any]:
+    """A fresh stand-in for one call: a class named ``MyOp`` deriving straight from
+    ``torch.autograd.Function``, whose forward is the lesson's op (recording its input's dtype
+    in ``observed["dtypes"]`` so that a check can tell which precision the caller used) and
+    whose backward is ``backward(x, grad_output)``: the one stand-in is the same object, code
+    and closure whichever backward the judge chose, so a ``check_my_op`` can only tell a right
+    op from a wrong one by checking the gradient."""
     seen = observed.setdefault("dtypes", [])
 
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
@@ -43,33 +69,35 @@ def _functions(observed: dict) -> dict[str, Any]:
         ctx.save_for_backward(x)
         return _lesson_op(x)
 
-    def op(quotient_term: bool) -> type:
-        # one backward for both ops, the difference in its closure: no name, docstring or
-        # code object tells them apart (code in the same process can still dig it out of the
-        # closure; docs/security.md says so)
-        def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
-            (x,) = ctx.saved_tensors
-            if not quotient_term:  # the broken op: the quotient rule's second term missing
-                return grad_output * 3 * x ** 2 / (1 + x.abs().sum())
-            with torch.enable_grad():
-                leaf = x.detach().requires_grad_()
-                (grad,) = torch.autograd.grad(_lesson_op(leaf), leaf)
-            return grad_output * grad
+    def stand_in_backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return backward(x, grad_output)
 
-        class MyOp(torch.autograd.Function):
-            pass
+    class MyOp(torch.autograd.Function):
+        pass
 
-        MyOp.forward, MyOp.backward = staticmethod(forward), staticmethod(backward)
-        MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
-        return MyOp
-
-    lesson, broken = op(True), op(False)
-    return {"lesson_function": lesson, "lesson_function_apply": lesson.apply,
-            "broken_function": broken, "broken_function_apply": broken.apply}
+    MyOp.forward, MyOp.backward = staticmethod(forward), staticmethod(stand_in_backward)
+    MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
+    return {"stand_in": MyOp, "stand_in_apply": MyOp.apply}
 
 
-SUBSTITUTE_NAMES = ("lesson_function", "lesson_function_apply", "broken_function",
-                    "broken_function_apply")
+def asked_backward(ask: Callable[[dict], dict]) -> Callable[[torch.Tensor, torch.Tensor],
+                                                              torch.Tensor]:
+    """The stand-in's backward in a worker: the judge computes it (``ask`` sends the saved
+    input and the upstream gradient, and returns the judge's answer)."""
+    def backward(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+        answer = ask({"backward": {"x": wire.encode(x.detach()),
+                                   "grad_output": wire.encode(grad_output.detach())}})
+        if "ok" not in answer:
+            raise RuntimeError(f"the grader could not compute this backward: "
+                               f"{str(answer.get('error'))[:200]}")
+        return wire.decode(answer["ok"])
+
+    return backward
+
+
+def no_judge(question: dict) -> dict:
+    return {"error": "no grader to ask in this process"}
 
 
 @contextlib.contextmanager
@@ -135,18 +163,27 @@ def seeded_torch(seed: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def arranged(fn: Callable, request: dict) -> Iterator[dict]:
+def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
+             ) -> Iterator[dict]:
     """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
-    arrangements fill with what they observed. Unknown keys are refused."""
+    arrangements fill with what they observed. Unknown keys are refused. ``ask`` puts a
+    question to the judge (the stand-in's backward) and returns its answer."""
     observed: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         for key, value in (request or {}).items():
             if key == "simulate_devices":
                 stack.enter_context(simulated_devices(value.get("cuda"), value.get("mps")))
             elif key == "swap_globals":
-                stand_ins = _functions(observed)
+                # in the checks' own process the choice is in the request; in a worker it
+                # never is, and the judge answers
+                kind = (request or {}).get(STAND_IN_BACKWARD)
+                backward = (asked_backward(ask) if kind is None else
+                            lambda x, g, kind=kind: stand_in_gradient(kind, x, g))
+                stand_ins = _functions(observed, backward)
                 stack.enter_context(swapped_globals(fn, {k: stand_ins[v]
                                                          for k, v in value.items()}))
+            elif key == STAND_IN_BACKWARD:
+                continue
             elif key == "overwrite_module_params":
                 stack.enter_context(overwrite_module_params(value))
             elif key == "count_saved_tensors":

@@ -9,6 +9,9 @@ Requests (one JSON object a line):
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
   trimmed to their cells) and the state of each tensor or module argument after the call.
+  During a call the worker may ask the judge a question (``{"ask": {...}}`` on the reply
+  pipe: the grader's stand-in op asks for its backward) and reads the answer (one line on the
+  request pipe) before the call goes on.
 
 Replies are ``{"ok": ...}`` or ``{"error": {...}}``. Student output goes to fd 1/2, which the
 judge caps; the protocol never shares a descriptor with it.
@@ -20,7 +23,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -28,7 +31,7 @@ from torch import nn
 
 from . import wire
 from .cells import prepare
-from .arrangements import arranged
+from .arrangements import arranged, no_judge
 
 CELL_FILE = "<cell {}>"
 
@@ -68,8 +71,10 @@ def _flush_student_output() -> None:
 class Worker:
     """Holds the student's namespace and answers the judge's requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, ask: Callable[[dict], dict] | None = None) -> None:
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+        #: puts a question to the judge during a call (``arrangements.asked_backward``)
+        self.ask = ask or no_judge
 
     def run_cells(self, cells: list) -> dict:
         report = []
@@ -115,7 +120,7 @@ class Worker:
         before = _param_refs(args, "before")
         observed: dict = {}
         try:
-            with arranged(fn, context) as observed:
+            with arranged(fn, context, self.ask) as observed:
                 result = fn(*args, **kwargs)
                 if backward is not None:
                     result.backward(wire.decode(backward))
@@ -178,10 +183,21 @@ def _alias(item: Any, args: list) -> int | None:
     return None
 
 
+def ask_judge(rfile: Any, wfile: Any, question: dict) -> dict:
+    """Put ``question`` to the judge in the middle of a call (``{"ask": question}`` on the
+    reply pipe) and return its answer, the next line on the request pipe."""
+    wfile.write(json.dumps({"ask": question}, allow_nan=False).encode() + b"\n")
+    line = rfile.readline()
+    if not line:
+        raise EOFError("the grader closed the connection")
+    answer = json.loads(line)
+    return answer if isinstance(answer, dict) else {"error": "malformed answer"}
+
+
 def serve(fd_in: int, fd_out: int) -> None:
     """Answer requests until the judge closes the pipe."""
-    worker = Worker()
     with os.fdopen(fd_in, "rb") as rfile, os.fdopen(fd_out, "wb", buffering=0) as wfile:
+        worker = Worker(ask=lambda question: ask_judge(rfile, wfile, question))
         for line in rfile:
             request = json.loads(line)
             op = request.get("op")

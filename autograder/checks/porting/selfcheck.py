@@ -22,7 +22,12 @@ from ..calling import call_observed, describe, plain
 from ..context import call_context
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from ...worker.arrangements import STAND_IN_BACKWARD
 from .gradcheck import QUESTION, draw_x
+
+
+#: Rounds per dtype, each a correct and a broken op in a drawn order.
+ROUNDS = 3
 
 
 def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool
@@ -30,8 +35,8 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
     lesson's op, or one whose backward lacks the quotient term); return the dtypes the
     stand-in was run in too (heard from the worker: for messages only)."""
-    stand_in = "broken_function" if broken else "lesson_function"
-    with call_context(swap_globals={"MyOp": stand_in, "my_op": f"{stand_in}_apply"}):
+    with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
+                      **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
     seen = [getattr(torch, name) for name in observed.get("dtypes", [])
             if isinstance(getattr(torch, name, None), torch.dtype)]
@@ -82,20 +87,24 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
     """``check_my_op`` on fresh inputs (float32 or float64, no grad): True for the grader's
     correct op, False for its broken one."""
     seed = seed_of(rng)
-    # which op goes first is drawn apart from the inputs (they stay those of earlier runs with
-    # the same seed): a check_my_op that alternates True and False cannot count on the order
+    # which op goes first in each round is drawn apart from the inputs (they stay those of
+    # earlier runs with the same seed): an answer that follows a pattern of calls instead of
+    # checking passes all ROUNDS rounds of both dtypes once in 2**(2*ROUNDS) seeds
     order = np.random.default_rng(None if seed is None else [seed, 1])
     verdict = PASS
     for dtype in (torch.float32, torch.float64):
         x = draw_x(rng, dtype)
-        runs = {}
-        for broken in sorted((False, True), key=lambda _: order.random()):
-            runs[broken] = run_with_op(check_my_op, x, broken=broken)
-        got, failure, seen = runs[False]
-        verdict = failure or judge_correct_op(got, seen, x)
-        if verdict.ok:
-            got, failure, _ = runs[True]
-            verdict = judge_broken_op(got, failure, x)
+        for _ in range(ROUNDS):
+            runs = {}
+            for broken in sorted((False, True), key=lambda _: order.random()):
+                runs[broken] = run_with_op(check_my_op, x, broken=broken)
+            got, failure, seen = runs[False]
+            verdict = failure or judge_correct_op(got, seen, x)
+            if verdict.ok:
+                got, failure, _ = runs[True]
+                verdict = judge_broken_op(got, failure, x)
+            if not verdict.ok:
+                break
         if not verdict.ok:
             break
     return finish(QUESTION, "check_my_op", verdict, seed=seed, points=points,

@@ -5,7 +5,8 @@ the PrairieLearn way (docs/beyond-one-machine.md, deploy/prairielearn/).
     /grade/tests/question.json {"assignment": "...", "questions": [...]} (questions: optional,
                                the otter questions this PrairieLearn question scores)
     /grade/serverFilesCourse/autograder/<assignment>-autograder.zip   (``otter assign``'s zip)
-    /grade/data/data.json      PrairieLearn's data (``variant_seed`` seeds the hidden inputs)
+    /grade/data/data.json      PrairieLearn's data (``variant_seed`` and the notebook's bytes
+                               seed each attempt's hidden inputs: ``seed_for``)
     /grade/results/results.json   written here: ``score`` in 0..1, ``gradable``, ``message``,
                                ``tests`` (``name``, ``points``, ``max_points``, ``message``),
                                at most 1 MB
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
 import traceback
 from pathlib import Path
@@ -83,16 +83,25 @@ def notebook(root: Path, assignment: str):
     return sub
 
 
-def seed_for(root: Path) -> int:
-    """``AUTOGRADER_SEED`` (staff reproducing a grade), else the variant's seed (the same
-    hidden inputs on a regrade), else a fresh one."""
+def seed_for(root: Path, notebook: bytes) -> int:
+    """``AUTOGRADER_SEED`` (staff reproducing a grade), else this attempt's own seed
+    (``seeding.attempt_seed``): the variant's seed (0 without one) and the submitted notebook's
+    bytes. With ``singleVariant`` every attempt has the same variant, so the variant's seed
+    alone would draw the same hidden inputs each time and the feedback of one attempt would be
+    an answer key for the next. ``data.json`` (the ``data`` of a question's ``grade()``) holds
+    no id or time of the submission: the bytes tell attempts apart, and the very same file
+    again gets the same inputs and feedback. A regrade (the same data and file) draws the
+    same inputs."""
+    from ...checks.seeding import attempt_seed
+
     if os.environ.get("AUTOGRADER_SEED"):
         return int(os.environ["AUTOGRADER_SEED"])
     try:
         data = json.loads((root / "data" / "data.json").read_text(encoding="utf-8"))
-        return int(data["variant_seed"]) % 2**31
+        base = int(data["variant_seed"]) % 2**31
     except (OSError, ValueError, KeyError, TypeError):
-        return secrets.randbelow(2**31)
+        base = 0
+    return attempt_seed(base, notebook)
 
 
 def grade(root: Path) -> dict:
@@ -102,6 +111,7 @@ def grade(root: Path) -> dict:
     from ..judge.core import judge
     from ..judge.sandbox import Limits
     from ..judge.tests_zip import load_tests
+    from ..submissions import read_notebook_bytes
     from .run_autograder import STUDENT_UID
 
     tests = [t for t in load_tests(zip_path) if wanted is None or t.question in wanted]
@@ -111,7 +121,9 @@ def grade(root: Path) -> dict:
     seconds = float(os.environ.get("AUTOGRADER_TIMEOUT", "30"))
     limits = Limits.timed(seconds, float(os.environ.get("AUTOGRADER_SUBMISSION_TIMEOUT", "300")),
                           confinement="container")
-    return judge(sub.path, sub.name, assignment, tests, seed=seed_for(root), uid=STUDENT_UID,
+    seed = seed_for(root, read_notebook_bytes(sub.path))
+    print(f"seed {seed} (AUTOGRADER_SEED={seed} grades this attempt again)")
+    return judge(sub.path, sub.name, assignment, tests, seed=seed, uid=STUDENT_UID,
                  limits=limits)
 
 

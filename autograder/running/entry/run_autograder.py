@@ -16,7 +16,8 @@ The judge runs here as root; the notebook's code runs in a worker as a sandbox u
 range ``uids.CONTAINER_UIDS``; ``sandbox`` mode ``"container"``). Before that, the source,
 submission and results folders are made root-only, so the notebook can neither read the tests
 nor write a result. The seed comes from ``AUTOGRADER_SEED`` when set (to reproduce a grade),
-else it is fresh.
+else from the submission itself (``seed_for``: its bytes and ``submission_metadata.json``),
+so every resubmission draws new hidden inputs and a regrade the same.
 """
 
 from __future__ import annotations
@@ -32,19 +33,43 @@ from ..resultdoc import REJECTED, ResultDoc
 from ..judge.uids import CONTAINER_UIDS
 
 ROOT = Path("/autograder")
+#: Gradescope's record of the submission (its id, time, earlier submissions), beside source/.
+METADATA = "submission_metadata.json"
 # From CONTAINER_UIDS (out of reach of a host runner's cleanup); random, so that concurrent
 # containers rarely share a uid's process limit.
 STUDENT_UID = CONTAINER_UIDS[secrets.randbelow(len(CONTAINER_UIDS))]
 
 
-def lock_down(root: Path) -> None:
-    """Root-only source, submission and results; ``/student`` for the worker's files."""
+def lock_down(root: Path, scratch: Path = Path("/student")) -> None:
+    """Root-only source, submission, results and the submission's metadata (which seeds the
+    hidden inputs: ``seed_for``); ``scratch`` (``/student``) for the worker's files."""
     for name in ("source", "submission", "results"):
         (root / name).mkdir(parents=True, exist_ok=True)
         os.chmod(root / name, 0o700)
+    if (root / METADATA).is_file():
+        os.chmod(root / METADATA, 0o600)
     os.chmod(root, 0o711)
-    Path("/student").mkdir(exist_ok=True)
-    os.chmod("/student", 0o1777)
+    scratch.mkdir(exist_ok=True)
+    os.chmod(scratch, 0o1777)
+
+
+def seed_for(root: Path, notebook: bytes) -> int:
+    """``AUTOGRADER_SEED`` (staff reproducing a grade), else this attempt's own seed
+    (``seeding.attempt_seed``): the notebook's bytes and Gradescope's record of the submission
+    in ``submission_metadata.json`` (its ``id`` and ``created_at``). Every resubmission draws
+    new hidden inputs, so the feedback of one (shown when hidden results are visible) is no
+    answer key for the next; a regrade of a submission draws the same."""
+    from ...checks.seeding import attempt_seed
+    from ...harness import SEED_VARIABLE
+
+    if os.environ.get(SEED_VARIABLE):
+        return int(os.environ[SEED_VARIABLE])
+    try:
+        metadata = json.loads((root / METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        metadata = {}
+    record = metadata if isinstance(metadata, dict) else {}
+    return attempt_seed(0, notebook, f"{record.get('id')}\0{record.get('created_at')}")
 
 
 def otter_results(tests_dir: Path, doc: dict):
@@ -93,13 +118,17 @@ def submitted_notebook(root: Path) -> Path:
     return notebooks[0]
 
 
-def grade(root: Path, seed: int) -> dict:
-    """Grade the one notebook under ``root/submission``; return our result document."""
+def grade(root: Path, seed: int | None = None) -> dict:
+    """Grade the one notebook under ``root/submission`` with ``seed`` (None: this attempt's,
+    ``seed_for``); return our result document."""
     from ..judge.core import judge
     from ..judge.sandbox import Limits
     from ..judge.tests_zip import load_test_folder
+    from ..submissions import read_notebook_bytes
 
     notebook = submitted_notebook(root)
+    if seed is None:
+        seed = seed_for(root, read_notebook_bytes(notebook))
     config = json.loads((root / "source" / "otter_config.json").read_text())
     return judge(notebook, notebook.name, config.get("assignment_name", ""),
                  load_test_folder(root / "source" / "tests"), seed=seed, uid=STUDENT_UID,
@@ -136,7 +165,7 @@ def gradescope_results(results, config: dict, tests_dir: Path, visibility: str) 
     return gradescope
 
 
-def write_results(root: Path, seed: int, visibility: str) -> int:
+def write_results(root: Path, seed: int | None, visibility: str) -> int:
     """Grade and write results.json, autograder.json and results.pkl; 1 on a grader error
     the judge reported (results.json then says so), else 0."""
     import dill
@@ -160,7 +189,8 @@ def write_results(root: Path, seed: int, visibility: str) -> int:
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
         dill.dump(results, f)
     total = sum(v["points"] for v in doc.questions.values())
-    print(f"seed {seed}: {total:g} points ({doc.status}; hidden tests {visibility})")
+    print(f"seed {doc.seed}: {total:g} points ({doc.status}; hidden tests {visibility}; "
+          f"AUTOGRADER_SEED={doc.seed} grades this submission again)")
     return code
 
 
@@ -174,11 +204,8 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
                         choices=("hidden", "after_published", "after_due_date", "visible"))
     args = parser.parse_args(argv)
     try:
-        from ...harness import SEED_VARIABLE
-
         lock_down(root)
-        seed = int(os.environ.get(SEED_VARIABLE) or secrets.randbelow(2**31))
-        return write_results(root, seed, args.hidden_visibility)
+        return write_results(root, None, args.hidden_visibility)
     except Exception as exc:  # noqa: BLE001 - never a missing or silent result
         traceback.print_exc()
         (root / "results").mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,8 @@ from typing import Any
 
 import nbformat
 
-from ...checks.calling import RemoteError, WorkerLost, exception_summary
+from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
+                               student_texts)
 from ...harness import collecting
 from .remote import RemoteNamespace, _short
 from ..resultdoc import ResultDoc
@@ -26,6 +27,8 @@ from ..submissions import read_notebook_bytes
 from .worker_client import WorkerClient
 
 MAX_RESTARTS = 4
+#: Texts of the student's choosing a failed test's outcome lists (``said_by_student``).
+MAX_STUDENT_TEXTS = 20
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,7 @@ def code_cells(path: Path) -> list[tuple[int, str]]:
 def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
     """Run one otter test case against the remote namespace; never raises."""
     outcome: dict[str, Any] = {"name": spec.name, "hidden": spec.hidden, "possible": spec.points}
-    with collecting(seed) as state:
+    with collecting(seed) as state, student_texts() as texts:
         try:
             spec.body.call_func(session.ensure())
             passed, message = True, "passed"
@@ -218,7 +221,19 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
     outcome.update(passed=passed, points=spec.points if passed else 0.0, message=message)
     if state.results:
         outcome["checks"] = [r.to_dict() for r in state.results]
+    if texts and not passed:
+        outcome.update(said_by_student(message, texts))
     return outcome
+
+
+def said_by_student(message: str, texts: list[str]) -> dict:
+    """``student_text``: the texts of the student's choosing that ``message`` quotes (longest
+    first, at most ``MAX_STUDENT_TEXTS``), for feedback that must leave them out; and
+    ``student_text_cut`` when there were more than it keeps."""
+    found = sorted({t for t in texts if t in message}, key=len, reverse=True)
+    kept = found[:MAX_STUDENT_TEXTS]
+    return {"student_text": kept, **({"student_text_cut": True} if len(found) > len(kept)
+                                     else {})}
 
 
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,

@@ -18,7 +18,7 @@ from torch import nn
 
 from ...checks import context
 from ...checks.calling import RemoteError, WorkerLost
-from ...worker import wire
+from ...worker import arrangements, wire
 from .worker_client import WorkerClient
 
 
@@ -42,13 +42,15 @@ class RemoteFunction:
         return RemoteFunction(self.client, f"{self.target}.{name}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        request = context.current()
         message = {"op": "call", "target": self.target,
                    "args": [wire.encode(a) for a in args],
                    "kwargs": {k: wire.encode(v) for k, v in kwargs.items()},
-                   "context": context.current()}
+                   "context": context.for_worker(request)}
         if self.backward is not None:
             message["backward"] = wire.encode(self.backward)
-        reply = self.client.request(message, self.client.limits.call_timeout)
+        reply = self.client.request(message, self.client.limits.call_timeout,
+                                    answer=_answerer(request))
         observed = reply.get("observed")
         self.last_observed = _clean_observed(observed if isinstance(observed, dict) else {})
         before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
@@ -58,6 +60,27 @@ class RemoteFunction:
         if "error" in reply:
             raise _remote_error(reply["error"])
         return _decode_result(reply.get("ok"), args, before, budget)
+
+
+def _answerer(request: dict) -> Any:
+    """What answers the worker's questions during a call under ``request``: the stand-in op's
+    backward, computed here from the choice the judge kept (``None``: no question expected).
+    Each question is untrusted data, decoded within a budget; a malformed one gets an error
+    that says nothing of the choice."""
+    kind = request.get(arrangements.STAND_IN_BACKWARD)
+    if kind is None:
+        return None
+
+    def answer(question: Any) -> dict:
+        try:
+            asked, budget = question["backward"], wire.Budget()
+            x = wire.decode_tensor(asked["x"], budget=budget)
+            grad_output = wire.decode_tensor(asked["grad_output"], budget=budget)
+            return {"ok": wire.encode(arrangements.stand_in_gradient(kind, x, grad_output))}
+        except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError):
+            return {"error": "not a backward question the grader can answer"}
+
+    return answer
 
 
 def _clean_observed(observed: dict) -> dict:

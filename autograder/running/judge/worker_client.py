@@ -12,6 +12,7 @@ import select
 import signal
 import threading
 import time
+from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
 from . import cgroups, sandbox, fork_client as zygote
@@ -25,6 +26,8 @@ MAX_REPLY_BYTES = 64 * 2**20
 # million-element tensor fits; ``wire.Budget`` then bounds what is built from it.
 MAX_REPLY_VALUES = 3_000_000
 MAX_REPLY_CONTAINERS = 600_000
+# Questions one call may put to the judge (the stand-in op's backward: gradcheck asks a few)
+MAX_ASKS = 1000
 
 
 class WorkerClient:
@@ -43,6 +46,9 @@ class WorkerClient:
         self.proc = zygote.shared(limits.confinement).spawn(uid, limits)
         self.cpu_group = None
         self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
+        # written with the request's deadline (``_send``): a worker that stops reading (its
+        # questions answered while it asks more) cannot block the judge
+        os.set_blocking(self.proc.requests, False)
         self.replies = self.proc.replies
         self.output = bytearray()
         self.output_dropped = 0
@@ -89,20 +95,49 @@ class WorkerClient:
             self.output += chunk[:max(room, 0)]
             self.output_dropped += max(len(chunk) - max(room, 0), 0)
 
-    def request(self, message: dict, timeout: float) -> dict:
+    def request(self, message: dict, timeout: float,
+                answer: Callable[[Any], dict] | None = None) -> dict:
         """Send one request; return the reply, or raise ``WorkerLost`` (and kill the worker).
-        No request outlives the submission's own deadline."""
+        No request outlives the submission's own deadline. With ``answer``, the worker may ask
+        questions during the request (``{"ask": ...}`` lines, at most ``MAX_ASKS``): each is
+        answered with ``answer(question)`` on the request pipe, within the same time limit."""
         if self.lost:
             raise WorkerLost(self.lost)
         if self.deadline - time.monotonic() < timeout:
             timeout = max(self.deadline - time.monotonic(), 0.0)
             if timeout <= 0:
                 raise self._lose("the submission used up its time limit")
-        try:
-            self.requests.write(json.dumps(message, allow_nan=False).encode() + b"\n")
-        except (BrokenPipeError, OSError):
-            raise self._lose(self._exit_reason())
-        line = self._read_line(time.monotonic() + timeout, timeout)
+        deadline = time.monotonic() + timeout
+        self._send(message, deadline, timeout)
+        for _ in range(MAX_ASKS + 1):
+            reply = self._reply(self._read_line(deadline, timeout))
+            if "ask" not in reply:
+                return reply
+            if answer is None:
+                raise self._lose("its process asked the grader a question where it may ask none")
+            self._send(answer(reply["ask"]), deadline, timeout)
+        raise self._lose(f"its process asked the grader more than {MAX_ASKS} questions in one "
+                         "call")
+
+    def _send(self, message: dict, deadline: float, timeout: float) -> None:
+        """Write one line to the worker by ``deadline`` (the pipe is non-blocking)."""
+        data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
+        fd = self.requests.fileno()
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
+                                 "step): it stopped reading what the grader sent")
+            select.select([], [fd], [], left)
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
+            except OSError:  # BrokenPipeError: the worker is gone
+                raise self._lose(self._exit_reason())
+
+    def _reply(self, line: bytes) -> dict:
+        """One line of the worker's, parsed within the reply caps."""
         if line.count(b",") > MAX_REPLY_VALUES \
                 or line.count(b"[") + line.count(b"{") > MAX_REPLY_CONTAINERS:
             raise self._lose(f"its reply held more values than the grader accepts (at most "
