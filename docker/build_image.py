@@ -128,10 +128,11 @@ def stage(variant: str) -> Path:
 BASE = "debian:bookworm-slim"
 
 
-def base_image(client) -> str:
+def base_image(client, bootstrap: list[str] | None = None) -> str:
     """``debian:bookworm-slim``: this engine's, else pulled by the engine from its registry,
     else (an air-gapped server) debootstrapped by ``bootstrap-base.sh``. Says which, and
-    returns it: "present", "pulled" or "debootstrapped"."""
+    returns it: "present", "pulled" or "debootstrapped" (``bootstrap``: another command
+    for that step, which makes the tag ``$TAG``)."""
     try:
         client.images.get(BASE)
         return "present"
@@ -145,7 +146,8 @@ def base_image(client) -> str:
     except Exception as exc:  # noqa: BLE001 - no registry reachable, or refused
         print(f"base image {BASE}: the engine could not pull it ({str(exc)[:200]}); "
               "debootstrapping it instead", flush=True)
-    subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
+    subprocess.run(bootstrap or [str(ROOT / "docker" / "bootstrap-base.sh")], check=True,
+                   env={**os.environ, "TAG": BASE})
     return "debootstrapped"
 
 

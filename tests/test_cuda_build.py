@@ -154,3 +154,33 @@ def test_the_wheelhouse_step_downloads_for_the_image_python_not_this_host(tmp_pa
     build_image.download_deps(tmp_path / "wheels")
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
     assert f"-{tag}-{tag}-" in wheel.name and "manylinux" in wheel.name, wheel.name
+
+
+# ---- the base image: the engine's pull before debootstrap ---------------------------------------
+
+@pytest.mark.docker
+@pytest.mark.needs_docker(image=False)
+def test_a_missing_base_image_is_pulled_by_the_engine_before_debootstrap(tmp_path, monkeypatch,
+                                                                       capsys):
+    """A tag no registry holds: the engine's pull is tried (and fails, said in a line), then
+    the bootstrap step runs with TAG set (here a stand-in that tags the present base, instead
+    of 30 s of debootstrap from a mirror)."""
+    from autograder.running.runners.docker_engine import engine
+    from test_install import build_image_module
+
+    build_image, client = build_image_module(), engine()
+    assert build_image.base_image(client) == "present"
+    tag = f"autograder-test-missing-base:{os.getpid()}"
+    monkeypatch.setattr(build_image, "BASE", tag)
+    try:
+        how = build_image.base_image(client, bootstrap=[
+            "sh", "-c", f'docker tag debian:bookworm-slim "$TAG"'])
+        assert how == "debootstrapped" and client.images.get(tag)
+        out = capsys.readouterr().out
+        assert f"base image {tag}: the engine could not pull it" in out and \
+            "debootstrapping it instead" in out
+    finally:
+        try:
+            client.images.remove(tag)
+        except Exception:  # noqa: BLE001 - the step failed before tagging
+            pass
