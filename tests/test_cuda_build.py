@@ -174,7 +174,7 @@ def test_a_missing_base_image_is_pulled_by_the_engine_before_debootstrap(tmp_pat
     monkeypatch.setattr(build_image, "BASE", tag)
     try:
         how = build_image.base_image(client, bootstrap=[
-            "sh", "-c", f'docker tag debian:bookworm-slim "$TAG"'])
+            "sh", "-c", 'docker tag debian:bookworm-slim "$TAG"'])
         assert how == "debootstrapped" and client.images.get(tag)
         out = capsys.readouterr().out
         assert f"base image {tag}: the engine could not pull it" in out and \
