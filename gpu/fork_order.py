@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PARENTS = {
-    "zygote": ("import autograder.running.entry.container, autograder.running.entry.judge_service\n"
+    # the three entry points that fork the zygote from themselves (``Zygote.fork_here``)
+    "zygote": ("import autograder.running.entry.container, autograder.running.entry.pod\n"
+               "import autograder.running.entry.judge_service\n"
                "from autograder.worker.fork_server import warm_up\nwarm_up(optimizers=True)\n"),
     "control": ("from autograder.worker.fork_server import warm_up\nwarm_up(optimizers=False)\n"
                 "import torch\ntorch.cuda.is_available()\ntry:\n    torch.cuda.init()\n"
