@@ -127,6 +127,6 @@ def check(build: str, smi: str | None = None) -> list[Gpu]:
 
 def gpu_jobs(gpus: list[Gpu], cpus: int) -> int:
     """How many submissions to grade at once when ``--jobs`` is not given: no more than the
-    CPUs, nor than the GPUs' memory holds at ``MEMORY_PER_JOB_MIB`` a worker (at least one)."""
-    held = sum(max(1, g.memory_mib // MEMORY_PER_JOB_MIB) for g in gpus)
-    return max(1, min(cpus, held))
+    CPUs, nor than the first GPU's memory holds at ``MEMORY_PER_JOB_MIB`` a worker (at least
+    one). The first: every worker's ``torch.device("cuda")`` is that one."""
+    return max(1, min(cpus, gpus[0].memory_mib // MEMORY_PER_JOB_MIB))

@@ -55,7 +55,7 @@ class RunnerKind:
 
     def default_jobs(self) -> int:
         """Submissions at once when ``--jobs`` is not given: one per CPU, and on a GPU no
-        more than its memory holds (``cuda_host.gpu_jobs``; one GPU for a whole class)."""
+        more than the first GPU's memory holds (``cuda_host.gpu_jobs``)."""
         cpus = os.cpu_count() or 1
         if not self.gpu():
             return cpus
