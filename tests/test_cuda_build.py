@@ -184,3 +184,23 @@ def test_a_missing_base_image_is_pulled_by_the_engine_before_debootstrap(tmp_pat
             client.images.remove(tag)
         except Exception:  # noqa: BLE001 - the step failed before tagging
             pass
+
+
+@pytest.mark.docker
+@pytest.mark.needs_docker
+def test_the_gpu_warm_up_without_the_toolkit_fails_in_one_line_and_leaves_nothing():
+    """The warm-up that ``docker-gpu`` runs before any submission's clock: where the engine
+    cannot give a GPU, a ``ContainerError`` with the engine's reason (the runner prints it as
+    a warning and each submission's worker says it again), and no container left behind."""
+    from autograder.running.runners.docker_engine import (IMAGES, WARM_UP, ContainerError,
+                                                          engine, warm_gpu_image)
+
+    client = engine()
+    if "nvidia" in client.info().get("Runtimes", {}):
+        pytest.skip("this engine has the NVIDIA runtime: the warm-up runs on GPU machines")
+    said = []
+    with pytest.raises(ContainerError, match="warm-up container of .* failed"):
+        warm_gpu_image(client, IMAGES["cpu"], say=said.append)
+    assert said and "loads the CUDA libraries before grading starts" in said[0]
+    assert not [c for c in client.containers.list(all=True)
+                if WARM_UP in (c.attrs["Config"].get("Cmd") or [])]
