@@ -9,6 +9,11 @@ OUT     ?= out
 # only (e.g. PIP_FIND_LINKS=/path/to/wheelhouse offline). See docker/torch_wheel.py.
 TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
 export TORCH_INDEX_URL
+# The CUDA image's torch build (PyTorch's per-CUDA index, download.pytorch.org/whl/<build>):
+# cu126 (CUDA 12.6) and cu128 (CUDA 12.8, Blackwell GPUs) run on NVIDIA drivers >= 525,
+# cu130 (CUDA 13.0) needs >= 580. TORCH_CUDA_INDEX_URL overrides the index.
+CUDA_BUILD ?= cu126
+export CUDA_BUILD
 
 .PHONY: install assign check-assign grade test test-fast lint clean image image-gpu grade-gpu \
 	gradescope benchmark gpu-bundle
@@ -18,11 +23,13 @@ export TORCH_INDEX_URL
 image: install
 	$(PY) docker/build_image.py --variant cpu
 
-## The CUDA variant (PyPI's CUDA torch wheel; needs the NVIDIA container toolkit to run).
+## The CUDA variant (torch's $(CUDA_BUILD) build; needs the NVIDIA container toolkit to run).
+## Refuses, before any download, when this host's driver is too old for that build.
 image-gpu: install
 	$(PY) docker/build_image.py --variant cuda
 
-## Grade in CUDA containers with every GPU; fails with the reason when the engine cannot give
+## Grade in CUDA containers with every GPU; fails with the reason when the driver is too old
+## for $(CUDA_BUILD), a GPU is not in the Default compute mode, or the engine cannot give
 ## containers a GPU (never a silent CPU run), checked before the 2.6 GB of CUDA wheels.
 grade-gpu: install
 	$(PY) docker/build_image.py --variant cuda --require-gpu

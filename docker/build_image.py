@@ -5,7 +5,11 @@ driven through the Engine API (the Docker SDK; this host's CLI has no buildx).
     python docker/build_image.py [--variant cpu|cuda] [--if-engine] [--require-gpu]
                                  [--build-dir DIR]
 
-torch for the CPU image comes from $TORCH_INDEX_URL (see docker/torch_wheel.py).
+torch for the CPU image comes from $TORCH_INDEX_URL (see docker/torch_wheel.py); the CUDA
+image's from PyTorch's index for $CUDA_BUILD (cu126, the default, cu128 or cu130: which runs
+on which driver, ``autograder/running/runners/cuda_host.py``), checked against this host's
+driver before anything is downloaded. Every wheel is downloaded for the image's Python 3.11
+and manylinux platform, whatever Python runs this script.
 
 When the image's inputs (Dockerfile, lock, torch spec, the package's sources) hash to the
 label the image already carries, it says "up to date" and stops (well under a second: no wheel,
@@ -27,16 +31,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from autograder.running.runners.docker_engine import IMAGES, engine, gpu_problem  # noqa: E402
+from autograder.running.runners import cuda_host  # noqa: E402
+from autograder.running.runners.docker_engine import (  # noqa: E402
+    CUDA_LABEL, IMAGES, engine, gpu_problem)
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel  # noqa: E402
 
 BUILD = ROOT / "build" / "docker"
 LOCK = ROOT / "docker" / "requirements.lock"
-# torch: the CPU wheel (the one on the course machines; from $TORCH_INDEX_URL, see
-# torch_wheel.py), or PyPI's default Linux wheel, which is the CUDA build and pulls the nvidia-*
-# wheels that carry the CUDA libraries.
-TORCH = {"cpu": torch_wheel.CPU_SPEC, "cuda": f"torch=={torch_wheel.VERSION}"}
+
+
+def cuda_build() -> str:
+    """``$CUDA_BUILD`` (the Makefile's, default cu126), checked against the known builds."""
+    return cuda_host.cuda_build(os.environ.get("CUDA_BUILD", cuda_host.DEFAULT_CUDA_BUILD))
+
+
+def torch_spec(variant: str) -> str:
+    """torch for ``variant``: the CPU wheel (the one on the course machines; from
+    $TORCH_INDEX_URL, see torch_wheel.py), or the CUDA build $CUDA_BUILD, which pulls the
+    nvidia-* wheels that carry the CUDA libraries (so the base stays plain Debian)."""
+    return torch_wheel.CPU_SPEC if variant == "cpu" else torch_wheel.cuda_spec(cuda_build())
 REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes -> cache hit
 
 
@@ -47,21 +61,23 @@ def pip(*args: str, env: dict | None = None) -> None:
 
 def wheelhouse(variant: str) -> Path:
     """The pinned deps (once) and the variant's torch wheel(s), downloaded on this host."""
-    deps, torch_dir = BUILD / "wheelhouse", BUILD / f"torch-{variant}"
+    deps = BUILD / "wheelhouse"
+    torch_dir = BUILD / ("torch-cpu" if variant == "cpu" else f"torch-{cuda_build()}")
     if not (torch_dir / ".complete").exists():  # first: a missing torch wheel stops at once
         if variant == "cpu":  # --no-deps: the lock has torch's deps
             torch_wheel.download(str(torch_dir))
-        else:
-            # `===`: this exact version string, so a 2.13.0+cpu wheel (which `==2.13.0` also
-            # matches, and prefers) in pip's configured find-links or indexes cannot stand in
-            # for the CUDA build; with its nvidia-* wheels
-            pip("download", "--only-binary", ":all:", f"torch==={torch_wheel.VERSION}",
-                "-d", str(torch_dir))
+        else:  # with its nvidia-* wheels
+            torch_wheel.download_cuda(cuda_build(), str(torch_dir))
         (torch_dir / ".complete").touch()
     if not (deps / ".complete").exists():
-        pip("wheel", "--no-deps", "-r", str(LOCK), "-w", str(deps))
+        download_deps(deps)
         (deps / ".complete").touch()
     return torch_dir
+
+
+def download_deps(into: Path) -> None:
+    """The lock's wheels, for the image's interpreter and platform (never this host's)."""
+    pip("download", "--no-deps", *torch_wheel.image_target(), "-r", str(LOCK), "-d", str(into))
 
 
 def our_wheel(into: Path) -> None:
@@ -112,13 +128,27 @@ def stage(variant: str) -> Path:
 BASE = "debian:bookworm-slim"
 
 
-def base_image(client) -> None:
-    """``debian:bookworm-slim``, debootstrapped by ``bootstrap-base.sh`` when this engine has
-    none (an air-gapped server cannot pull it)."""
+def base_image(client, bootstrap: list[str] | None = None) -> str:
+    """``debian:bookworm-slim``: this engine's, else pulled by the engine from its registry,
+    else (an air-gapped server) debootstrapped by ``bootstrap-base.sh``. Says which, and
+    returns it: "present", "pulled" or "debootstrapped" (``bootstrap``: another command
+    for that step, which makes the tag ``$TAG``)."""
     try:
         client.images.get(BASE)
+        return "present"
     except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
-        subprocess.run([str(ROOT / "docker" / "bootstrap-base.sh")], check=True)
+        pass
+    repository, tag = BASE.split(":")
+    try:
+        client.images.pull(repository, tag=tag)
+        print(f"base image {BASE}: pulled by the engine", flush=True)
+        return "pulled"
+    except Exception as exc:  # noqa: BLE001 - no registry reachable, or refused
+        print(f"base image {BASE}: the engine could not pull it ({str(exc)[:200]}); "
+              "debootstrapping it instead", flush=True)
+    subprocess.run(bootstrap or [str(ROOT / "docker" / "bootstrap-base.sh")], check=True,
+                   env={**os.environ, "TAG": BASE})
+    return "debootstrapped"
 
 
 #: The image label holding the hash of what it was built from (``inputs_digest``).
@@ -136,7 +166,7 @@ def _source_files() -> list[Path]:
 def inputs_digest(variant: str) -> str:
     """SHA-256 of everything the image is built from: the sources above (path and bytes), the
     variant and its torch spec. Same digest, same image: the build would be all cache hits."""
-    h = hashlib.sha256(f"{variant}\0{TORCH[variant]}\0".encode())
+    h = hashlib.sha256(f"{variant}\0{torch_spec(variant)}\0".encode())
     for path in _source_files():
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())
@@ -172,8 +202,9 @@ def build(client, variant: str, digest: str | None = None) -> None:
     with open(log_path, "w", encoding="utf-8") as log:
         for chunk in client.api.build(path=str(context), tag=IMAGES[variant], rm=True,
                                       forcerm=True, decode=True,
-                                      labels={INPUTS_LABEL: digest or inputs_digest(variant)},
-                                      buildargs={"TORCH_SPEC": TORCH[variant]}):
+                                      labels={INPUTS_LABEL: digest or inputs_digest(variant),
+                                              **cuda_labels(variant)},
+                                      buildargs={"TORCH_SPEC": torch_spec(variant)}):
             log.write(chunk.get("stream", "") or (chunk.get("error", "") + "\n"))
             if "error" in chunk:
                 raise SystemExit(f"error: image build failed: {chunk['error'].strip()} "
@@ -191,6 +222,30 @@ def build(client, variant: str, digest: str | None = None) -> None:
           f"{staged - start:.0f} s, docker build {time.monotonic() - staged:.0f} s", flush=True)
 
 
+def cuda_labels(variant: str) -> dict[str, str]:
+    return {} if variant == "cpu" else {CUDA_LABEL: cuda_build()}
+
+
+def host_problem(variant: str, require_gpu: bool, smi: str | None = None) -> str | None:
+    """Why this host's driver cannot run the CUDA build (one line), before any download;
+    None for the CPU image. Without a driver here the image is built for another host,
+    unless ``require_gpu`` (grading here)."""
+    if variant == "cpu":
+        return None
+    build = cuda_build()
+    try:
+        gpus = cuda_host.check(build, smi) if require_gpu else cuda_host.host_gpus(smi)
+    except cuda_host.CudaHostError as exc:
+        if require_gpu:
+            return str(exc)
+        print(f"note: {exc}: building the {build} image for another host", flush=True)
+        return None
+    why = cuda_host.driver_problem(build, gpus)
+    if why is None:
+        print(f"NVIDIA driver {gpus[0].driver}: runs torch's {build} build", flush=True)
+    return why
+
+
 def main(argv: list[str] | None = None) -> int:
     global BUILD  # --build-dir: read by the staging functions above
     parser = argparse.ArgumentParser(description=__doc__,
@@ -205,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"wheelhouses and build context (default {BUILD.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     BUILD = args.build_dir.resolve()
+    try:
+        why = host_problem(args.variant, args.require_gpu)
+    except cuda_host.CudaHostError as exc:  # an unknown CUDA_BUILD
+        why = str(exc)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     client = engine()
     if client is None:
         print("no Docker engine reachable: the grading image was not built", file=sys.stderr)

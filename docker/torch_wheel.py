@@ -25,6 +25,33 @@ import sys
 VERSION = "2.13.0"
 CPU_SPEC = f"torch=={VERSION}+cpu"
 DEFAULT_INDEX = "https://download.pytorch.org/whl/cpu"
+# The grading image's interpreter and platform (Debian bookworm: CPython 3.11, glibc 2.36).
+# Every wheel for the image is downloaded for it, whatever Python runs the download: a
+# Python 3.12 host (Ubuntu 24.04) would otherwise fetch cp312 wheels the image cannot install.
+IMAGE_PYTHON = "3.11"
+IMAGE_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                   "manylinux_2_5_x86_64", "manylinux1_x86_64")
+
+
+def image_target(python: str | None = None) -> list[str]:
+    """pip's options that download binary wheels for the image's interpreter and platform
+    (``python``: another interpreter version, for tests)."""
+    python = python or IMAGE_PYTHON
+    abi = "cp" + python.replace(".", "")
+    return ["--only-binary", ":all:", "--implementation", "cp", "--python-version", python,
+            "--abi", abi, "--abi", "abi3", "--abi", "none",
+            *[a for p in IMAGE_PLATFORMS for a in ("--platform", p)]]
+
+
+def cuda_spec(build: str) -> str:
+    """The exact CUDA build of torch (``===``: a +cpu wheel in pip's find-links or indexes,
+    which ``==2.13.0`` also matches, cannot stand in for it)."""
+    return f"torch==={VERSION}+{build}"
+
+
+def cuda_index(build: str) -> str:
+    """PyTorch's index for ``build`` (cu126, cu128, cu130), or ``$TORCH_CUDA_INDEX_URL``."""
+    return os.environ.get("TORCH_CUDA_INDEX_URL", f"https://download.pytorch.org/whl/{build}")
 # what pip says when no index or folder has a matching wheel
 _NOT_FOUND = ("No matching distribution found for torch",
               "Could not find a version that satisfies the requirement torch")
@@ -65,8 +92,25 @@ def pip_torch(verb: str, *args: str, python: str = sys.executable) -> None:
 
 
 def download(dest: str) -> None:
-    """The CPU wheel into ``dest`` (the grading image's wheelhouse)."""
-    pip_torch("download", "-d", dest)
+    """The CPU wheel into ``dest`` (the grading image's wheelhouse), for the image's Python."""
+    pip_torch("download", "-d", dest, *image_target())
+
+
+def download_cuda(build: str, dest: str) -> None:
+    """torch's ``build`` wheel and its nvidia-* wheels into ``dest``, for the image's Python:
+    torch from PyTorch's index for that build, its dependencies from there or pip's own."""
+    url = cuda_index(build)
+    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q",
+           *image_target(), "--extra-index-url", url, "-d", dest, cuda_spec(build)]
+    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    if proc.returncode == 0:
+        return
+    if any(marker in proc.stderr for marker in _NOT_FOUND):
+        raise TorchNotFound(f"error: {cuda_spec(build)} (the {build} build) was not found at "
+                            f"{url} nor in pip's own index and find-links: pick another "
+                            f"CUDA_BUILD, or set TORCH_CUDA_INDEX_URL to an index that holds it")
+    sys.stderr.write(proc.stderr)
+    raise subprocess.CalledProcessError(proc.returncode, cmd)
 
 
 def main(argv: list[str] | None = None) -> int:

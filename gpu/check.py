@@ -1,22 +1,35 @@
-"""The prepared GPU check: grade solutions/ and the q4_device variants through the sealed judge
-on CUDA, on a machine that has a GPU, torch and pytest but no Docker and no otter.
+"""The prepared GPU check: one run, on a machine that has a GPU, torch and pytest but no Docker
+and no otter, of everything about CUDA a CPU machine cannot prove.
 
-    make gpu-bundle          # here: wheels for what the judge needs besides torch (build/gpu-bundle/)
-    bash gpu/run.sh          # there, as root, from a copy of the repository with build/ carried
+    make gpu-bundle          # here: build/gpu-bundle/ and the two autograder zips (docs/runners.md)
+    bash gpu/run.sh          # there, as root, from a copy carrying those three paths
 
-What it proves, on CUDA:
+What it reports (``gpu/device_report.py``, ``gpu/fork_order.py``), each with its problems:
+- the host: the driver (``nvidia-smi``) against the CUDA build the image's wheel needs
+  (``CUDA_BUILD``, default cu126), the GPUs' compute and MIG modes, the device files' modes
+  (a worker's own uid must open them);
+- the fork order: the zygote's warm-up leaves CUDA untouched and its child allocates on the
+  GPU; the control (a parent that initialised CUDA) gives a child in a bad fork that cannot;
+- a confined worker in each mode (``namespaces``, ``container``) that reports CUDA at start
+  (one allocation) and runs a CUDA matmul as student code, with its address space, open files
+  and threads;
+- predict's reference on the GPU against the CPU, in units of the check's tolerance, with TF32
+  off (must be under 1) and on;
 - both solutions score full marks through the sealed judge (zygote-forked workers in their own
   namespaces with the GPU's device files bound in, no address-space rlimit): the public test
   ``test_pick_device_here`` passes only if the worker itself sees CUDA;
 - every wrong q4_device variant loses points on q4_device only, with the feedback sentence
   pinned in its header (the device-change checks move models CPU -> CUDA here, not to the
   simulated ``meta`` device); every correct variant keeps them, and so does an ``advised`` one
-  (a mistake the judge only hears of), with its sentence as advice.
+  (a mistake the judge only hears of), with its sentence as advice;
+- the solution with TF32 turned on in q4_device's cell: full marks, or q4_device's loss named
+  ``tf32-enabled`` (on the CPU: full marks, TF32 changes nothing there).
 
 ``--allow-cpu`` runs the same on a machine without CUDA (the checks then simulate the device
 change with ``meta``): that is how the script itself is tested where no GPU is lent.
 Writes ``$OUT/gpu-check.json`` when ``OUT`` is set. Exit 0 when every expectation holds.
 """
+# ruff: noqa: E402 - the repository goes on sys.path before the imports that need it
 
 from __future__ import annotations
 
@@ -30,9 +43,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "gpu")]
+
+import device_report
+import fork_order
 
 QUESTION = "q4_device"
+TF32_SENTENCE = "Your notebook turned on TF32 matmuls"
 
 
 def cases() -> list[tuple[str, str, object, str, str]]:
@@ -48,6 +65,10 @@ def cases() -> list[tuple[str, str, object, str, str]]:
         if v.assignment == "autograd-porting" and v.question == QUESTION:
             found.append((f"{QUESTION}-{v.name}", v.assignment,
                           notebooks.with_answer(porting, QUESTION, v.source), v.kind, v.feedback))
+    answer = porting.cells[notebooks.answer_cells(porting)[QUESTION]].source
+    found.append((f"{QUESTION}-tf32-on", "autograd-porting", notebooks.with_answer(
+        porting, QUESTION, "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n" +
+        answer), "tf32", TF32_SENTENCE))
     return found
 
 
@@ -59,7 +80,11 @@ def verdict(doc: dict, kind: str, feedback: str) -> list[str]:
         problems.append(f"status {doc.get('status')}: {doc.get('error') or doc.get('problems')}")
     for q, v in questions.items():
         full = v["points"] == v["possible"]
-        if kind in ("solution", "correct", "advised") or q != QUESTION:
+        if kind == "tf32":  # full marks (TF32 within the tolerance, or the CPU), or named
+            if not full and (q != QUESTION or not any(feedback in t["message"]
+                                                      for t in v["tests"])):
+                problems.append(f"{q}: {v['points']}/{v['possible']} without naming TF32")
+        elif kind in ("solution", "correct", "advised") or q != QUESTION:
             if not full:
                 failed = [t["message"][:300] for t in v["tests"] if not t["passed"]]
                 problems.append(f"{q}: {v['points']}/{v['possible']}: {failed}")
@@ -108,15 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.monotonic()
 
-    import nbformat
     import torch
 
     from autograder.running.entry.container import light_otter
 
     light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
-    from autograder.running.judge import uids
-    from autograder.running.judge.core import judge
     from autograder.running.judge.sandbox import Limits, gpu_devices, with_gpu
     from autograder.running.judge.tests_zip import load_tests
 
@@ -138,6 +160,49 @@ def main(argv: list[str] | None = None) -> int:
             "device": torch.cuda.get_device_name(0) if cuda else None,
             "moved_to": str(changed_device()), "gpu_device_files": gpu_devices()}
     print(json.dumps(info), flush=True)
+    with ThreadPoolExecutor(max_workers=1) as side:  # fresh processes, beside the grading
+        forks = side.submit(fork_order.check, cuda)
+        sections = report_sections(cuda, limits.confinement)
+        rows = grade_all(args, tests, limits)
+        sections["fork_order"] = forks.result()
+    for name, section in sections.items():
+        mark = "ok  " if not section["problems"] else "FAIL"
+        print(f"{mark} {name:<22} {json.dumps(section)[:600]}", flush=True)
+    for row in rows:
+        mark = "ok  " if not row["problems"] else "FAIL"
+        print(f"{mark} {row['name']:<45} {row['kind']:<8} {row['points']:>5g} pts "
+              f"{row['seconds']:>6.2f} s  {'; '.join(row['problems'])[:400]}")
+    failed = [r["name"] for r in rows if r["problems"]]
+    failed += [name for name, section in sections.items() if section["problems"]]
+    summary = {**info, "graded": len(rows), "failed": failed,
+               "seconds": round(time.monotonic() - start, 1), **sections, "rows": rows}
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "gpu-check.json").write_text(json.dumps(summary, indent=2))
+    print(f"{len(rows) + len(sections) - len(failed)}/{len(rows) + len(sections)} as expected on "
+          f"{'CUDA' if cuda else 'CPU (meta stands in for the device)'} in {summary['seconds']} s")
+    return 1 if failed else 0
+
+
+def report_sections(cuda: bool, confinement: str) -> dict:
+    """The host, a worker in each confinement mode, the TF32 error (``device_report``). Where
+    no namespace jail can be built (the grading fell back to ``container``), that mode's
+    failure is a note, not a problem."""
+    sections = {"host": device_report.host(cuda)}
+    for mode in ("namespaces", "container"):
+        section = device_report.worker(mode, cuda)
+        if mode != confinement and confinement != "namespaces" and section["problems"]:
+            section["notes"], section["problems"] = section["problems"], []
+        sections[f"worker_{mode}"] = section
+    sections["tf32_error"] = device_report.tf32_error(cuda)
+    return sections
+
+
+def grade_all(args, tests: dict, limits) -> list[dict]:
+    """Every case of ``cases()`` through the sealed judge; a row per case."""
+    import nbformat
+
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
 
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
 
@@ -155,19 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 "problems": problems}
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(grade, cases()))
-    for row in rows:
-        mark = "ok  " if not row["problems"] else "FAIL"
-        print(f"{mark} {row['name']:<45} {row['kind']:<8} {row['points']:>5g} pts "
-              f"{row['seconds']:>6.2f} s  {'; '.join(row['problems'])[:400]}")
-    failed = [r["name"] for r in rows if r["problems"]]
-    summary = {**info, "graded": len(rows), "failed": failed,
-               "seconds": round(time.monotonic() - start, 1), "rows": rows}
-    if os.environ.get("OUT"):
-        Path(os.environ["OUT"], "gpu-check.json").write_text(json.dumps(summary, indent=2))
-    print(f"{len(rows) - len(failed)}/{len(rows)} as expected on "
-          f"{'CUDA' if cuda else 'CPU (meta stands in for the device)'} in {summary['seconds']} s")
-    return 1 if failed else 0
+        return list(pool.map(grade, cases()))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The prepared GPU check, on a machine with a GPU, torch (CUDA build) and pytest, no Docker, no
-# otter: run as root from a copy of this repository that carries build/gpu-bundle/ (the wheels
-# `make gpu-bundle` writes) and build/<assignment>/<assignment>-autograder.zip.
+# otter: run as root from a copy of this repository's working tree that carries the three paths
+# `make gpu-bundle` writes (about 4 MiB in all; docs/runners.md):
+#   build/gpu-bundle  build/autograd-exercises/autograd-exercises-autograder.zip
+#   build/autograd-porting/autograd-porting-autograder.zip
 #   bash gpu/run.sh [--allow-cpu] [--confinement namespaces|container|auto]
+# One run, at most 9 minutes (the device's limit is 10); $OUT/gpu-check.json when OUT is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -13,4 +16,4 @@ SITE=${GPU_CHECK_SITE:-/tmp/gpu-check-site}
     --disable-pip-version-check --upgrade --target "$SITE" \
     --find-links build/gpu-bundle -r build/gpu-bundle/requirements.txt
 export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-exec timeout 280 "$PYTHON" gpu/check.py "$@"
+exec timeout 540 "$PYTHON" gpu/check.py "$@"

@@ -1,6 +1,7 @@
 """The prepared GPU check (gpu/check.py) on this CPU machine (``--allow-cpu``): the same
-notebooks, verdicts and both confinement modes it uses on a GPU machine, with ``meta`` for the
-device. What only CUDA can show is left to a machine that has one (see README)."""
+notebooks, verdicts, device report (host, a worker in each confinement mode, fork order, TF32
+error: a dry run on the CPU) it uses on a GPU machine, with ``meta`` for the device. What only
+CUDA can show is left to a machine that has one (docs/runners.md)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,16 @@ def test_gpu_check_passes_on_cpu(tmp_path, confinement, checkout_zips):
     summary = json.loads((tmp_path / "gpu-check.json").read_text())
     assert summary["confinement"] == confinement and not summary["cuda"]
     kinds = [row["kind"] for row in summary["rows"]]
-    assert kinds.count("solution") == 2 and kinds.count("wrong") >= 5
+    assert kinds.count("solution") == 2 and kinds.count("wrong") >= 5 and "tf32" in kinds
     assert summary["failed"] == []
+    # the device report's sections ran, each with its problems (none here)
+    assert summary["host"]["image_build"] == "cu126" and summary["host"]["image_needs_driver"]
+    for mode in ("namespaces", "container"):  # a real confined worker in each mode
+        used = summary[f"worker_{mode}"]["used"]
+        assert used["device"] == "cpu" and used["Threads"] and used["open_files"] > 0, used
+    assert summary["fork_order"]["zygote"]["touched"] == []
+    assert "torch.cuda.init" in summary["fork_order"]["control"]["touched"]
+    assert summary["tf32_error"]["tf32_off"] == 0.0  # the CPU against itself: a dry run
 
 
 def test_gpu_check_refuses_without_cuda_unless_asked():

@@ -95,7 +95,7 @@ def test_cuda_wheelhouse_stages_shared_wheels_once(tmp_path, monkeypatch):
     _wheels(tmp_path / "wheelhouse", "filelock-4.3.1-py3-none-any.whl",
             "Jinja2-3.1.6-py3-none-any.whl", "sympy-1.14.0-py3-none-any.whl",
             "otter_grader-7.0.0-py3-none-any.whl")
-    _wheels(tmp_path / "torch-cuda", "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+    _wheels(tmp_path / f"torch-{build_image.cuda_build()}", "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
             "filelock-4.3.1-py3-none-any.whl", "jinja2-3.1.6-py3-none-any.whl",
             "sympy-1.13.3-py3-none-any.whl",
             "nvidia_cublas-13.1.1.3-py3-none-manylinux_2_27_x86_64.whl")
@@ -175,17 +175,23 @@ def test_fresh_machine_builds_the_cpu_image_from_the_torch_index(tmp_path, torch
 # ---- the CUDA image, without a GPU ------------------------------------------------------------
 
 def test_grade_gpu_refuses_without_a_gpu_before_any_download(tmp_path):
-    """What ``make grade-gpu`` runs first: no GPU in containers -> the reason, and nothing of
-    the 2.6 GB of CUDA wheels fetched."""
+    """What ``make grade-gpu`` runs first: a driver that runs the CUDA build (nvidia-smi's test
+    double says 550) but no GPU in containers -> the engine's reason, and nothing of the 2.6 GB
+    of CUDA wheels fetched. (No driver at all, or too old a one: test_cuda_build.py.)"""
+    from test_cuda_build import fake_nvidia_smi
+
     client = engine_or_skip()
     skip_with_nvidia(client)
+    smi = fake_nvidia_smi(tmp_path / "bin", driver="550.54.15")
+    build = tmp_path / "build"
     proc = subprocess.run([sys.executable, "docker/build_image.py", "--variant", "cuda",
-                           "--require-gpu", "--build-dir", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+                           "--require-gpu", "--build-dir", str(build)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PATH": f"{smi}:{os.environ['PATH']}"})
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "error: no GPU grading here" in proc.stderr and "NVIDIA container toolkit" in \
         proc.stderr, proc.stderr
-    assert not any(tmp_path.iterdir())
+    assert not build.exists() or not any(build.iterdir())
 
 
 CUDA_IMAGE_PROBLEM = image_problem("cuda")  # 2.6 GB of wheels: CI builds no CUDA image
@@ -199,7 +205,7 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
     client = docker_engine.engine()
     skip_with_nvidia(client)
     runner, why = registry.resolve("docker-gpu")
-    assert runner is None and "NVIDIA container toolkit" in why  # never a silent CPU run
+    assert runner is None and "no NVIDIA driver" in why  # never a silent CPU run
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p",
                            str(ROOT / "solutions"), "-o", str(tmp_path), "--runner",
                            "docker-gpu", "--jobs", "2", "--no-reports",

@@ -163,6 +163,18 @@ def seeded_torch(seed: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def observed_tf32(observed: dict) -> Iterator[None]:
+    """After the block, ``observed["tf32"]``: whether float32 matmuls on CUDA may use TF32
+    (``torch.backends.cuda.matmul.allow_tf32``, or a float32 matmul precision below
+    "highest"), as the student's cells or call left it."""
+    try:
+        yield
+    finally:
+        observed["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32
+                                or torch.get_float32_matmul_precision() != "highest")
+
+
+@contextlib.contextmanager
 def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
              ) -> Iterator[dict]:
     """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
@@ -190,6 +202,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 stack.enter_context(counted_saved_tensors(observed))
             elif key == "torch_seed":
                 stack.enter_context(seeded_torch(value))
+            elif key == "observe_tf32":
+                stack.enter_context(observed_tf32(observed))
             else:
                 raise ValueError(f"unknown call context {key!r}")
         yield observed

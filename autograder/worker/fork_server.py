@@ -17,7 +17,8 @@ Protocol on the control socket (``SOCK_SEQPACKET``, one JSON object a message):
 - zygote -> judge: ``{"exit": pid, "code": c}`` when a worker ends (``-signal`` when killed).
 
 The worker itself first writes ``{"confined": true}`` (or ``{"confined": false, "error": ...}``)
-on its reply pipe, then serves requests (``main.serve``) on descriptors 3 and 4, with its
+on its reply pipe, with ``"cuda": {...}`` (``cuda_state``) when the limits say the judge grades
+with CUDA, then serves requests (``main.serve``) on descriptors 3 and 4, with its
 stdout and stderr on the output pipe and stdin on ``/dev/null``.
 """
 
@@ -168,7 +169,12 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
         message = {"confined": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         os.write(REPLIES_FD, json.dumps(message).encode() + b"\n")
         os._exit(71)
-    os.write(REPLIES_FD, b'{"confined": true}\n')
+    hello: dict = {"confined": True}
+    if limits.get("cuda"):  # the judge grades with CUDA: can this worker use it?
+        from .cuda_state import cuda_state
+
+        hello["cuda"] = cuda_state()
+    os.write(REPLIES_FD, json.dumps(hello).encode() + b"\n")
     try:
         from .main import serve
 

@@ -112,19 +112,33 @@ def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
 
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
-                device: torch.device) -> tuple[Any, Verdict | None, int]:
-    """Call ``predict`` while counting tensors saved for backward (a recorded graph). The count
-    is taken where the student's code runs, so it is only heard: advice, never points."""
-    with call_context(count_saved_tensors=True), torch.random.fork_rng(devices=[]):
+                device: torch.device) -> tuple[Any, Verdict | None, int, bool]:
+    """Call ``predict`` while counting tensors saved for backward (a recorded graph), and
+    whether TF32 matmuls were on after it. Both are taken where the student's code runs, so
+    they are only heard: advice and a named cause, never points."""
+    with call_context(count_saved_tensors=True, observe_tf32=True), \
+            torch.random.fork_rng(devices=[]):
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
+    tf32 = observed.get("tf32") is True
     if failure is not None:
-        return None, name_raised(failure, DEVICE_MISMATCH), 0
-    return got, None, int(observed.get("saved_tensors", 0))
+        return None, name_raised(failure, DEVICE_MISMATCH), 0, tf32
+    return got, None, int(observed.get("saved_tensors", 0)), tf32
+
+
+def tf32_cause(tf32: bool, device: torch.device) -> tuple[str | None, str]:
+    """The cause of values off by more than the tolerance on CUDA when the student's process
+    had TF32 matmuls on (its inputs rounded to 10 mantissa bits: ~1e-3 relative error)."""
+    if not (tf32 and device.type == "cuda"):
+        return None, ""
+    return ("tf32-enabled", "Your notebook turned on TF32 matmuls (torch.backends.cuda.matmul."
+            "allow_tf32 = True or torch.set_float32_matmul_precision('high'/'medium')), which "
+            "round float32 products on the GPU to about 3 decimal digits: leave float32 "
+            "matmuls at full precision.")
 
 
 def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Tensor,
-                     device: torch.device) -> Verdict:
+                     device: torch.device, tf32: bool = False) -> Verdict:
     """Type → shape → device → no graph → values (values only on a device that has them).
 
     ``packed`` (the heard count) only words the message of an answer that requires grad; the
@@ -149,7 +163,7 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
     return with_diagnosis(verdict, lambda: (
         ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "
                          "call model.eval() before the forward.") if model.training
-        else (None, "")))
+        else tf32_cause(tf32, device)))
 
 
 def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -216,8 +230,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         pristine = copy.deepcopy(model)  # as it arrived, for the probes
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
-        got, failure, packed = run_predict(predict, model, batch, device)
-        verdict = failure or judge_prediction(got, packed, model, expected, device)
+        got, failure, packed, tf32 = run_predict(predict, model, batch, device)
+        verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
         heard = max(heard, packed)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, pristine, batch, device, got)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import json
-import os
 import secrets
 import sys
 import tempfile
@@ -120,7 +119,7 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
                     "a roster; pass the same --roster (or none) to draw the same inputs")
     seed = secrets.randbelow(2**31) if seed is None else seed
     feedback = feedback or previous.get("feedback") or "full"
-    jobs = jobs or os.cpu_count() or 1
+    jobs = jobs or kind.default_jobs()
     display.say(f"grading {len(subs)} submission(s) from {folder} with seed {seed} "
                 f"({runner} runner, {jobs} job(s))")
     out.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ broken function costs only the tests that needed it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,10 +237,22 @@ def said_by_student(message: str, texts: list[str]) -> dict:
                                      else {})}
 
 
+def grading_limits(limits: Limits) -> Limits:
+    """``limits`` with ``cuda`` set when this judge sees CUDA: its checks then move models to
+    the GPU (``checks.porting.device``), so every worker must show it can use it too. Asked
+    here, in the judge, never in a process that forks workers afterwards."""
+    import torch
+
+    if limits.cuda or not torch.cuda.is_available():
+        return limits
+    return dataclasses.replace(limits, cuda=True)
+
+
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
           uid: int, limits: Limits) -> dict:
     """Grade ``path``; return its result document (``ResultDoc.to_dict``: the JSON a container
     sends back), deterministic for a notebook and seed."""
+    limits = grading_limits(limits)
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
     outcomes: list[tuple[str, dict]] = []
     try:

@@ -93,6 +93,8 @@ def _clean_observed(observed: dict) -> dict:
     dtypes = observed.get("dtypes")
     if isinstance(dtypes, list):
         clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
+    if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
+        clean["tf32"] = observed["tf32"]
     return clean
 
 

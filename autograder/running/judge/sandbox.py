@@ -49,6 +49,9 @@ CONTAINER_WORKER_DIR = "/opt/agworker"
 # The environment of the zygote and so of every worker.
 WORKER_ENV = {"HOME": "/student", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
               "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+# which GPUs CUDA shows, as the judge was told: a worker must see the devices the judge sees
+WORKER_ENV.update({k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+                   if k in os.environ})
 
 
 class SandboxError(RuntimeError):
@@ -72,6 +75,7 @@ class Limits:
     confinement: str = "namespaces"  # or "container", "join": see the module docstring
     join_pid: int = 0  # "join": the host pid of the submission's container (its sleep)
     join_pidfd: int = -1  # "join": the judge's pidfd of that process, held for the whole job
+    cuda: bool = False  # the judge grades with CUDA: each worker must show it can use it
 
     @classmethod
     def timed(cls, call_timeout: float, submission_timeout: float, **rest) -> "Limits":

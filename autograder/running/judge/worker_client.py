@@ -30,6 +30,24 @@ MAX_REPLY_CONTAINERS = 600_000
 MAX_ASKS = 1000
 
 
+def cuda_mismatch(state: object) -> str | None:
+    """Why a worker's CUDA report (``worker.cuda_state``, untrusted text from the worker
+    before any student code ran) falls short of a judge that grades with CUDA, or None."""
+    if not isinstance(state, dict):
+        return "it sent no CUDA report"
+    if state.get("bad_fork"):
+        return ("it was forked from a process that had initialised CUDA (a grader bug: the "
+                "zygote must fork before CUDA is touched)")
+    error = f" ({str(state.get('error'))[:300]})" if state.get("error") else ""
+    if state.get("available") is not True:
+        return (f"torch sees no CUDA device in it{error}: check the GPU device files' modes "
+                "for its uid, CUDA_VISIBLE_DEVICES, and the driver")
+    if state.get("allocated") is not True:
+        return (f"it could not allocate on the GPU{error}: GPU memory full (fewer --jobs) or "
+                "a compute mode that allows one process per GPU")
+    return None
+
+
 class WorkerClient:
     """Starts a worker (forked by the zygote, confined before it reads a request) and talks
     to it.
@@ -53,6 +71,7 @@ class WorkerClient:
         self.output = bytearray()
         self.output_dropped = 0
         self.lost: str | None = None
+        self.cuda: dict | None = None  # the worker's CUDA report, when the judge asked
         self.closed = False
         self._buffer = bytearray()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
@@ -80,6 +99,12 @@ class WorkerClient:
             self.close()
             error = hello.get("error") if isinstance(hello, dict) else hello
             raise sandbox.SandboxError(f"could not confine the worker: {error}")
+        self.cuda = hello.get("cuda")
+        why = cuda_mismatch(self.cuda) if self.limits.cuda else None
+        if why:  # the grader's problem: the student's code never ran
+            self.close()
+            raise sandbox.SandboxError(f"the judge grades with CUDA but the confined worker "
+                                       f"cannot use it: {why}")
 
     def _drain_output(self) -> None:
         """Keep the first ``output_bytes`` of the student's stdout/stderr, count the rest."""

@@ -162,8 +162,9 @@ class ContainerRunner(Runner):
                                           seed=seed_of(sub, self.seed))
 
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
+        # ``cuda``: the judge in the container decides (it asks its own torch)
         limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid", "join_pidfd")}
+                  if k not in ("confinement", "join_pid", "join_pidfd", "cuda")}
         return json.dumps({"name": sub.name, "assignment": self.assignment,
                            "seed": seed_of(sub, self.seed),
                            "uid": uid, "limits": limits, "zip": self.zip_b64,

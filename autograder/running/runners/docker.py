@@ -21,10 +21,12 @@ needs to hand the notebook to the student uid:
 from __future__ import annotations
 
 import socket
+import sys
 
 from .container import ContainerRunner
 from .docker_engine import (CAPABILITIES, IMAGES, MAX_ANSWER_BYTES, ContainerError,
-                            ContainerLimits, box_config, owner_label, parse_answer)
+                            ContainerLimits, box_config, owner_label, parse_answer,
+                            warm_gpu_image)
 from .base import Setup
 from ..judge.sandbox import Limits
 from ..submissions import Submission
@@ -62,6 +64,12 @@ class DockerRunner(ContainerRunner):
                  box: ContainerLimits | None = None, client=None, spares: int = 0):
         super().__init__(setup, image=image, box=box, client=client, spares=spares)
         self.name = "docker-gpu" if self.box.gpus else "docker"
+        if self.box.gpus:  # before any submission's clock starts (and before spares)
+            try:
+                took = warm_gpu_image(self.client, image, say=_say)
+                _say(f"{image} warm after {took:.0f} s")
+            except ContainerError as exc:  # each submission's worker will say it again
+                _say(f"warning: {exc}")
 
     def _launch(self):
         """Create and start one container waiting for its job; return it with its stdin."""
@@ -101,6 +109,10 @@ class DockerRunner(ContainerRunner):
         except Exception as exc:  # requests' ReadTimeout/ConnectionError: the judge is stuck
             container.kill()
             raise ContainerError(f"the container did not finish within {limit:g} s") from exc
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _send(stream, data: bytes) -> None:

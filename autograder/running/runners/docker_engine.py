@@ -152,6 +152,27 @@ def has_image(client, image: str) -> bool:
         return False
 
 
+#: The label ``docker/build_image.py`` gives the CUDA image: the CUDA build of its torch.
+CUDA_LABEL = "autograder.cuda-build"
+
+
+def cuda_problem(client, image: str) -> str | None:
+    """Why this host's driver cannot run ``image``'s CUDA build, or the GPUs cannot be shared
+    by the judge and its workers (one line), or None; asked of ``nvidia-smi``, before any
+    container starts."""
+    from . import cuda_host
+
+    try:
+        build = (client.images.get(image).labels or {}).get(CUDA_LABEL)
+        gpus = cuda_host.host_gpus()
+        why = cuda_host.driver_problem(build, gpus) if build in cuda_host.CUDA_BUILDS else None
+        return why or cuda_host.compute_problem(gpus)
+    except cuda_host.CudaHostError as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the engine lost the image meanwhile: the probe says
+        return None
+
+
 def gpu_problem(client, image: str) -> str | None:
     """Why this engine cannot give ``image``'s containers a GPU (no NVIDIA container toolkit:
     "could not select device driver"), or None; found by starting a throwaway container."""
@@ -169,3 +190,39 @@ def gpu_problem(client, image: str) -> str | None:
                 f"installed and the engine restarted?): {exc}")
     finally:
         probe.remove(force=True)
+
+
+#: What the warm-up container runs: torch's import and a CUDA matmul read the image's ~3 GB of
+#: CUDA libraries (cuBLAS among them) once, into the host's page cache.
+WARM_UP = ("import torch; x = torch.ones(64, 64, device='cuda'); "
+           "print(float((x @ x).sum().item()))")
+WARM_UP_TIMEOUT = 1200.0
+
+
+def warm_gpu_image(client, image: str, say=print) -> float:
+    """Start one throwaway GPU container of ``image`` and wait for it, before any submission's
+    clock starts: the first container on a host loads the CUDA libraries from disk (recorded
+    cold starts: 219 s, over 480 s), which would otherwise be charged to the first
+    submissions' time limits. Returns the seconds it took; raises ``ContainerError`` when
+    CUDA does not work in it."""
+    import time
+
+    import docker
+
+    start = time.monotonic()
+    say(f"warming {image}: one GPU container loads the CUDA libraries before grading starts")
+    probe = client.containers.create(
+        image, ["/opt/autograder-env/bin/python", "-c", WARM_UP], network_mode="none",
+        device_requests=[docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])])
+    try:
+        probe.start()
+        code = probe.wait(timeout=WARM_UP_TIMEOUT).get("StatusCode")
+        if code != 0:
+            tail = probe.logs(stdout=False, stderr=True).decode(errors="replace").strip()
+            raise ContainerError(f"CUDA does not work in {image} (exit {code}): "
+                                 f"{(tail.splitlines() or ['no output'])[-1][:300]}")
+    except docker.errors.DockerException as exc:
+        raise ContainerError(f"the warm-up container of {image} failed: {exc}") from exc
+    finally:
+        probe.remove(force=True)
+    return time.monotonic() - start

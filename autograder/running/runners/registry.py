@@ -53,6 +53,19 @@ class RunnerKind:
                     "trusted work with --runner otter")
         return None
 
+    def default_jobs(self) -> int:
+        """Submissions at once when ``--jobs`` is not given: one per CPU, and on a GPU no
+        more than the first GPU's memory holds (``cuda_host.gpu_jobs``)."""
+        cpus = os.cpu_count() or 1
+        if not self.gpu():
+            return cpus
+        from . import cuda_host
+
+        try:
+            return cuda_host.gpu_jobs(cuda_host.host_gpus(), cpus)
+        except cuda_host.CudaHostError:  # no nvidia-smi here (the docker-gpu test double)
+            return cpus
+
     def limits(self, limits: Limits) -> Limits:
         """``limits`` as this runner applies them (no address-space cap under CUDA)."""
         return with_gpu(limits) if self.gpu() else limits
@@ -160,7 +173,8 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
         return kind, (f"grading in containers of {image} ON THE CPU: "
                       f"{docker_engine.CUDA_ON_CPU_VARIABLE}=1 is set (for tests only)")
     elif gpu:
-        why = docker_engine.gpu_problem(client, image)
+        why = docker_engine.cuda_problem(client, image) or docker_engine.gpu_problem(client,
+                                                                                     image)
     elif kind is None or kind is RUNNERS["docker-fork"]:
         from .docker_fork import JudgeContainer
 
