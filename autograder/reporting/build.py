@@ -9,6 +9,10 @@ from . import class_report, exports, feedback
 from .documents import assignment_dirs, load_grades
 
 
+class ReportsIncomplete(ValueError):
+    """Some report was refused or not written; everything else was (one line each)."""
+
+
 def write_reports(out: Path, roster: Path | None = None, *, detail: str | None = None,
                   say=None) -> list[Path]:
     """Feedback, class report and exports for every ``OUT/<assignment>``.
@@ -24,14 +28,18 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         The main files written: each class report, gradebook and JSON-lines file.
 
     Raises:
-        exports.CanvasError: after everything else is written, when a gradebook was refused.
+        ReportsIncomplete: after everything else is written, when a gradebook was refused
+            (``exports.CanvasError``) or some feedback files could not be written.
     """
     say = say or print
     ids = exports.read_roster(roster) if roster else None
     detail = detail or _recorded_detail(out)
     written, refused = [], []
     for folder in assignment_dirs(out):
-        feedback.write_all(folder, detail)
+        try:
+            feedback.write_all(folder, detail)
+        except feedback.FeedbackError as exc:
+            refused.append(str(exc))
         written.append(class_report.write(folder))
         try:
             path, said = exports.write_canvas(folder, load_grades(folder), ids)
@@ -43,7 +51,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                 say(f"{folder.name}: canvas: {line}")
         written.append(exports.write_jsonl(folder))
     if refused:
-        raise exports.CanvasError("; ".join(refused))
+        raise ReportsIncomplete("; ".join(refused))
     return written
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import checks
+from ..running.batch.stale import remove_empty, strays
 from ..running.files import write_atomic
+from ..running.names import out_path
 from .documents import iter_results, stem
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -259,8 +261,14 @@ def render_html(fb: Feedback) -> str:
 MAX_FEEDBACK_BYTES = 1 << 20
 
 
+class FeedbackError(OSError):
+    """Some submissions' feedback could not be written (one line naming them); every other
+    submission's was."""
+
+
 def write_all(folder: Path, detail: str = "full") -> list[Path]:
-    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document.
+    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document, and remove
+    every other file there (an earlier run's feedback for a file renamed or removed since).
 
     Args:
         folder: ``OUT/<assignment>``.
@@ -268,8 +276,12 @@ def write_all(folder: Path, detail: str = "full") -> list[Path]:
 
     Returns:
         The Markdown files written.
+
+    Raises:
+        FeedbackError: after every other file is written, when some could not be.
     """
-    written = []
+    written, failed = [], []
+    root = folder / "feedback"
     for doc in iter_results(folder):
         fb = build(doc, detail)
         md, html = render_markdown(fb), render_html(fb)
@@ -279,8 +291,22 @@ def write_all(folder: Path, detail: str = "full") -> list[Path]:
                 f"the notebook cells' errors were left out to keep this file under "
                 f"{MAX_FEEDBACK_BYTES // 1024} KB")])
             md, html = render_markdown(fb), render_html(fb)
-        base = folder / "feedback" / stem(fb.file)
-        write_atomic(base.with_name(base.name + ".md"), md)
-        write_atomic(base.with_name(base.name + ".html"), html)
-        written.append(base.with_name(base.name + ".md"))
-    return written
+        try:  # one file the file system refuses never costs the others their feedback
+            for suffix, body in ((".md", md), (".html", html)):
+                written.append(feedback_path(root, fb.file, suffix))
+                write_atomic(written[-1], body)
+        except (OSError, ValueError) as exc:
+            failed.append(f"{fb.file} ({type(exc).__name__}: {exc})")
+    keep = set(written)
+    for path in strays(root, keep):  # rendered from documents: nothing is lost
+        path.unlink()
+    remove_empty(root)
+    if failed:
+        raise FeedbackError(f"{folder.name}: feedback not written for {len(failed)} "
+                            f"submission(s): {'; '.join(failed)[:1000]}")
+    return [p for p in written if p.suffix == ".md"]
+
+
+def feedback_path(root: Path, file: str, suffix: str) -> Path:
+    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``)."""
+    return out_path(root, stem(file), suffix)

@@ -20,16 +20,17 @@ from pathlib import Path
 
 from ...authoring.layout import Layout
 from ...checks.seeding import submission_seed
-from . import grades_csv
+from . import grades_csv, stale
 from ..runners import registry
 from ..files import write_atomic
 from .progress import Display
-from ..results import Graded
-from ..resultdoc import GRADED, DocumentError, ResultDoc
+from ..results import Graded, result_path
+from ..resultdoc import GRADED, TIMED_OUT_ROW, DocumentError, ResultDoc
 from .roster import identity
 from ..runners.base import Setup
 from ..judge.sandbox import Limits
 from .selection import Selection, on_disk, pick, read_json, write_timings
+from ..names import look_alike
 from ..submissions import Submission, duplicate_names, find, seed_of
 
 
@@ -157,7 +158,8 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         zips = {a: ensure_zip(a, layout) for a in graded_assignments}
         shards.write_manifest(out, shards.manifest(
             shard, seed, runner, [s.name for s in listed], [s.name for s in subs], zips,
-            [identity(s.name, roster) for s in listed]))
+            [identity(s.name, roster) for s in listed],
+            shards.documents(out, {a: [s.name for s in g] for a, g in groups.items()})))
     failed = any(a["grader_errors"] for a in summary["assignments"].values())
     summary["exit_status"] = 3 if failed else 0
     display.finish(summary)
@@ -168,6 +170,24 @@ def _seeded(sub: Submission, run_seed: int, roster: dict[str, str] | None) -> Su
     """``sub`` with the seed of its own hidden inputs (a pure function of the run's seed and
     its identity, so ``--only`` on one file draws what the whole run drew for it)."""
     return dataclasses.replace(sub, seed=submission_seed(run_seed, identity(sub.name, roster)))
+
+
+def _written(doc: ResultDoc, results: Path) -> Graded:
+    """Write ``doc``; its row. A document that cannot be written (a full disk, a name the file
+    system refuses) is that submission's grader error, never the batch's end: its own shorter
+    document when that can be written, else a row that says so."""
+    try:
+        doc.write(results)
+        return doc.row()
+    except (OSError, ValueError) as exc:
+        error = ResultDoc.grader_error(doc.file, f"its result document could not be written "
+                                       f"({type(exc).__name__}: {exc})",
+                                       assignment=doc.assignment, seed=doc.seed)
+    try:
+        error.write(results)
+    except (OSError, ValueError):
+        pass  # the row below still says what happened
+    return error.row()
 
 
 def _recorded_seed(run: dict) -> int | None:
@@ -204,12 +224,17 @@ class _Group:
         for base, names in duplicate_names(subs).items():
             display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
                         f"({', '.join(names)}); each is graded under its folder path")
+        for same in look_alike([sub.name for sub in subs]):
+            display.say(f"  note: {len(same)} {assignment} submissions have names that print "
+                        f"alike but differ in Unicode form ({', '.join(map(ascii, same))}); "
+                        f"each is graded under its own name")
         zip_path = ensure_zip(assignment, layout)
         self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
         self.questions = self.runner.points()
         self.question, self.docs, self.now = selection.question, docs, now
         if self.question is not None and self.question not in self.questions:
             self.now = []  # --question names a question of another assignment
+        self.listed = subs
         names = {sub.name for sub in self.now}
         self.kept = [sub for sub in subs if sub.name not in names]
         self.futures: list = []
@@ -227,8 +252,7 @@ class _Group:
             finally:
                 with self.lock:
                     self.running -= 1
-        doc.write(self.out / "results")
-        return doc.row(), 0.0 if sub.problem else time.monotonic() - start
+        return _written(doc, self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
 
     def _grade(self, sub: Submission) -> ResultDoc:
         """``sub``'s new document; with ``--question``, that question graded alone and merged
@@ -267,6 +291,12 @@ class _Group:
         rows = fresh + on_disk(self.docs, self.kept)
         grades_csv.write(self.out / "final_grades.csv", rows, self.questions)
         self.display.say(f"{self.assignment}: wrote {self.out / 'final_grades.csv'}")
+        moved, where = stale.move_aside(self.out, {result_path(self.out / "results", s.name)
+                                                   for s in self.listed})
+        if moved:
+            self.display.say(f"  note: {moved} file(s) under {self.out / 'results'} belong to "
+                             f"no submission of this run (renamed or removed since an earlier "
+                             f"run); moved to {where}, not reported")
         return _group_summary(rows, fresh, len(self.kept), possible)
 
     def close(self) -> None:
@@ -285,4 +315,5 @@ def _group_summary(rows: list[Graded], fresh: list[Graded], skipped: int,
         "grader_errors": sorted(g.name for g in rows if g.status.startswith("grader-error")),
         "student_problems": sorted(g.name for g in rows if g.status != "Completed"
                                    and not g.status.startswith("grader-error")),
+        "timed_out": sorted(g.name for g in rows if g.status.startswith(TIMED_OUT_ROW)),
     }

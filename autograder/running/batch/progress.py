@@ -60,7 +60,7 @@ class Display:
         if self.machine:
             print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
             return
-        for line in summary_lines(summary):
+        for line in summary_lines(summary) + cut_lines(summary):
             self.say(line)
 
 
@@ -106,6 +106,8 @@ class RichDisplay(Display):
         for row in summary_rows(summary):  # table cells are rich markup: escaped
             table.add_row(*(escape(printable(cell)) for cell in row))
         self.console.print(table)
+        for line in cut_lines(summary):
+            self.say(line)
 
 
 def eta_text(done: int, total: int, running: int, elapsed: float, since_last: float) -> str:
@@ -177,6 +179,15 @@ def summary_rows(summary: dict) -> list[list[str]]:
                      str(len(a["student_problems"])), str(len(a["grader_errors"])),
                      f"{a['mean']:.2f}", f"{a['possible']:g}"])
     return rows
+
+
+def cut_lines(summary: dict) -> list[str]:
+    """One line per assignment whose submissions the whole-submission time limit cut short
+    (their points are lost to time, not to wrong answers: staff may raise the limit)."""
+    return [f"  {name}: {len(a['timed_out'])} timed out (the whole submission's time limit; "
+            f"--submission-timeout): {', '.join(a['timed_out'][:10])}"
+            + (f" and {len(a['timed_out']) - 10} more" if len(a["timed_out"]) > 10 else "")
+            for name, a in sorted(summary["assignments"].items()) if a.get("timed_out")]
 
 
 def summary_lines(summary: dict) -> list[str]:

@@ -27,6 +27,12 @@ MAX_REPLY_VALUES = 3_000_000
 MAX_REPLY_CONTAINERS = 600_000
 
 
+def submission_cut(limits: sandbox.Limits) -> str:
+    """Why a worker stopped when the whole submission's time ran out (not one step's)."""
+    return (f"the submission used up its time limit ({limits.submission_timeout:g} s for all "
+            "its cells and tests together)")
+
+
 class WorkerClient:
     """Starts a worker (forked by the zygote, confined before it reads a request) and talks
     to it.
@@ -47,6 +53,7 @@ class WorkerClient:
         self.output = bytearray()
         self.output_dropped = 0
         self.lost: str | None = None
+        self.cut = False  # lost to the whole submission's time limit
         self.closed = False
         self._buffer = bytearray()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
@@ -94,15 +101,16 @@ class WorkerClient:
         No request outlives the submission's own deadline."""
         if self.lost:
             raise WorkerLost(self.lost)
-        if self.deadline - time.monotonic() < timeout:
+        whole = self.deadline - time.monotonic() < timeout  # the submission's limit comes first
+        if whole:
             timeout = max(self.deadline - time.monotonic(), 0.0)
             if timeout <= 0:
-                raise self._lose("the submission used up its time limit")
+                raise self._cut()
         try:
             self.requests.write(json.dumps(message, allow_nan=False).encode() + b"\n")
         except (BrokenPipeError, OSError):
             raise self._lose(self._exit_reason())
-        line = self._read_line(time.monotonic() + timeout, timeout)
+        line = self._read_line(time.monotonic() + timeout, timeout, whole)
         if line.count(b",") > MAX_REPLY_VALUES \
                 or line.count(b"[") + line.count(b"{") > MAX_REPLY_CONTAINERS:
             raise self._lose(f"its reply held more values than the grader accepts (at most "
@@ -118,14 +126,17 @@ class WorkerClient:
             raise self._lose("its process sent something that is not a reply")
         return reply
 
-    def _read_line(self, deadline: float, timeout: float) -> bytes:
+    def _read_line(self, deadline: float, timeout: float, whole: bool = False) -> bytes:
         scanned = 0
         while self._buffer.find(b"\n", scanned) < 0:
             scanned = len(self._buffer)  # look only at new bytes next time
             left = deadline - time.monotonic()
+            if left <= 0 and whole:
+                raise self._cut()
             if left <= 0:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
-                                 "step): look for an endless loop or a very long computation")
+                                 "cell or one call of a function): look for an endless loop or "
+                                 "a very long computation")
             ready, _, _ = select.select([self.replies], [], [], left)
             if not ready:
                 continue
@@ -153,6 +164,11 @@ class WorkerClient:
             return f"its process died from signal {signal.Signals(-code).name}"
         return (f"its process exited with status {code} (sys.exit, os._exit or a crash) "
                 "before the grader finished")
+
+    def _cut(self) -> WorkerLost:
+        """Lost to the submission's own time limit (not one step's): ``cut`` says so."""
+        self.cut = True
+        return self._lose(submission_cut(self.limits))
 
     def _lose(self, reason: str) -> WorkerLost:
         self.lost = reason
