@@ -229,3 +229,13 @@ def test_a_result_document_that_cannot_be_written_is_its_row(tmp_path):
     assert row.name == "a.ipynb" and row.status.startswith("grader-error: its result "
                                                            "document could not be written")
     assert out_path(tmp_path, "a.ipynb", ".json") == tmp_path / "a.ipynb.json"
+
+
+@given(st.one_of(FS_NAME, ANY_TEXT))
+def test_the_console_prints_any_name_or_path(name):
+    """A folder staff name that is not UTF-8 (``caf\\xe9/``) is printed, escaped as in reports."""
+    from autograder.running.batch.progress import printable
+
+    shown = printable(f"grading from /in/{name}")
+    shown.encode("utf-8")
+    assert "\x1b" not in shown
