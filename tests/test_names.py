@@ -220,12 +220,9 @@ def test_one_batch_of_odd_names_grades_each_in_full(tmp_path):
 def test_a_result_document_that_cannot_be_written_is_its_row(tmp_path):
     """A write the file system refuses (here: the results folder is a file) is a grader error
     row for that submission, never an exception that ends the batch."""
-    from autograder.running.batch.folder import _written
-
     blocked = tmp_path / "results"
     blocked.write_text("not a folder")
-    row = _written(ResultDoc.rejected("a.ipynb", "a.ipynb: bad", assignment=ASSIGNMENT),
-                   blocked)
+    row = ResultDoc.rejected("a.ipynb", "a.ipynb: bad", assignment=ASSIGNMENT).written(blocked)
     assert row.name == "a.ipynb" and row.status.startswith("grader-error: its result "
                                                            "document could not be written")
     assert out_path(tmp_path, "a.ipynb", ".json") == tmp_path / "a.ipynb.json"
@@ -239,3 +236,21 @@ def test_the_console_prints_any_name_or_path(name):
     shown = printable(f"grading from /in/{name}")
     shown.encode("utf-8")
     assert "\x1b" not in shown
+
+
+@pytest.mark.slow
+def test_the_cli_turns_a_refused_write_into_that_files_row(tmp_path):
+    """Through ``autograder grade``: a.ipynb's document cannot be written (a folder is in its
+    place); a.ipynb gets a grader-error row saying so, b.ipynb its own row, exit 3."""
+    folder, out = tmp_path / "in", tmp_path / "out"
+    folder.mkdir()
+    for name in ("a.ipynb", "b.ipynb"):
+        (folder / name).write_text("{")
+    (out / ASSIGNMENT / "results" / "a.ipynb.json").mkdir(parents=True)
+    proc = cli("grade", "-a", ASSIGNMENT, "-p", str(folder), "-o", str(out), "--seed", "2",
+               "--no-reports", check=False)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = grade_rows(out)[ASSIGNMENT]
+    assert rows["a.ipynb"]["grading_status"].startswith(
+        "grader-error: its result document could not be written (IsADirectoryError")
+    assert rows["b.ipynb"]["grading_status"].startswith("b.ipynb: not a notebook")

@@ -148,6 +148,23 @@ class ResultDoc:
         write_atomic(path, self.to_json())
         return path
 
+    def written(self, results: Path) -> Graded:
+        """Write this document; its row. One that cannot be written (a full disk, a name the
+        file system refuses) is that submission's grader error, never the batch's end: its
+        own shorter document when that can be written, else a row that says so."""
+        try:
+            self.write(results)
+            return self.row()
+        except (OSError, ValueError) as exc:
+            error = ResultDoc.grader_error(self.file, f"its result document could not be "
+                                           f"written ({type(exc).__name__}: {exc})",
+                                           assignment=self.assignment, seed=self.seed)
+        try:
+            error.write(results)
+        except (OSError, ValueError):
+            pass  # the row still says what happened
+        return error.row()
+
     # -- what the batch makes of it ------------------------------------------------------------
     def row(self) -> Graded:
         """The ``final_grades.csv`` row: points per question and a status in words."""

@@ -172,24 +172,6 @@ def _seeded(sub: Submission, run_seed: int, roster: dict[str, str] | None) -> Su
     return dataclasses.replace(sub, seed=submission_seed(run_seed, identity(sub.name, roster)))
 
 
-def _written(doc: ResultDoc, results: Path) -> Graded:
-    """Write ``doc``; its row. A document that cannot be written (a full disk, a name the file
-    system refuses) is that submission's grader error, never the batch's end: its own shorter
-    document when that can be written, else a row that says so."""
-    try:
-        doc.write(results)
-        return doc.row()
-    except (OSError, ValueError) as exc:
-        error = ResultDoc.grader_error(doc.file, f"its result document could not be written "
-                                       f"({type(exc).__name__}: {exc})",
-                                       assignment=doc.assignment, seed=doc.seed)
-    try:
-        error.write(results)
-    except (OSError, ValueError):
-        pass  # the row below still says what happened
-    return error.row()
-
-
 def _recorded_seed(run: dict) -> int | None:
     """The seed a ``grading.json`` recorded, if any."""
     try:
@@ -252,7 +234,7 @@ class _Group:
             finally:
                 with self.lock:
                     self.running -= 1
-        return _written(doc, self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
+        return doc.written(self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
 
     def _grade(self, sub: Submission) -> ResultDoc:
         """``sub``'s new document; with ``--question``, that question graded alone and merged
