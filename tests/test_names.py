@@ -93,7 +93,16 @@ def test_names_cut_to_fit_stay_apart(pair):
     assert fit(pair[0], ".json") != fit(pair[1], ".json")
 
 
-@pytest.mark.parametrize("name", ["", "/etc/passwd", "../x.ipynb", "a/./b.ipynb", "a//b"])
+def test_a_folders_row_is_named_inside_it(tmp_path):
+    """``sec2/`` and ``./`` (folders that could not be listed) keep their documents."""
+    assert relative("sec2/", ".json") == "sec2/.json" and relative("./", ".json") == ".json"
+    for name in ("sec2/", "./"):
+        ResultDoc.rejected(name, f"{name}: could not be listed").write(tmp_path / "results")
+    assert sorted(d["file"] for d in iter_results(tmp_path)) == ["./", "sec2/"]
+
+
+@pytest.mark.parametrize("name", ["", "/etc/passwd", "../x.ipynb", "a/./b.ipynb", "a//b",
+                                  "/", "../", "a/../"])
 def test_a_name_that_is_no_relative_path_is_refused(name):
     with pytest.raises(ValueError, match="not a relative file name"):
         relative(name, ".json")

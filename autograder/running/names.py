@@ -111,16 +111,20 @@ def fit(part: str, suffix: str = "") -> str:
 
 def relative(name: str, suffix: str = "") -> str:
     """``name`` (a relative path, parts joined by ``/``) with ``suffix`` on its last part,
-    every part within ``NAME_MAX`` bytes (``fit``).
+    every part within ``NAME_MAX`` bytes (``fit``). A folder's row (``sec2/``, ``./``: a
+    folder that could not be listed) is named inside it: ``sec2/<suffix>``.
 
     Raises:
         ValueError: ``name`` is empty, absolute or has an empty, ``.`` or ``..`` part (never a
             name ``find`` gives: such a name comes from a document or manifest, not a folder).
     """
-    parts = name.split("/")
-    if any(p in ("", ".", "..") for p in parts):
+    folder = name.endswith("/")
+    body = name[:-1] if folder else name
+    parts = [] if folder and body == "." else body.split("/")
+    if (not parts and not folder) or any(p in ("", ".", "..") for p in parts):
         raise ValueError(f"{text(name)[:200]!r} is not a relative file name")
-    return "/".join([fit(p) for p in parts[:-1]] + [fit(parts[-1], suffix)])
+    last = "" if folder else parts.pop()
+    return "/".join([fit(p) for p in parts] + [fit(last, suffix)])
 
 
 def out_path(root: Path, name: str, suffix: str) -> Path:
