@@ -89,7 +89,7 @@ def submitted_notebook(root: Path) -> Path:
                                 f"found {len(found)} ({names}). Resubmit with one notebook.")
     if found[0].problem:
         raise SubmissionProblem(f"Your file {found[0].problem}. Save the notebook from Jupyter "
-                                f"(File > Save) and resubmit the .ipynb file itself.")
+                                f"(File > Save) and resubmit the .ipynb file.")
     return found[0].path
 
 
