@@ -345,7 +345,6 @@ def _gradescope_run(image: str, gs_zip: Path, notebook: bytes, metadata: dict) -
     return found
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it(gradescope):
@@ -374,3 +373,34 @@ def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it(grad
     assert total(one) == total(two) == 14.5
     assert again["autograder.json"] == one
     assert again["results.json"] == first["results.json"]
+
+
+# --- the submission vetted as the batch vets it (here, no container) ------------------------
+
+LINKS = {"/proc/self/environ": "the grader's environment",
+         "/dev/zero": "endless zeros",
+         str(ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"): "a valid notebook"}
+
+
+@pytest.mark.parametrize("target", sorted(LINKS))
+def test_a_linked_notebook_is_the_students_to_fix_and_never_followed(otter_zip, tmp_path,
+                                                                     target):
+    """``/autograder/submission/hw.ipynb`` as a symbolic link (a GitHub submission can carry
+    one): refused without being opened (``submissions.vet``), a message the student can act on,
+    exit 0; never a grader error, never a byte of what it points to."""
+    from autograder.running.entry.run_autograder import write_results
+
+    with zipfile.ZipFile(otter_zip) as zf:
+        zf.extractall(tmp_path / "source")
+    for name in ("submission", "results"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "submission" / "hw.ipynb").symlink_to(target)
+    assert write_results(tmp_path, SEED, "after_published") == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    output = results["output"]
+    assert results["score"] == 0 and "hw.ipynb: is a symbolic link" in output, output
+    assert "not opened or followed" in output and "Grader error" not in output, output
+    environ = Path("/proc/self/environ").read_bytes()[:40].split(b"\0")[0].decode(errors="replace")
+    assert environ not in output  # what main's error message used to show
+    doc = json.loads((tmp_path / "results" / "autograder.json").read_text())
+    assert doc["status"] == "rejected", doc

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from autograder.running.batch import grades_csv
 from autograder.running import results, submissions
 from autograder.running.batch.progress import printable
+from autograder.running.names import raw, text as shown
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
@@ -145,9 +146,10 @@ def test_every_hostile_file_vets_to_one_clear_row(tmp_path):
     folder.mkdir()
     make_batch(folder, fake_zip)
     subs = find(folder)
-    assert [s.name for s in subs] == sorted(EXPECTED)
+    # named by their printable text (``names.text``): the ANSI name's escapes are spelled out
+    assert [s.name for s in subs] == sorted(map(shown, EXPECTED))
     for sub in subs:
-        phrase = EXPECTED[sub.name]
+        phrase = EXPECTED[raw(sub.name)]
         if phrase:
             assert sub.problem.startswith(f"{sub.name}: ") and phrase in sub.problem, sub
         else:
@@ -424,12 +426,12 @@ def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
     # each file exactly one row, saying what happened
     header, *rows = tables["final_grades.csv"]
     names = [grades_csv.from_spreadsheet(r[0]) for r in rows[1:]]
-    assert sorted(names) == sorted(EXPECTED), names
-    by_name = {grades_csv.from_spreadsheet(r[0]): dict(zip(header, r)) for r in rows[1:]}
+    assert sorted(names) == sorted(map(shown, EXPECTED)), names
+    by_name = {raw(grades_csv.from_spreadsheet(r[0])): dict(zip(header, r)) for r in rows[1:]}
     for name, phrase in EXPECTED.items():
         status = grades_csv.from_spreadsheet(by_name[name]["grading_status"])
         if phrase:
-            assert phrase in status and status.startswith(name), (name, status)
+            assert phrase in status and status.startswith(shown(name)), (name, status)
         else:
             assert status.startswith("Completed"), (name, status)
     for name in FULL_MARKS:  # the perfect notebook keeps full marks, beside all this

@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from notebooks import ROOT
+from notebooks import ROOT, grade_rows
 
 CLI = [sys.executable, "-m", "autograder"]
 SEED = 20261130
+ASSIGNMENT = "autograd-exercises"
 
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -213,3 +214,89 @@ def test_a_shard_with_no_submissions_succeeds_and_says_so(tmp_path):
     doc = json.loads((tmp_path / "o" / "shard.json").read_text())
     assert doc["files"] == [] and doc["listed"] == 1 and doc["shard"] == f"{empty}/2"
     assert not list((tmp_path / "o").glob("*/final_grades.csv"))
+
+
+# -- merge takes exactly the documents its manifests list ------------------------------------
+
+REJECTED = [f"{c}.ipynb" for c in "abcdefgh"]  # "{": each a row and a document; nothing runs
+MUTATIONS = ("planted", "foreign", "missing", "altered", "other-assignment")
+
+
+@pytest.fixture(scope="module")
+def two_shards(tmp_path_factory) -> list[Path]:
+    """Shards 1/2 and 2/2 of a folder of rejected files, the first graded into a reused
+    output folder that still held a document of another run (moved aside, not merged)."""
+    from autograder.running.resultdoc import ResultDoc
+
+    base = tmp_path_factory.mktemp("shards")
+    (base / "in").mkdir()
+    for name in REJECTED:
+        (base / "in" / name).write_text("{")
+    outs = [base / "shard1", base / "shard2"]
+    ResultDoc.rejected("zz.ipynb", "zz.ipynb: from an earlier run", assignment=ASSIGNMENT
+                       ).write(outs[0] / ASSIGNMENT / "results")
+    for i, out in enumerate(outs, 1):
+        run("grade", "-a", ASSIGNMENT, "-p", str(base / "in"), "-o", str(out), "--seed",
+            str(SEED), "--shard", f"{i}/2")
+    assert all(json.loads((o / "shard.json").read_text())["files"] for o in outs)
+    assert list((outs[0] / ASSIGNMENT / "stale").rglob("zz.ipynb.json"))
+    return outs
+
+
+def tamper(shards: list[Path], mutation: str, which: int) -> Path:
+    """Change shard ``which`` the way ``mutation`` says; the folder changed."""
+    from autograder.running.resultdoc import ResultDoc
+
+    target = shards[which]
+    results = target / ASSIGNMENT / "results"
+    mine = sorted(results.glob("*.json"))
+    if mutation == "planted":  # a file in no listing
+        ResultDoc.rejected("zz.ipynb", "zz.ipynb: planted", assignment=ASSIGNMENT
+                           ).write(results)
+    elif mutation == "foreign":  # a second document for a student the other shard graded
+        other = sorted((shards[1 - which] / ASSIGNMENT / "results").glob("*.json"))[0]
+        shutil.copyfile(other, results / other.name)
+    elif mutation == "missing":
+        mine[0].unlink()
+    elif mutation == "altered":  # 22 points planted in a valid document
+        doc = ResultDoc.read(mine[0])
+        doc = ResultDoc.graded(doc.file, {"q1": {"points": 22.0, "possible": 22.0,
+                                                 "tests": []}}, assignment=ASSIGNMENT, seed=1)
+        doc.write(results)
+    else:
+        ResultDoc.rejected("x.ipynb", "x.ipynb: elsewhere", assignment="autograd-porting"
+                           ).write(target / "autograd-porting" / "results")
+    return target
+
+
+def test_merge_takes_exactly_the_listed_documents(two_shards, tmp_path):
+    from autograder.running.batch.merge import merge
+
+    merge(two_shards, tmp_path / "m", say=lambda _: None)
+    rows = grade_rows(tmp_path / "m")[ASSIGNMENT]
+    assert sorted(rows) == sorted(["points-per-question", *REJECTED])
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=st.sampled_from(MUTATIONS), which=st.integers(0, 1))
+def test_merge_refuses_any_other_document_in_one_line(two_shards, tmp_path_factory, mutation,
+                                                      which):
+    from autograder.running.batch.merge import MergeError, merge
+
+    base = tmp_path_factory.mktemp("tampered")
+    copies = [Path(shutil.copytree(s, base / s.name)) for s in two_shards]
+    changed = tamper(copies, mutation, which)
+    with pytest.raises(MergeError) as refused:
+        merge(copies, base / "m", say=lambda _: None)
+    message = str(refused.value)
+    assert str(changed) in message and "\n" not in message, (mutation, message)
+    assert not (base / "m").exists()
+
+
+def test_the_cli_refuses_a_planted_document_and_writes_nothing(two_shards, tmp_path):
+    copies = [Path(shutil.copytree(s, tmp_path / s.name)) for s in two_shards]
+    tamper(copies, "planted", 1)
+    proc = run("merge", *map(str, copies), "-o", str(tmp_path / "m"), check=False)
+    assert proc.returncode == 2 and "not listed in its shard.json" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "m").exists()

@@ -26,7 +26,9 @@ def submission_seed(run_seed: int, identity: str) -> int:
     others nothing about theirs), yet any one grade is reproduced alone from the run's seed
     (``--only``). SHA-256, not ``hash()``: Python salts ``hash`` of strings per process.
     """
-    digest = hashlib.sha256(f"{int(run_seed)}\0{identity}".encode("utf-8")).digest()
+    from ..running.names import name_bytes  # the one rule for a name's bytes (never raises)
+
+    digest = hashlib.sha256(f"{int(run_seed)}\0".encode() + name_bytes(identity)).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # below 2**31, like a run's seed
 
 

@@ -9,6 +9,10 @@ from . import class_report, exports, feedback, written as by_hand
 from .documents import assignment_dirs, load_grades
 
 
+class ReportsIncomplete(ValueError):
+    """Some report was refused or not written; everything else was (one line each)."""
+
+
 def write_reports(out: Path, roster: Path | None = None, *, detail: str | None = None,
                   say=None, written_names: bool = False) -> list[Path]:
     """Feedback, class report and exports for every ``OUT/<assignment>``.
@@ -25,7 +29,8 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         The main files written: each class report, gradebook and JSON-lines file.
 
     Raises:
-        exports.CanvasError: after everything else is written, when a gradebook was refused.
+        ReportsIncomplete: after everything else is written, when a gradebook was refused
+            (``exports.CanvasError``) or some feedback files could not be written.
     """
     say = say or print
     ids = exports.read_roster(roster) if roster else None
@@ -38,7 +43,10 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         written += pages
         for line in said:
             say(f"{folder.name}: {line}")
-        feedback.write_all(folder, detail, by_hand.for_feedback(folder))
+        try:
+            feedback.write_all(folder, detail, by_hand.for_feedback(folder))
+        except feedback.FeedbackError as exc:
+            refused.append(str(exc))
         written.append(class_report.write(folder))
         try:
             path, said = exports.write_canvas(folder, load_grades(folder), ids)
@@ -50,7 +58,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                 say(f"{folder.name}: canvas: {line}")
         written.append(exports.write_jsonl(folder))
     if refused:
-        raise exports.CanvasError("; ".join(refused))
+        raise ReportsIncomplete("; ".join(refused))
     return written
 
 

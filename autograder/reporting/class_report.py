@@ -22,6 +22,7 @@ from urllib.parse import quote
 from ..running.files import write_atomic
 from ..running.batch.progress import printable
 from . import plots
+from ..running.names import relative
 from .documents import Grades, iter_results, load_grades, load_timings, stem
 from .feedback import environment
 
@@ -192,7 +193,8 @@ def score_spread(grades: Grades) -> list[dict]:
 def feedback_link(file: str) -> str:
     """The feedback page of ``file``, relative to the report folder (each path segment
     quoted: file names are the students')."""
-    return "../feedback/" + "/".join(quote(part) for part in stem(file).split("/")) + ".html"
+    return "../feedback/" + "/".join(quote(part) for part in relative(stem(file), ".html")
+                                     .split("/"))
 
 
 def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],

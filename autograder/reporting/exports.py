@@ -10,6 +10,7 @@ from pathlib import Path
 from ..running.files import write_atomic
 from ..running.batch.grades_csv import safe_row
 from ..running.batch.roster import read_roster, roster_id  # noqa: F401 - read_roster re-exported
+from ..running.names import folded
 from .documents import Grades, iter_results, stem
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
@@ -34,16 +35,18 @@ def canvas_ids(grades: Grades, roster: dict[str, str] | None) -> tuple[dict[str,
         CanvasError: when two files would get one id (it names them).
     """
     ids = {r["file"]: student_id(r["file"], roster) for r in grades.rows}
+    # keyed on the id each row would land under, one entry per row (not per file name: two
+    # rows of one file are two grades for one student), ids that print alike (NFC/NFD) as one
     owners: dict[str, list[str]] = {}
-    for file, sid in ids.items():
-        owners.setdefault(sid, []).append(file)
+    for row in grades.rows:
+        owners.setdefault(folded(ids[row["file"]]), []).append(row["file"])
     clashes = {sid: files for sid, files in owners.items() if len(files) > 1}
     if clashes:
         sid, files = sorted(clashes.items())[0]
-        raise CanvasError(f"canvas_gradebook.csv not written: {len(files)} submissions would "
+        raise CanvasError(f"canvas_gradebook.csv not written: {len(files)} rows would "
                           f"share the SIS User ID {sid!r} ({', '.join(files)})"
                           + (f" and {len(clashes) - 1} more id(s) collide" if len(clashes) > 1
-                             else "") + "; fix the roster")
+                             else "") + "; fix the roster, or regrade (one row per file)")
     if roster is None:
         said = [f"no roster: SIS User ID is each file's path without .ipynb for all "
                 f"{len(ids)} submission(s); pass --roster FILE (file,student_id)"]

@@ -18,7 +18,9 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import checks
+from ..running.batch.stale import remove_empty, strays
 from ..running.files import write_atomic
+from ..running.names import out_path
 from .documents import iter_results, stem
 from .redaction import redact
 
@@ -265,9 +267,15 @@ def with_written(fb: Feedback, written: list[dict]) -> Feedback:
                    possible=fb.possible + sum(w["possible"] for w in written))
 
 
+class FeedbackError(OSError):
+    """Some submissions' feedback could not be written (one line naming them); every other
+    submission's was."""
+
+
 def write_all(folder: Path, detail: str = "full",
               written_scores: dict[str, list[dict]] | None = None) -> list[Path]:
-    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document.
+    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document, and remove
+    every other file there (an earlier run's feedback for a file renamed or removed since).
 
     Args:
         folder: ``OUT/<assignment>``.
@@ -276,8 +284,12 @@ def write_all(folder: Path, detail: str = "full",
 
     Returns:
         The Markdown files written.
+
+    Raises:
+        FeedbackError: after every other file is written, when some could not be.
     """
-    written = []
+    written, failed = [], []
+    root = folder / "feedback"
     for doc in iter_results(folder):
         fb = with_written(build(doc, detail), (written_scores or {}).get(doc["file"], []))
         md, html = render_markdown(fb), render_html(fb)
@@ -287,8 +299,22 @@ def write_all(folder: Path, detail: str = "full",
                 f"the notebook cells' errors were left out to keep this file under "
                 f"{MAX_FEEDBACK_BYTES // 1024} KB")])
             md, html = render_markdown(fb), render_html(fb)
-        base = folder / "feedback" / stem(fb.file)
-        write_atomic(base.with_name(base.name + ".md"), md)
-        write_atomic(base.with_name(base.name + ".html"), html)
-        written.append(base.with_name(base.name + ".md"))
-    return written
+        try:  # one file the file system refuses never costs the others their feedback
+            for suffix, body in ((".md", md), (".html", html)):
+                written.append(feedback_path(root, fb.file, suffix))
+                write_atomic(written[-1], body)
+        except (OSError, ValueError) as exc:
+            failed.append(f"{fb.file} ({type(exc).__name__}: {exc})")
+    keep = set(written)
+    for path in strays(root, keep):  # rendered from documents: nothing is lost
+        path.unlink()
+    remove_empty(root)
+    if failed:
+        raise FeedbackError(f"{folder.name}: feedback not written for {len(failed)} "
+                            f"submission(s): {'; '.join(failed)[:1000]}")
+    return [p for p in written if p.suffix == ".md"]
+
+
+def feedback_path(root: Path, file: str, suffix: str) -> Path:
+    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``)."""
+    return out_path(root, stem(file), suffix)

@@ -16,7 +16,8 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     is atomic within one file system, which is why the temporary file sits beside ``path``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # not named after ``path``: a name near NAME_MAX plus the temporary's own would pass it
+    fd, tmp = tempfile.mkstemp(prefix=".write-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.writelines([text] if isinstance(text, str) else text)

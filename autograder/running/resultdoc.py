@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import write_atomic
+from .names import relative
 from .results import MAX_STATUS, Graded, capped, result_path
 
 #: Bump on an incompatible change; a document of another version is refused, not guessed at.
@@ -30,6 +31,10 @@ SCHEMA_VERSION = 2
 KIND = "autograder-result"
 
 GRADED, GRADER_ERROR, REJECTED = "graded", "grader-error", "rejected"
+#: Graded, but the whole submission's time limit cut it short (not one cell's or call's).
+TIMED_OUT = "graded-timed-out"
+#: How its row's status starts in ``final_grades.csv``.
+TIMED_OUT_ROW = "Timed out (the whole submission's time limit)"
 #: The known fields, in the order a reader cares about; everything else is ``extra``.
 _FIELDS = ("file", "status", "questions", "assignment", "seed", "error", "problems")
 
@@ -143,6 +148,23 @@ class ResultDoc:
         write_atomic(path, self.to_json())
         return path
 
+    def written(self, results: Path) -> Graded:
+        """Write this document; its row. One that cannot be written (a full disk, a name the
+        file system refuses) is that submission's grader error, never the batch's end: its
+        own shorter document when that can be written, else a row that says so."""
+        try:
+            self.write(results)
+            return self.row()
+        except (OSError, ValueError) as exc:
+            error = ResultDoc.grader_error(self.file, f"its result document could not be "
+                                           f"written ({type(exc).__name__}: {exc})",
+                                           assignment=self.assignment, seed=self.seed)
+        try:
+            error.write(results)
+        except (OSError, ValueError):
+            pass  # the row still says what happened
+        return error.row()
+
     # -- what the batch makes of it ------------------------------------------------------------
     def row(self) -> Graded:
         """The ``final_grades.csv`` row: points per question and a status in words."""
@@ -150,6 +172,8 @@ class ResultDoc:
                   for q, v in self.questions.items()}
         if self.status == GRADED:
             status = "Completed"
+        elif self.status == TIMED_OUT:  # never "Completed": what ran out of time scored 0
+            status = f"{TIMED_OUT_ROW}: {'; '.join(self.problems)}"
         elif self.status.startswith(GRADED):
             status = f"Completed with problems: {'; '.join(self.problems)}"
         elif self.status == REJECTED:  # the vetting problem, as the batch says it
@@ -183,6 +207,10 @@ def _type_problem(doc: dict) -> str | None:
     """What is wrong with the known fields' types, or ``None``."""
     if not isinstance(doc.get("file"), str) or not doc["file"]:
         return "'file' is not a name"
+    try:  # what the feedback and the document itself are named after: never outside OUT
+        relative(doc["file"])
+    except ValueError as exc:
+        return f"'file': {exc}"
     status = doc.get("status")
     if not isinstance(status, str) or not (status.startswith(GRADED)
                                            or status in (GRADER_ERROR, REJECTED)):

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .names import out_path
+
 
 @dataclass(frozen=True)
 class Graded:
@@ -27,10 +29,9 @@ class Graded:
 
 
 def result_path(results: Path, name: str) -> Path:
-    """``out/<a>/results/<name>.json``, mirroring the submission's folders (no collisions)."""
-    path = results / f"{name}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+    """``out/<a>/results/<name>.json``, mirroring the submission's folders (no collisions),
+    every part within ``NAME_MAX`` (``names.out_path``)."""
+    return out_path(results, name, ".json")
 
 
 #: The most one submission's result document may take once written (UTF-8 JSON). Feedback

@@ -13,6 +13,7 @@ import nbformat
 import nbformat.reader
 
 from ..authoring.layout import ASSIGNMENTS
+from .names import text
 
 MAX_BYTES = 20 * 1024 * 1024  # a real submission is well under 1 MB; refuse before parsing
 
@@ -23,7 +24,8 @@ class Submission:
 
     Attributes:
         path: where it is.
-        name: its path relative to the folder, used as the ``file`` column.
+        name: its path relative to the folder as text (``names.text``: printable, odd bytes
+            escaped), used as the ``file`` column and everywhere the grader names it.
         assignment: the assignment it belongs to, or ``None`` when it could not be told.
         problem: why it cannot be graded, or ``None``.
         seed: the seed its hidden inputs are drawn from (``batch`` derives it from the run's
@@ -51,14 +53,14 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
     folder that cannot be listed becomes a row of its own.
     """
     if folder.is_file():  # staff named one notebook (``-p mine.ipynb``)
-        return [vet(folder, folder.name, assignment)]
+        return [vet(folder, text(folder.name), assignment)]
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such file or folder of submissions")
     found: list[Submission] = []
 
     def unlistable(exc: OSError) -> None:
         where = Path(exc.filename or folder)
-        name = where.relative_to(folder).as_posix() + "/" if where != folder else "./"
+        name = text(where.relative_to(folder).as_posix()) + "/" if where != folder else "./"
         found.append(Submission(where, name, assignment, f"{name}: this folder could not be "
                                 f"listed ({exc.strerror or exc}); its notebooks were not graded"))
 
@@ -70,7 +72,7 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
         for entry in sorted(dirs + files):
             if entry.endswith(".ipynb"):
                 path = Path(top) / entry
-                found.append(vet(path, path.relative_to(folder).as_posix(), assignment))
+                found.append(vet(path, text(path.relative_to(folder).as_posix()), assignment))
     return sorted(found, key=lambda s: s.name)
 
 
@@ -79,7 +81,7 @@ def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
     ``b/x.ipynb``): both are graded under their full paths, and staff are told."""
     by_base: dict[str, list[str]] = {}
     for sub in subs:
-        by_base.setdefault(sub.path.name, []).append(sub.name)
+        by_base.setdefault(text(sub.path.name), []).append(sub.name)
     return {base: names for base, names in by_base.items() if len(names) > 1}
 
 

@@ -20,16 +20,17 @@ from pathlib import Path
 from ...authoring.layout import Layout
 from ...checks.seeding import submission_seed
 from ...reporting.written import answers as written_answers, questions as written_questions
-from . import grades_csv
+from . import grades_csv, stale
 from ..runners import registry
 from ..files import write_atomic
 from .progress import Display
-from ..results import Graded
-from ..resultdoc import GRADED, DocumentError, ResultDoc
+from ..results import Graded, result_path
+from ..resultdoc import GRADED, TIMED_OUT_ROW, DocumentError, ResultDoc
 from .roster import identity
 from ..runners.base import Setup
 from ..judge.sandbox import Limits
 from .selection import Selection, on_disk, pick, read_json, write_timings
+from ..names import look_alike
 from ..submissions import Submission, duplicate_names, find, seed_of
 
 
@@ -157,7 +158,8 @@ def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: P
         zips = {a: ensure_zip(a, layout) for a in graded_assignments}
         shards.write_manifest(out, shards.manifest(
             shard, seed, runner, [s.name for s in listed], [s.name for s in subs], zips,
-            [identity(s.name, roster) for s in listed]))
+            [identity(s.name, roster) for s in listed],
+            shards.documents(out, {a: [s.name for s in g] for a, g in groups.items()})))
     failed = any(a["grader_errors"] for a in summary["assignments"].values())
     summary["exit_status"] = 3 if failed else 0
     display.finish(summary)
@@ -204,6 +206,10 @@ class _Group:
         for base, names in duplicate_names(subs).items():
             display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
                         f"({', '.join(names)}); each is graded under its folder path")
+        for same in look_alike([sub.name for sub in subs]):
+            display.say(f"  note: {len(same)} {assignment} submissions have names that print "
+                        f"alike but differ in Unicode form ({', '.join(map(ascii, same))}); "
+                        f"each is graded under its own name")
         zip_path = ensure_zip(assignment, layout)
         self.written = written_questions.snapshot(layout.master(assignment), out)
         self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
@@ -211,6 +217,7 @@ class _Group:
         self.question, self.docs, self.now = selection.question, docs, now
         if self.question is not None and self.question not in self.questions:
             self.now = []  # --question names a question of another assignment
+        self.listed = subs
         names = {sub.name for sub in self.now}
         self.kept = [sub for sub in subs if sub.name not in names]
         self.futures: list = []
@@ -229,8 +236,7 @@ class _Group:
                 with self.lock:
                     self.running -= 1
         doc = written_answers.attach(doc, sub, self.written)  # read here, never run
-        doc.write(self.out / "results")
-        return doc.row(), 0.0 if sub.problem else time.monotonic() - start
+        return doc.written(self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
 
     def _grade(self, sub: Submission) -> ResultDoc:
         """``sub``'s new document; with ``--question``, that question graded alone and merged
@@ -269,6 +275,12 @@ class _Group:
         rows = fresh + on_disk(self.docs, self.kept)
         grades_csv.write(self.out / "final_grades.csv", rows, self.questions)
         self.display.say(f"{self.assignment}: wrote {self.out / 'final_grades.csv'}")
+        moved, where = stale.move_aside(self.out, {result_path(self.out / "results", s.name)
+                                                   for s in self.listed})
+        if moved:
+            self.display.say(f"  note: {moved} file(s) under {self.out / 'results'} belong to "
+                             f"no submission of this run (renamed or removed since an earlier "
+                             f"run); moved to {where}, not reported")
         return _group_summary(rows, fresh, len(self.kept), possible)
 
     def close(self) -> None:
@@ -287,4 +299,5 @@ def _group_summary(rows: list[Graded], fresh: list[Graded], skipped: int,
         "grader_errors": sorted(g.name for g in rows if g.status.startswith("grader-error")),
         "student_problems": sorted(g.name for g in rows if g.status != "Completed"
                                    and not g.status.startswith("grader-error")),
+        "timed_out": sorted(g.name for g in rows if g.status.startswith(TIMED_OUT_ROW)),
     }

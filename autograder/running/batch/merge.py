@@ -1,6 +1,7 @@
 """``autograder merge OUT1 OUT2 ... -o OUT``: join the outputs of ``grade --shard I/N``.
 
-The result documents are copied as they are (byte for byte); ``final_grades.csv`` is written
+The result documents each shard's manifest lists (``documents``: name and digest) are copied
+as they are (byte for byte), and nothing else; ``final_grades.csv`` is written
 again from them by the same code and rules as a whole run (``grades_csv``, and the rows
 ``--resume`` reads back from disk), so the merged output equals a single run's with the same
 seed, timings aside. Reports are written afterwards from the merged results (``cli``).
@@ -8,8 +9,10 @@ seed, timings aside. Reports are written afterwards from the merged results (``c
 Refused, with one line naming the shard folder and the field, before anything is written:
 a folder that is not a finished shard (no ``shard.json``), shards that disagree on the seed,
 an assignment's zip, the grader's version or the listing of submissions they saw, a shard
-missing or given twice, a submission graded by two shards, and an output folder that already
-holds something (nothing is overwritten).
+missing or given twice, a submission graded by two shards, a listed document missing or
+changed since its shard wrote it, any other file under a shard's ``results/`` (a stale or
+foreign document: a reused results volume), and an output folder that already holds
+something (nothing is overwritten).
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from ..files import write_atomic
 from ..results import Graded
 from ..resultdoc import DocumentError, ResultDoc
 from .selection import read_json, write_timings
-from .shards import MANIFEST, MANIFEST_VERSION, parse
+from ..names import text
+from ..results import result_path
+from .shards import MANIFEST, MANIFEST_VERSION, file_digest, parse
+from .stale import strays
 
 #: Fields every shard of one run must agree on, in the order they are checked.
 AGREED = ("manifest_version", "seed", "grader_version", "result_schema_version", "listing",
@@ -103,12 +109,12 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
     if any(out.resolve() == f.resolve() for f in folders):
         raise MergeError(f"-o {out}: is one of the shards")
     manifests = check(folders)
-    results = _collect(folders)
+    results = _collect(folders, manifests)
     out.mkdir(parents=True, exist_ok=True)
     for assignment, files in sorted(results.items()):
         target = out / assignment
         for name, source in sorted(files.items()):
-            dest = target / "results" / f"{name}.json"
+            dest = result_path(target / "results", name)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, dest)
         for folder in folders:  # the written questions' snapshot: the same in every shard
@@ -123,7 +129,7 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
             seconds.update({k: v for k, v in timings.items() if isinstance(v, (int, float))})
         write_timings(target / "timings.json", seconds)
         possible = _points(folders, assignment)
-        rows = [_row(target / "results" / f"{name}.json") for name in sorted(files)]
+        rows = [_row(result_path(target / "results", name), name) for name in sorted(files)]
         grades_csv.write(target / "final_grades.csv", rows, possible)
         say(f"{assignment}: {len(rows)} submission(s) from {len(folders)} shard(s): wrote "
             f"{target / 'final_grades.csv'}")
@@ -140,22 +146,59 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
          "merged_from": [str(f) for f in folders]}, indent=2) + "\n")
 
 
-def _collect(folders: list[Path]) -> dict[str, dict[str, Path]]:
-    """assignment -> submission name -> its result document, refusing a name in two shards."""
+def _collect(folders: list[Path], manifests: list[dict]) -> dict[str, dict[str, Path]]:
+    """assignment -> submission name -> its result document: exactly the documents each
+    shard's manifest lists, each as the shard wrote it (its digest); refused: a listed
+    document missing or altered, any other file under a shard's ``results/`` (a stale or
+    foreign document), a name in two shards."""
     found: dict[str, dict[str, Path]] = {}
     owner: dict[tuple[str, str], Path] = {}
-    for folder in folders:
-        for csv_path in sorted(folder.glob("*/final_grades.csv")):
-            assignment = csv_path.parent.name
-            results = csv_path.parent / "results"
-            for path in sorted(results.rglob("*.json")):
-                name = path.relative_to(results).as_posix()[: -len(".json")]
+    for folder, manifest in zip(folders, manifests):
+        listed = _listed(folder, manifest)
+        expected: set[Path] = set()
+        for assignment, docs in sorted(listed.items()):
+            results = folder / assignment / "results"
+            for name, digest in sorted(docs.items()):
+                try:
+                    path = result_path(results, name)
+                except ValueError as exc:
+                    raise MergeError(f"{folder}: {MANIFEST} lists {exc}") from None
+                where = f"{folder}: {assignment}/{text(name)}"
+                if digest is None or not path.is_file():
+                    raise MergeError(f"{where}: its result document is missing (the shard "
+                                     f"could not write it); re-grade the shard")
+                if file_digest(path) != digest:
+                    raise MergeError(f"{where}: its result document was changed after the "
+                                     f"shard wrote it ({MANIFEST} has another digest); "
+                                     f"re-grade the shard")
                 if (assignment, name) in owner:
-                    raise MergeError(f"{folder}: {assignment}/{name} was also graded by "
-                                     f"{owner[assignment, name]} (overlapping shards)")
+                    raise MergeError(f"{where} was also graded by {owner[assignment, name]} "
+                                     f"(overlapping shards)")
+                _row(path, name)  # one of ours, for this name: checked before anything is written
                 owner[assignment, name] = folder
                 found.setdefault(assignment, {})[name] = path
+                expected.add(path)
+        for results in sorted(folder.glob("*/results")):
+            extra = strays(results, expected)
+            if extra:
+                raise MergeError(f"{folder}: {extra[0].relative_to(folder)}: not listed in its "
+                                 f"{MANIFEST} (a stale or foreign document; {len(extra)} in "
+                                 f"all): move it out of the shard's folder or re-grade the shard")
     return found
+
+
+def _listed(folder: Path, manifest: dict) -> dict[str, dict[str, str | None]]:
+    """The manifest's ``documents``, checked for shape (assignment folders, names, digests)."""
+    docs = manifest.get("documents")
+    ok = isinstance(docs, dict) and all(
+        isinstance(a, str) and a not in ("", ".", "..") and "/" not in a
+        and isinstance(d, dict) and all(isinstance(n, str) and (h is None or isinstance(h, str))
+                                        for n, h in d.items())
+        for a, d in docs.items())
+    if not ok:
+        raise MergeError(f"{folder}: {MANIFEST} field documents is {_short(docs)}, not "
+                         f"assignment -> file -> digest")
+    return docs
 
 
 def _points(folders: list[Path], assignment: str) -> dict[str, float]:
@@ -166,12 +209,15 @@ def _points(folders: list[Path], assignment: str) -> dict[str, float]:
     return {}
 
 
-def _row(path: Path) -> Graded:
-    """The CSV row a whole run writes for the result document at ``path``."""
+def _row(path: Path, name: str) -> Graded:
+    """The CSV row a whole run writes for ``name``'s result document at ``path``."""
     try:
-        return ResultDoc.read(path).row()
+        doc = ResultDoc.read(path)
     except DocumentError as exc:
         raise MergeError(str(exc)) from None
+    if doc.file != name:
+        raise MergeError(f"{path}: holds the result of {doc.file}, not {name}")
+    return doc.row()
 
 
 def _lines(path: Path) -> list[str]:

@@ -9,17 +9,23 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
+from ..names import text as text_of
+
 
 # C0 and C1 control characters and DEL: an ANSI escape in a file name (``\x1b[2J``) would
 # otherwise clear or recolour the staff's terminal, a CR overwrite the line before it. By hand:
 # rich's own strip_control_codes removes only BEL, BS, VT, FF and CR, and lets ESC and C1 through
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Surrogates too: a path staff gave that is not UTF-8 (``caf\xe9/``) cannot be printed as is.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def printable(text: str, *, lines: bool = True) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``), never sent to the
-    terminal; with ``lines`` its line breaks stay line breaks (our own messages use them)."""
+    terminal, and a byte that is not UTF-8 as ``names.text`` shows it (``\\xe9``); with
+    ``lines`` its line breaks stay line breaks (our own messages use them)."""
     def shown(match: re.Match) -> str:
+        if "\udc80" <= match.group() <= "\udcff":
+            return text_of(match.group())
         return repr(match.group())[1:-1]
 
     if lines:
@@ -60,7 +66,7 @@ class Display:
         if self.machine:
             print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
             return
-        for line in summary_lines(summary):
+        for line in summary_lines(summary) + cut_lines(summary):
             self.say(line)
 
 
@@ -106,6 +112,8 @@ class RichDisplay(Display):
         for row in summary_rows(summary):  # table cells are rich markup: escaped
             table.add_row(*(escape(printable(cell)) for cell in row))
         self.console.print(table)
+        for line in cut_lines(summary):
+            self.say(line)
 
 
 def eta_text(done: int, total: int, running: int, elapsed: float, since_last: float) -> str:
@@ -177,6 +185,15 @@ def summary_rows(summary: dict) -> list[list[str]]:
                      str(len(a["student_problems"])), str(len(a["grader_errors"])),
                      f"{a['mean']:.2f}", f"{a['possible']:g}"])
     return rows
+
+
+def cut_lines(summary: dict) -> list[str]:
+    """One line per assignment whose submissions the whole-submission time limit cut short
+    (their points are lost to time, not to wrong answers: staff may raise the limit)."""
+    return [f"  {name}: {len(a['timed_out'])} timed out (the whole submission's time limit; "
+            f"--submission-timeout): {', '.join(a['timed_out'][:10])}"
+            + (f" and {len(a['timed_out']) - 10} more" if len(a["timed_out"]) > 10 else "")
+            for name, a in sorted(summary["assignments"].items()) if a.get("timed_out")]
 
 
 def summary_lines(summary: dict) -> list[str]:

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import write_atomic
+from ..names import text
 from ..resultdoc import DocumentError, ResultDoc
+from ..results import result_path
 from ..submissions import Submission
 
 
@@ -38,11 +40,11 @@ class Selection:
 
 def matches(sub: Submission, names: tuple[str, ...]) -> bool:
     """``--only`` accepts the full relative path, the file name, or the stem."""
-    return not names or bool({sub.name, sub.path.name, sub.path.stem} & set(names))
+    return not names or bool({sub.name, text(sub.path.name), text(sub.path.stem)} & set(names))
 
 
 def result_file(results: Path, sub: Submission) -> Path:
-    return results / f"{sub.name}.json"
+    return result_path(results, sub.name)
 
 
 def pick(subs: list[Submission], results: Path,

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import write_atomic
+from ..names import name_bytes
 
 MANIFEST = "shard.json"
 #: Bump when the manifest's meaning changes; ``merge`` refuses other versions.
-MANIFEST_VERSION = 1
+#: 2: ``documents`` lists every result document the shard wrote, with its digest.
+MANIFEST_VERSION = 2
 _SPEC = re.compile(r"(\d+)/(\d+)")
 
 
@@ -61,13 +63,13 @@ def parse(spec: str) -> Shard:
 def shard_of(name: str, count: int) -> int:
     """The 1-based shard of the submission ``name``: SHA-256 of its name, mod ``count``
     (not Python's ``hash``, which changes between processes)."""
-    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    digest = hashlib.sha256(name_bytes(name)).digest()
     return int.from_bytes(digest[:8], "big") % count + 1
 
 
 def listing_digest(names: list[str]) -> str:
     """A digest of the whole folder's listing (sorted names), the same in every shard."""
-    return hashlib.sha256("\n".join(sorted(names)).encode("utf-8")).hexdigest()
+    return hashlib.sha256(b"\n".join(name_bytes(n) for n in sorted(names))).hexdigest()
 
 
 def file_digest(path: Path) -> str:
@@ -78,11 +80,26 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def documents(out: Path, graded: dict[str, list[str]]) -> dict[str, dict[str, str | None]]:
+    """assignment -> submission name -> SHA-256 of its result document under ``out``
+    (``None``: it could not be written): what ``merge`` takes from this shard, and nothing
+    else."""
+    from ..results import result_path
+
+    found: dict[str, dict[str, str | None]] = {}
+    for assignment, names in sorted(graded.items()):
+        results = out / assignment / "results"
+        found[assignment] = {name: file_digest(path) if (path := result_path(results, name))
+                             .is_file() else None for name in sorted(names)}
+    return found
+
+
 def manifest(shard: Shard, seed: int, runner: str, all_names: list[str], mine: list[str],
-             zips: dict[str, Path], identities: list[str]) -> dict:
+             zips: dict[str, Path], identities: list[str],
+             docs: dict[str, dict[str, str | None]] | None = None) -> dict:
     """What ``merge`` checks before joining this shard to the others. ``identities``: what
     each listed file's hidden inputs are drawn for (roster id or path): shards given other
-    rosters drew other inputs."""
+    rosters drew other inputs. ``docs``: ``documents``, the result documents to take."""
     from ... import __version__
     from ..resultdoc import SCHEMA_VERSION
 
@@ -92,7 +109,7 @@ def manifest(shard: Shard, seed: int, runner: str, all_names: list[str], mine: l
             "zips": {name: file_digest(path) for name, path in sorted(zips.items())},
             "listing": listing_digest(all_names), "listed": len(all_names),
             "identities": listing_digest(identities),
-            "files": sorted(mine)}
+            "files": sorted(mine), "documents": docs or {}}
 
 
 def write_manifest(out: Path, doc: dict) -> None:

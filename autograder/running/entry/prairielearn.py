@@ -67,16 +67,17 @@ def question(root: Path) -> tuple[str, Path, list[str] | None]:
 
 def notebook(root: Path, assignment: str):
     """The one submitted notebook, vetted (``submissions.vet``), else ``NotGradable``."""
+    from ..names import text
     from ..submissions import vet
 
     student = root / "student"
     files = sorted(p for p in student.rglob("*") if p.is_file()) if student.is_dir() else []
     notebooks = [p for p in files if p.suffix == ".ipynb"]
     if len(notebooks) != 1:
-        names = ", ".join(p.name for p in files) or "nothing"
+        names = ", ".join(text(p.name) for p in files) or "nothing"
         raise NotGradable(f"Submit exactly one Jupyter notebook (.ipynb); found "
                           f"{len(notebooks)} among: {names}.")
-    sub = vet(notebooks[0], notebooks[0].name, assignment)
+    sub = vet(notebooks[0], text(notebooks[0].name), assignment)  # names.text: printable
     if sub.problem:
         raise NotGradable(f"Your file {sub.problem}. Save the notebook from Jupyter "
                           f"(File > Save) and submit the .ipynb file.")

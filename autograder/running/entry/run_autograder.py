@@ -29,6 +29,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from ..names import text
 from ..resultdoc import REJECTED, ResultDoc
 from ..judge.uids import CONTAINER_UIDS
 
@@ -97,25 +98,24 @@ class SubmissionProblem(ValueError):
 
 
 def submitted_notebook(root: Path) -> Path:
-    """The one readable notebook under ``root/submission``, else ``SubmissionProblem``."""
-    import nbformat
+    """The one notebook under ``root/submission``, vetted as the batch and PrairieLearn vet
+    theirs (``submissions.find``: a link, FIFO or device is never opened or followed, nothing
+    is read past the size cap), else ``SubmissionProblem``, the student's to fix."""
+    from ..submissions import find
 
+    config = json.loads((root / "source" / "otter_config.json").read_text(encoding="utf-8"))
     # in any folder (Gradescope unpacks an uploaded zip), but not Jupyter's checkpoints or
     # the resource forks a macOS zip carries
-    notebooks = sorted(p for p in (root / "submission").rglob("*.ipynb")
-                       if not any(part.startswith((".", "__MACOSX")) for part in
-                                  p.relative_to(root / "submission").parts))
-    if len(notebooks) != 1:
-        names = ", ".join(p.name for p in notebooks) or "none"
+    found = [s for s in find(root / "submission", config.get("assignment_name") or None)
+             if not any(part.startswith((".", "__MACOSX")) for part in s.name.split("/"))]
+    if len(found) != 1:
+        names = ", ".join(s.name for s in found) or "none"
         raise SubmissionProblem(f"Your submission must contain exactly one notebook (.ipynb); "
-                                f"found {len(notebooks)} ({names}). Resubmit with one notebook.")
-    try:
-        nbformat.read(notebooks[0], as_version=4)
-    except Exception as exc:  # nbformat raises JSON, schema and unicode errors
-        raise SubmissionProblem(f"{notebooks[0].name} is not a readable Jupyter notebook "
-                                f"({type(exc).__name__}: {str(exc)[:300]}). Save it from "
-                                f"Jupyter and resubmit.") from exc
-    return notebooks[0]
+                                f"found {len(found)} ({names}). Resubmit with one notebook.")
+    if found[0].problem:
+        raise SubmissionProblem(f"Your file {found[0].problem}. Save the notebook from Jupyter "
+                                f"(File > Save) and resubmit the .ipynb file.")
+    return found[0].path
 
 
 def grade(root: Path, seed: int | None = None) -> dict:
@@ -130,7 +130,7 @@ def grade(root: Path, seed: int | None = None) -> dict:
     if seed is None:
         seed = seed_for(root, read_notebook_bytes(notebook))
     config = json.loads((root / "source" / "otter_config.json").read_text())
-    return judge(notebook, notebook.name, config.get("assignment_name", ""),
+    return judge(notebook, text(notebook.name), config.get("assignment_name", ""),
                  load_test_folder(root / "source" / "tests"), seed=seed, uid=STUDENT_UID,
                  limits=Limits(confinement="container"))
 

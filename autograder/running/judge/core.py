@@ -22,10 +22,10 @@ from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
                                student_texts)
 from ...harness import collecting
 from .remote import RemoteNamespace, _short
-from ..resultdoc import ResultDoc
+from ..resultdoc import TIMED_OUT, ResultDoc
 from .sandbox import Limits, SandboxError
 from ..submissions import read_notebook_bytes
-from .worker_client import WorkerClient
+from .worker_client import WorkerClient, submission_cut
 
 MAX_RESTARTS = 4
 #: Texts of the student's choosing a failed test's outcome lists (``said_by_student``).
@@ -51,6 +51,7 @@ class Session:
         self.report: dict[int, dict] = {}
         self.bad: set[int] = set()
         self.restarts = 0
+        self.cut = False  # the whole submission's time limit ran out
         self.outputs: list[str] = []
         self.client: WorkerClient | None = None
         self.env: RemoteNamespace | None = None
@@ -67,7 +68,7 @@ class Session:
                     raise WorkerLost("its process was lost too many times; the remaining "
                                      "tests were not run")
                 if self.deadline - time.monotonic() <= 0:
-                    raise WorkerLost("the submission used up its time limit")
+                    raise self._cut()
                 self._retire()
                 self.restarts += 1
             self.client = WorkerClient(self.uid, self.limits, self.deadline)
@@ -82,7 +83,7 @@ class Session:
     def _run_cell(self, index: int, source: str) -> None:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise WorkerLost("the submission used up its time limit")
+            raise self._cut()
         try:
             reply = self.client.request({"op": "run_cells", "cells": [[index, source]]},
                                         min(left, self.limits.cell_timeout))
@@ -94,7 +95,12 @@ class Session:
         if index not in self.report and entries and isinstance(entries[0], dict):
             self.report[index] = _clean_cell_entry(index, entries[0])
 
+    def _cut(self) -> WorkerLost:
+        self.cut = True
+        return WorkerLost(submission_cut(self.limits))
+
     def _retire(self) -> None:
+        self.cut = self.cut or self.client.cut
         self.client.close()
         self.outputs.append(self.client.student_output())
 
@@ -123,6 +129,11 @@ class Session:
                  for i in sorted(self.bad) if "reason" in self.report.get(i, {})]
         if self.restarts:
             found.append(f"the notebook's process was replaced {self.restarts} time(s)")
+        if self.cut:
+            found.append(f"stopped by the time limit for the whole submission "
+                         f"({self.limits.submission_timeout:g} s for all its cells and tests "
+                         "together): the tests still running or not yet run then got no "
+                         "points; make the slow cells or functions faster")
         return found
 
 
@@ -267,7 +278,8 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     sources = dict(session.cells)
     return ResultDoc.graded(
         name, _by_question(tests, outcomes), assignment=assignment, seed=seed,
-        problems=problems, status="graded-with-worker-restarts" if problems else "graded",
+        problems=problems, status=(TIMED_OUT if session.cut else
+                                   "graded-with-worker-restarts" if problems else "graded"),
         notebook={"cells": [_named_entry(session.report[i], sources.get(i, ""))
                             for i in sorted(session.report)]},
         output=output).to_dict()

@@ -48,6 +48,12 @@ def cuda_mismatch(state: object) -> str | None:
     return None
 
 
+def submission_cut(limits: sandbox.Limits) -> str:
+    """Why a worker stopped when the whole submission's time ran out (not one step's)."""
+    return (f"the submission used up its time limit ({limits.submission_timeout:g} s for all "
+            "its cells and tests together)")
+
+
 class WorkerClient:
     """Starts a worker (forked by the zygote, confined before it reads a request) and talks
     to it.
@@ -72,6 +78,7 @@ class WorkerClient:
         self.output_dropped = 0
         self.lost: str | None = None
         self.cuda: dict | None = None  # the worker's CUDA report, when the judge asked
+        self.cut = False  # lost to the whole submission's time limit
         self.closed = False
         self._buffer = bytearray()
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
@@ -128,31 +135,37 @@ class WorkerClient:
         answered with ``answer(question)`` on the request pipe, within the same time limit."""
         if self.lost:
             raise WorkerLost(self.lost)
-        if self.deadline - time.monotonic() < timeout:
+        whole = self.deadline - time.monotonic() < timeout  # the submission's limit comes first
+        if whole:
             timeout = max(self.deadline - time.monotonic(), 0.0)
             if timeout <= 0:
-                raise self._lose("the submission used up its time limit")
+                raise self._cut()
         deadline = time.monotonic() + timeout
-        self._send(message, deadline, timeout)
+        self._send(message, deadline, timeout, whole)
         for _ in range(MAX_ASKS + 1):
-            reply = self._reply(self._read_line(deadline, timeout))
+            reply = self._reply(self._read_line(deadline, timeout, whole))
             if "ask" not in reply:
                 return reply
             if answer is None:
                 raise self._lose("its process asked the grader a question where it may ask none")
-            self._send(answer(reply["ask"]), deadline, timeout)
+            self._send(answer(reply["ask"]), deadline, timeout, whole)
         raise self._lose(f"its process asked the grader more than {MAX_ASKS} questions in one "
                          "call")
 
-    def _send(self, message: dict, deadline: float, timeout: float) -> None:
-        """Write one line to the worker by ``deadline`` (the pipe is non-blocking)."""
+    def _send(self, message: dict, deadline: float, timeout: float, whole: bool = False
+              ) -> None:
+        """Write one line to the worker by ``deadline`` (the pipe is non-blocking); ``whole``:
+        that deadline is the submission's own."""
         data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
         fd = self.requests.fileno()
         while data:
             left = deadline - time.monotonic()
+            if left <= 0 and whole:
+                raise self._cut()
             if left <= 0:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
-                                 "step): it stopped reading what the grader sent")
+                                 "cell or one call of a function): it stopped reading what the "
+                                 "grader sent")
             select.select([], [fd], [], left)
             try:
                 data = data[os.write(fd, data):]
@@ -178,14 +191,17 @@ class WorkerClient:
             raise self._lose("its process sent something that is not a reply")
         return reply
 
-    def _read_line(self, deadline: float, timeout: float) -> bytes:
+    def _read_line(self, deadline: float, timeout: float, whole: bool = False) -> bytes:
         scanned = 0
         while self._buffer.find(b"\n", scanned) < 0:
             scanned = len(self._buffer)  # look only at new bytes next time
             left = deadline - time.monotonic()
+            if left <= 0 and whole:
+                raise self._cut()
             if left <= 0:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
-                                 "step): look for an endless loop or a very long computation")
+                                 "cell or one call of a function): look for an endless loop or "
+                                 "a very long computation")
             ready, _, _ = select.select([self.replies], [], [], left)
             if not ready:
                 continue
@@ -213,6 +229,11 @@ class WorkerClient:
             return f"its process died from signal {signal.Signals(-code).name}"
         return (f"its process exited with status {code} (sys.exit, os._exit or a crash) "
                 "before the grader finished")
+
+    def _cut(self) -> WorkerLost:
+        """Lost to the submission's own time limit (not one step's): ``cut`` says so."""
+        self.cut = True
+        return self._lose(submission_cut(self.limits))
 
     def _lose(self, reason: str) -> WorkerLost:
         self.lost = reason

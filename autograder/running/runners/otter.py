@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from ...harness import SEED_VARIABLE
-from ..resultdoc import ResultDoc
+from ..resultdoc import TIMED_OUT, ResultDoc
 from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, seed_of
 
@@ -32,7 +32,8 @@ def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: i
     """
     with tempfile.TemporaryDirectory(prefix="autograder-run-") as tmp:
         work = Path(tmp)
-        copy = work / "submission" / notebook.name
+        # a name of our own: the student's may be long or hold bytes that are not UTF-8
+        copy = work / "submission" / "notebook.ipynb"
         copy.parent.mkdir()
         (work / "out").mkdir()
         shutil.copyfile(notebook, copy)
@@ -47,7 +48,7 @@ def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: i
         except subprocess.TimeoutExpired:
             questions = {q: {"points": 0.0, "possible": p, "tests": []} for q, p in points.items()}
             return ResultDoc.graded(name, questions, assignment=assignment, seed=seed,
-                                    status="graded-timed-out",
+                                    status=TIMED_OUT,
                                     problems=[f"the notebook's otter run took longer than "
                                               f"{timeout:g} s and was stopped"])
         results = work / "out" / "results.json"

@@ -1,0 +1,56 @@
+"""Outputs of an earlier run that this one does not own: moved aside, never reported.
+
+Grading again into the same output folder after a student renamed or removed a file leaves
+that file's result document from the last run under ``results/``; the reports read every
+document there. After each assignment's CSV is written, every file under its ``results/``
+that is not the document of a submission listed in this run is moved to
+``OUT/<a>/stale/<time>/results/`` (nothing is deleted: it may be the only copy of a grade), and
+the run says so in one line. Feedback is rendered from the documents, so a stale feedback
+file is removed when the feedback is written again (``reporting.feedback.write_all``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def strays(folder: Path, keep: set[Path]) -> list[Path]:
+    """Every file under ``folder`` (links and all, never followed) that is not in ``keep``."""
+    found = []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        found += [Path(top) / f for f in files]
+        found += [Path(top) / d for d in dirs if (Path(top) / d).is_symlink()]
+    return sorted(p for p in found if p not in keep)
+
+
+def move_aside(assignment_out: Path, keep: set[Path]) -> tuple[int, Path | None]:
+    """Move every file under ``assignment_out/results`` not in ``keep`` (the paths of this
+    run's documents) to ``assignment_out/stale/<UTC time>/results/``; how many, and where."""
+    results = assignment_out / "results"
+    moved = strays(results, keep)
+    if not moved:
+        return 0, None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = assignment_out / "stale" / stamp
+    n = 1
+    while target.exists():  # two runs in one second: a folder of its own each
+        n += 1
+        target = assignment_out / "stale" / f"{stamp}-{n}"
+    for path in moved:
+        dest = target / "results" / path.relative_to(results)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, dest)
+    remove_empty(results)
+    return len(moved), target
+
+
+def remove_empty(folder: Path) -> None:
+    """Remove the empty folders under ``folder`` (not ``folder`` itself), deepest first."""
+    for top, _, _ in os.walk(folder, topdown=False, followlinks=False):
+        if Path(top) != folder:
+            try:
+                os.rmdir(top)  # fails, and is left, when it holds anything
+            except OSError:
+                pass

@@ -1,0 +1,133 @@
+"""The one rule for a submission's name: its text (the ``file`` column, documents, feedback,
+reports, gradebooks), its bytes (seeds, shard hashes, digests) and the files named after it.
+
+A file name on Linux is bytes, not text: ``unzip`` of an archive made on Windows leaves
+Latin-1 bytes (``caf\\xe9-hw.ipynb``) that Python hands over surrogate-escaped, and any byte
+but ``/`` and NUL may be in it (a newline, an escape sequence). ``text`` turns the name found
+on disk into text that is printable and says which bytes were odd, one to one (``raw`` undoes
+it): every part of the grader after ``find`` knows the submission by that text only.
+
+``name_bytes`` is the one way a name becomes bytes for hashing (``os.fsencode``: the bytes on
+disk; a name holding a lone surrogate that fsencode refuses is encoded ``surrogatepass``
+rather than raising), and ``out_path`` the one way a file named after a submission (its result
+document, its feedback) is named: every part within ``NAME_MAX`` bytes, a long part cut and
+told apart from every other by a digest of the whole.
+
+Hand-written, not a library: Python's codecs either refuse these names (``utf-8``), are not
+reversible (``backslashreplace`` leaves a literal backslash ambiguous) or escape all that is
+not ASCII (``unicode_escape``, which would turn every accented name into escapes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+#: The longest file name (one path part) Linux file systems take, in bytes.
+NAME_MAX = 255
+#: Bytes of the digest that tells cut names apart (hex characters).
+_DIGEST = 16
+_ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
+
+
+def name_bytes(name: str) -> bytes:
+    """The bytes of ``name`` for a hash or a seed: the bytes on disk for a name as found
+    (``os.fsencode``), UTF-8 for text; never raises."""
+    try:
+        return os.fsencode(name)
+    except UnicodeEncodeError:  # a lone surrogate no file name could have produced
+        return name.encode("utf-8", "surrogatepass")
+
+
+def text(name: str) -> str:
+    """``name`` (as ``os`` returned it, surrogate-escaped) as printable text, one to one.
+
+    Kept as is: every printable character, any script, and ``/``. Escaped: a byte that is not
+    UTF-8 as ``\\xNN`` (NN >= 80), an ASCII control character as ``\\xNN`` (NN < 20, 7f),
+    any other unprintable character (line separators, bidirectional overrides) as ``\\uNNNN``
+    or ``\\UNNNNNNNN``, and the backslash itself as ``\\\\`` (so that the escapes are
+    unambiguous). ``text`` of an ordinary name is the name.
+    """
+    out = []
+    for ch in name:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for byte code - 0xDC00
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def raw(shown: str) -> str:
+    """The name ``text`` was given (surrogate-escaped, as ``os`` takes it)."""
+    def one(match: re.Match) -> str:
+        escape = match[1]
+        if escape == "\\":
+            return "\\"
+        code = int(escape[1:], 16)
+        return chr(0xDC00 + code) if escape[0] == "x" and code >= 0x80 else chr(code)
+
+    return _ESCAPE.sub(one, shown)
+
+
+def folded(name: str) -> str:
+    """What ``name`` looks like to a reader: NFC-normalised (``café`` typed on a Mac, NFD,
+    and on Linux, NFC, are two files that print alike)."""
+    return unicodedata.normalize("NFC", name)
+
+
+def look_alike(names: list[str]) -> list[list[str]]:
+    """Groups of two or more ``names`` that differ only in Unicode form (``folded``)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(folded(name), []).append(name)
+    return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
+
+
+def fit(part: str, suffix: str = "") -> str:
+    """``part + suffix`` as one file name within ``NAME_MAX`` bytes: as is when it fits, else
+    ``part`` cut (at a character) + ``~`` + a digest of the whole ``part`` + ``suffix``."""
+    whole = part + suffix
+    if len(name_bytes(whole)) <= NAME_MAX:
+        return whole
+    tag = "~" + hashlib.sha256(name_bytes(part)).hexdigest()[:_DIGEST] + suffix
+    room = NAME_MAX - len(name_bytes(tag))
+    if room < 0:
+        raise ValueError(f"suffix {suffix[:40]!r}... leaves no room for a name")
+    cut = name_bytes(part)[:room].decode("utf-8", "ignore")  # never half a character
+    while len(name_bytes(cut)) > room:  # a surrogate-escaped name: shorter in bytes than chars
+        cut = cut[:-1]
+    return cut + tag
+
+
+def relative(name: str, suffix: str = "") -> str:
+    """``name`` (a relative path, parts joined by ``/``) with ``suffix`` on its last part,
+    every part within ``NAME_MAX`` bytes (``fit``). A folder's row (``sec2/``, ``./``: a
+    folder that could not be listed) is named inside it: ``sec2/<suffix>``.
+
+    Raises:
+        ValueError: ``name`` is empty, absolute or has an empty, ``.`` or ``..`` part (never a
+            name ``find`` gives: such a name comes from a document or manifest, not a folder).
+    """
+    folder = name.endswith("/")
+    body = name[:-1] if folder else name
+    parts = [] if folder and body == "." else body.split("/")
+    if (not parts and not folder) or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{text(name)[:200]!r} is not a relative file name")
+    last = "" if folder else parts.pop()
+    return "/".join([fit(p) for p in parts] + [fit(last, suffix)])
+
+
+def out_path(root: Path, name: str, suffix: str) -> Path:
+    """The file named after submission ``name`` under ``root`` (``results/<name>.json``,
+    ``feedback/<stem>.html``): its folders mirrored, every part within ``NAME_MAX``."""
+    return root / relative(name, suffix)
