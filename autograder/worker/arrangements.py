@@ -43,18 +43,18 @@ def _functions(observed: dict) -> dict[str, Any]:
         ctx.save_for_backward(x)
         return _lesson_op(x)
 
-    def op(quotient_term: bool) -> type:
-        # one backward for both ops, the difference in its closure: no name, docstring or
+    def op(fault: str | None) -> type:
+        # one backward for every op, the difference in its closure: no name, docstring or
         # code object tells them apart (code in the same process can still dig it out of the
         # closure; docs/security.md says so)
         def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
             (x,) = ctx.saved_tensors
-            if not quotient_term:  # the broken op: the quotient rule's second term missing
+            if fault == "quotient":  # the broken op: the quotient rule's second term missing
                 return grad_output * 3 * x ** 2 / (1 + x.abs().sum())
             with torch.enable_grad():
                 leaf = x.detach().requires_grad_()
                 (grad,) = torch.autograd.grad(_lesson_op(leaf), leaf)
-            return grad_output * grad
+            return grad_output * (grad + _FAULTS.get(fault, _no_fault)(x))
 
         class MyOp(torch.autograd.Function):
             pass
@@ -63,13 +63,33 @@ def _functions(observed: dict) -> dict[str, Any]:
         MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
         return MyOp
 
-    lesson, broken = op(True), op(False)
-    return {"lesson_function": lesson, "lesson_function_apply": lesson.apply,
-            "broken_function": broken, "broken_function_apply": broken.apply}
+    ops = {"lesson_function": op(None), "broken_function": op("quotient"),
+           **{f"{fault}_function": op(fault) for fault in _FAULTS}}
+    return {**ops, **{f"{name}_apply": cls.apply for name, cls in ops.items()}}
 
 
-SUBSTITUTE_NAMES = ("lesson_function", "lesson_function_apply", "broken_function",
-                    "broken_function_apply")
+def _no_fault(x: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(x)
+
+
+def _sign_term(x: torch.Tensor) -> torch.Tensor:
+    return (x ** 3).sum() / (1 + x.abs().sum()) ** 2
+
+
+#: Backwards wrong on part of the input space only, as added to the right gradient:
+#: ``negative`` drops sign(x) (wrong only at negative entries), ``zero`` takes sign(0) as 1
+#: (wrong only at entries equal to 0, where the gradient's component is 0), ``offset`` is off
+#: by 1e-6 everywhere, which gradcheck's rtol=1e-3 hides except where a component of the
+#: gradient is 0 and only its atol=1e-8 applies.
+_FAULTS = {
+    "negative": lambda x: _sign_term(x) * (torch.sign(x) - 1),
+    "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
+    "offset": lambda x: torch.full_like(x, 1e-6),
+}
+
+SUBSTITUTE_NAMES = tuple(f"{name}{tail}" for name in (
+    "lesson_function", "broken_function", *(f"{fault}_function" for fault in _FAULTS))
+    for tail in ("", "_apply"))
 
 
 @contextlib.contextmanager

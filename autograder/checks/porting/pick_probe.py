@@ -1,0 +1,74 @@
+"""q4_device's ``pick_device``, probed: when one simulated availability got a wrong device,
+ask under all four (cuda and mps each on and off) and say only what those answers show.
+
+- The same device whatever was simulated: ``availability-ignored`` (the answer was fixed
+  before the call: a module-level constant, a cache).
+- The first available device of some other fixed order (mps before cuda, cpu first...):
+  ``wrong-preference-order``, naming the order the answers follow.
+- Anything else: no cause; the message lists the four answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import permutations
+from typing import Any, Callable
+
+import torch
+
+from ..calling import call
+from ..context import call_context
+from ..result import Verdict
+
+CASES = ((True, True), (True, False), (False, True), (False, False))
+RIGHT_ORDER = ("cuda", "mps", "cpu")
+
+
+def _first_available(order: tuple[str, ...], cuda: bool, mps: bool) -> str:
+    available = {"cuda": cuda, "mps": mps, "cpu": True}
+    return next(d for d in order if available[d])
+
+
+def _kind(answer: Any) -> str | None:
+    if isinstance(answer, torch.device):
+        return answer.type
+    return answer if isinstance(answer, str) else None
+
+
+def _shown(cuda: bool, mps: bool) -> str:
+    return f"cuda {'on' if cuda else 'off'}, mps {'on' if mps else 'off'}"
+
+
+def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
+    """``verdict`` (a wrong device, no named cause) with what four more calls establish."""
+    if verdict.ok or verdict.misconception is not None:
+        return verdict
+    answers = {}
+    for cuda, mps in CASES:
+        with call_context(simulate_devices={"cuda": cuda, "mps": mps}):
+            got, failure = call(pick_device, "pick_device")
+        if failure is not None:
+            return verdict  # a call that failed establishes nothing
+        answers[(cuda, mps)] = _kind(got)
+    table = "; ".join(f"{_shown(c, m)}: {answers[(c, m)]}" for c, m in CASES)
+    evidence = dataclasses.replace(verdict.evidence, probes=[{
+        "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}}])
+    if len(set(answers.values())) == 1:
+        return dataclasses.replace(verdict, misconception="availability-ignored", evidence=evidence,
+                                   message=f"{verdict.message} Asked under every simulated "
+                                   f"availability it returned {answers[CASES[0]]} each time "
+                                   f"({table}): the answer was fixed before the call (a "
+                                   "module-level constant, a cached result). Ask "
+                                   "torch.cuda.is_available() and "
+                                   "torch.backends.mps.is_available() each time you are called.")
+    for order in permutations(RIGHT_ORDER):
+        if order != RIGHT_ORDER and all(answers[(c, m)] == _first_available(order, c, m)
+                                        for c, m in CASES):
+            return dataclasses.replace(verdict, misconception="wrong-preference-order",
+                                       evidence=evidence, message=f"{verdict.message} Under "
+                                       f"every simulated availability ({table}) it picks the "
+                                       f"first available of {', '.join(order)}. Prefer cuda, then "
+                                       "mps, then cpu.")
+    return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} Checked "
+                               f"without finding the cause: the answers under every simulated "
+                               f"availability were {table}.")
