@@ -34,6 +34,10 @@ CHECKS = index([
     Check(ASSIGNMENT, microbatch.QUESTION, "stale_grad_cleared", ("accumulated_grad",),
           "accumulated_grad when w arrives with a stale .grad from earlier work.",
           partial(microbatch.check_accumulated_grad, stale=True)),
+    Check(ASSIGNMENT, microbatch.QUESTION, "same_objects_twice", ("accumulated_grad",),
+          "accumulated_grad twice on the same w, X, y and sizes list: the right answer both "
+          "times, and everything but w.grad left as it was (values, hooks, the list).",
+          microbatch.check_same_objects),
     Check(ASSIGNMENT, gradcheck.QUESTION, "forward", ("my_op", "MyOp"),
           "my_op and MyOp.apply on fresh float64 inputs, against the formula in float64.",
           gradcheck.check_forward),

@@ -33,7 +33,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, explain, numbers_of
 from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
-from .pick_probe import explain_pick
+from .device_probes import explain_pick, explain_optimizer
 
 QUESTION = "q4_device"
 RTOL, ATOL = 1e-5, 1e-6
@@ -71,7 +71,7 @@ def judge_pick(got: Any, cuda: bool, mps: bool) -> Verdict:
                        "wrong-type", evidence)
     if got.type == expected and got.index in (None, 0):
         return Verdict(True, evidence=evidence)
-    # no cause here: check_pick_device asks again under every availability (pick_probe.py)
+    # no cause here: check_pick_device asks again under every availability (device_probes.py)
     return Verdict(False, f"{shown} returned {got}; expected torch.device({expected!r}).",
                    None, evidence)
 
@@ -290,9 +290,11 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     before = {id(p) for p in model.parameters()}
     # moved: ``module.to`` makes new Parameter objects (as between CPU and CUDA it otherwise
     # would not), so an optimizer built before the move holds stale ones
+    pristine = copy.deepcopy(model)
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
         verdict = failure or judge_optimizer(opt, model, device, lr, before)
+        verdict = explain_optimizer(verdict, make_optimizer, pristine, device, lr)
     name = "make_optimizer_after_move" if moved else "make_optimizer"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message=f"make_optimizer built SGD over the model's parameters on "

@@ -1,11 +1,18 @@
-"""q4_device's ``pick_device``, probed: when one simulated availability got a wrong device,
-ask under all four (cuda and mps each on and off) and say only what those answers show.
+"""q4_device's probes: ``pick_device`` and ``make_optimizer`` (``predict``'s are beside its
+check, ``device.py``).
+
+``pick_device``: when one simulated availability got a wrong device, ask under all four (cuda
+and mps each on and off) and say only what those answers show.
 
 - The same device whatever was simulated: ``availability-ignored`` (the answer was fixed
   before the call: a module-level constant, a cache).
 - The first available device of some other fixed order (mps before cuda, cpu first...):
   ``wrong-preference-order``, naming the order the answers follow.
 - Anything else: no cause; the message lists the four answers.
+
+``make_optimizer``: a call that raised or failed with no named mistake is probed like any
+other (``probes.explain``): repeated calls, another ``lr``, and, after a move, the same call
+with the CPU as the device (``probe.input-class.another-device``).
 """
 
 from __future__ import annotations
@@ -16,8 +23,11 @@ from typing import Any, Callable
 
 import torch
 
+from torch import nn
+
 from ..calling import call
 from ..context import call_context
+from ..probes import InputClass, Subject, explain
 from ..result import Verdict
 
 CASES = ((True, True), (True, False), (False, True), (False, False))
@@ -72,3 +82,42 @@ def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
     return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} Checked "
                                f"without finding the cause: the answers under every simulated "
                                f"availability were {table}.")
+
+
+def _optimizer_numbers(opt: Any) -> list[float] | None:
+    """An optimizer as numbers: its lr and how many tensors it holds (``None`` for others)."""
+    if not isinstance(opt, torch.optim.Optimizer):
+        return None
+    return [float(g.get("lr", 0.0)) for g in opt.param_groups] + [
+        float(sum(len(g["params"]) for g in opt.param_groups))]
+
+
+def explain_optimizer(verdict: Verdict, make_optimizer: Callable, model: nn.Module,
+                      device: torch.device, lr: float) -> Verdict:
+    """Probe a ``make_optimizer`` that raised or failed with no named mistake."""
+    count = len(list(model.parameters()))
+
+    def expected(m: nn.Module, d: torch.device, lr_: float) -> list[float]:
+        return [lr_, float(count)]
+
+    def same(got: Any, exp: list[float]) -> bool:
+        return (isinstance(got, torch.optim.SGD) and _optimizer_numbers(got) == exp
+                and all(p.device.type == got_device(got) for g in got.param_groups
+                        for p in g["params"]))
+
+    def got_device(opt: torch.optim.Optimizer) -> str:
+        return opt.param_groups[0]["params"][0].device.type if opt.param_groups[0]["params"] \
+            else "cpu"
+
+    def classes(args: tuple) -> list[InputClass]:
+        m, d, lr_ = args
+        if d.type == "cpu":
+            return []
+        return [InputClass("another-device", (m, torch.device("cpu"), lr_),
+                           "Does something in make_optimizer work on the CPU only? Move the "
+                           "model with model.to(device) and build SGD over its parameters.")]
+
+    return explain(verdict, Subject("make_optimizer", make_optimizer, (model, device, lr),
+                                    ("model", "device", "lr"), expected, same,
+                                    _optimizer_numbers, variations={2: lambda v: [v * 2]},
+                                    classes=classes), None)
