@@ -13,13 +13,14 @@ False for a correct op): they never decide points.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
 from ...worker import arrangements
-from ..calling import call, call_observed, describe, plain
+from ..calling import call_observed, describe, plain
 from ..context import call_context
 from ..probes import InputClass, Subject, explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
@@ -119,8 +120,10 @@ CONTRACT = {"eps": 1e-6, "atol": 1e-8}
 
 
 def draw_region_x(rng: np.random.Generator, kind: str) -> torch.Tensor:
-    """``draw_x``'s values (both signs), made all positive, or with one entry set to 0."""
-    x = draw_x(rng, torch.float64 if rng.random() < 0.5 else torch.float32)
+    """``draw_x``'s values (both signs), made all positive, or with one entry set to 0; the
+    first case's x is float32 (the contract's "any floating dtype"), the others' drawn."""
+    float32 = kind == "positive" or rng.random() < 0.5
+    x = draw_x(rng, torch.float32 if float32 else torch.float64)
     if kind == "positive":
         return x.abs()
     if kind == "zero":
@@ -190,9 +193,18 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
         x = draw_region_x(rng, kind)
         expected = reference_verdict(stand_in, x)
         with call_context(swap_globals={"MyOp": stand_in, "my_op": f"{stand_in}_apply"}):
-            got, failure = call(check_my_op, "check_my_op", x.clone())
+            got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
             verdict = (name_raised(failure, RAISES) if failure
                        else judge_region(got, expected, x))
+            seen = [name for name in observed.get("dtypes", []) if name != "float64"]
+            if not verdict.ok and expected and isinstance(got, (bool, np.bool_)) and not got \
+                    and seen:
+                # heard, so it only words a result that already failed (docs/security.md)
+                verdict = dataclasses.replace(verdict, misconception="checking-in-float32",
+                                              message=f"{verdict.message} It ran my_op in "
+                                              f"{', '.join(sorted(set(seen)))}: convert x to "
+                                              "float64 (x.detach().double()) and set "
+                                              "requires_grad before gradcheck.")
             if not verdict.ok:
                 verdict = explain(verdict, region_subject(check_my_op, stand_in, x), got)
                 break
