@@ -223,3 +223,17 @@ def test_accumulated_grad_twice_on_the_same_objects(fn, phrase):
     assert result.passed == (phrase is None), result.message
     assert phrase is None or (phrase in result.message
                               and result.misconception == "modified-input"), result.message
+
+
+def test_a_second_call_that_differs_is_named():
+    """State left where no snapshot looks (an attribute on w) shows as a second answer."""
+    def marks_w(w, X, y, sizes):
+        answer = accumulate(w, X, y, sizes)
+        if getattr(w, "_seen", False):
+            answer = answer * 2
+        w._seen = True
+        return answer
+
+    result = microbatch.check_same_objects(marks_w, np.random.default_rng(0))
+    assert not result.passed and result.misconception == "second-call-differs", result.message
+    assert "Called a second time on the same objects" in result.message

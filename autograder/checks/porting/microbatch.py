@@ -182,7 +182,11 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
         stale = w.grad.detach().clone() if w.grad is not None else None
         got, failure = call_named(accumulated_grad, "accumulated_grad", (), *args)
         got = copied(got)
-        verdict = failure or judge(got, w, X, y, sizes_before, stale, w_before)
+        if failure is None and k == 2:  # the formula was right once: no replayed mistake
+            verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype,
+                                   rtol=RTOL, atol=ATOL, inputs={"sizes": sizes_before})
+        else:
+            verdict = failure or judge(got, w, X, y, sizes_before, stale, w_before)
         left = _left_on(before, args, sizes_before)
         if verdict.ok and left:
             verdict = Verdict(False, f"{shown} changed what it was given: {'; '.join(left)}. "
@@ -192,9 +196,9 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
         if not verdict.ok:
             if k == 2:
                 verdict = dataclasses.replace(verdict, message=(
-                    f"Called a second time on the same objects: {verdict.message} The first "
-                    "call gave the right answer: something it left behind changed the "
-                    "second."), misconception=verdict.misconception or "second-call-differs")
+                    f"Called a second time on the same objects: {verdict.message.rstrip()} "
+                    "The first call gave the right answer: something it left behind changed "
+                    "the second."), misconception=verdict.misconception or "second-call-differs")
             break
     return finish(QUESTION, "same_objects_twice", verdict, seed=seed, points=points,
                   passed_message="accumulated_grad gave the same right answer twice on the same "
