@@ -37,7 +37,8 @@ def draw_regime(rng: np.random.Generator, kind: str
       features scaled by 1.5-2, lr 1-1.5 and 400-700 steps (many): the loss falls
       gradually from 0.69 to about 1e-3.
     - ``unscaled``: an ordinary problem with features of scale 3-15 (not standardised): the
-      first gradient's norm is 1.5-10.
+      first gradient's norm is 1.5-10; lr 0.3-0.9 over the curvature bound, so that the run
+      is stable.
     """
     if kind == "one-step":
         X, y, lr, _ = draw_problem(rng)
@@ -45,7 +46,11 @@ def draw_regime(rng: np.random.Generator, kind: str
     if kind == "unscaled":
         X, y, _, _ = draw_problem(rng)
         X = X * torch.tensor(rng.uniform(3.0, 15.0, X.shape[1]), dtype=torch.float32)
-        return X, y, float(rng.uniform(0.05, 0.3)), int(rng.integers(30, 61))
+        # a step below 1/L (L bounds the loss's curvature): plain gradient descent stays
+        # stable, so float32 follows the float64 oracle however large the gradients
+        X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
+        curvature = float(torch.linalg.eigvalsh(X1.T @ X1 / (4 * X.shape[0]))[-1])
+        return X, y, float(rng.uniform(0.3, 0.9) / curvature), int(rng.integers(30, 61))
     m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
