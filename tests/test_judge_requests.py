@@ -124,7 +124,7 @@ def checks(x):
     return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, raise_exception=False)
 
 
-@pytest.mark.parametrize("kind", arrangements.BACKWARDS)
+@pytest.mark.parametrize("kind", ["lesson", "broken"])
 def test_the_judge_answers_the_backward_it_chose(kind):
     """The stand-in's backward, asked across the wire, is the lesson's gradient or the broken
     one, as the judge chose: gradcheck in the worker tells them apart."""
@@ -181,4 +181,6 @@ def test_a_worker_that_stops_reading_the_answers_cannot_block_the_judge(build_di
               for c in t.get("checks", [])}
     assert not checks["check_my_op"]["passed"]
     assert "stopped reading what the grader sent" in checks["check_my_op"]["message"]
-    assert all(c["passed"] for name, c in checks.items() if name != "check_my_op"), checks
+    # check_my_op_at_x asks the same check_my_op, which never returns
+    assert all(c["passed"] for name, c in checks.items()
+               if name not in ("check_my_op", "check_my_op_at_x")), checks

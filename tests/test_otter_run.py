@@ -8,7 +8,7 @@ What is proven where (each fact once, at the cheapest level that proves it):
   round i of an assignment is the solution with the i-th variant of each question swapped in
   (a question with fewer variants keeps the solution's answer), so each question is scored by
   its own variant's kind and a variant that cost another question shows as that question's
-  loss. 18 judge runs instead of 63;
+  loss. 23 judge runs instead of 76;
 - ``otter run`` gives the sealed judge's points, with the variants' feedback in its output, on
   a sample: one round per assignment, plus the solution (full marks) and the untouched
   template (zero) for one seed each. 6 kernels instead of 105.

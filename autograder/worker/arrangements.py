@@ -34,24 +34,42 @@ def _lesson_op(x: torch.Tensor) -> torch.Tensor:
     return (x ** 3).sum() / (1 + x.abs().sum())
 
 
-#: The request key that holds the choice of backward (``"lesson"`` or ``"broken"``). It is the
+#: The request key that holds the choice of backward (one of ``BACKWARDS``). It is the
 #: judge's: ``checks.context.for_worker`` leaves it out of what travels to a worker.
 STAND_IN_BACKWARD = "stand_in_backward"
-BACKWARDS = ("lesson", "broken")
+
+
+def _sign_term(x: torch.Tensor) -> torch.Tensor:
+    return (x ** 3).sum() / (1 + x.abs().sum()) ** 2
+
+
+#: Backwards wrong on part of the input space only, as added to the right gradient:
+#: ``negative`` drops sign(x) (wrong only at negative entries), ``zero`` takes sign(0) as 1
+#: (wrong only at entries equal to 0, where the gradient's component is 0), ``offset`` is off
+#: by 1e-6 everywhere, which gradcheck's rtol=1e-3 hides except where a component of the
+#: gradient is 0 and only its atol=1e-8 applies.
+_FAULTS = {
+    "negative": lambda x: _sign_term(x) * (torch.sign(x) - 1),
+    "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
+    "offset": lambda x: torch.full_like(x, 1e-6),
+}
+#: ``lesson``: the right gradient; ``broken``: the quotient rule's second term missing; the rest
+#: the right gradient plus one of ``_FAULTS``.
+BACKWARDS = ("lesson", "broken", *_FAULTS)
 
 
 def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
-    """The stand-in's backward as ``kind`` says: the lesson op's gradient, or the broken one's
-    (the quotient rule's second term missing). Both are computed, so that answering takes the
-    same work whichever was chosen."""
+    """The stand-in's backward as ``kind`` says (``BACKWARDS``). Every kind is computed, so
+    that answering takes the same work whichever was chosen."""
     if kind not in BACKWARDS:
         raise ValueError(f"unknown stand-in backward {kind!r}")
     x = x.detach()
     with torch.enable_grad():
         leaf = x.clone().requires_grad_()
         (lesson,) = torch.autograd.grad(_lesson_op(leaf), leaf)
-    broken = 3 * x ** 2 / (1 + x.abs().sum())
-    return grad_output * (lesson if kind == "lesson" else broken)
+    grads = {"lesson": lesson, "broken": 3 * x ** 2 / (1 + x.abs().sum()),
+             **{fault: lesson + term(x) for fault, term in _FAULTS.items()}}
+    return grad_output * grads[kind]
 
 
 def _functions(observed: dict, backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]

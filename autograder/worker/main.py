@@ -147,8 +147,18 @@ class Worker:
                 state["hooks"] = {name: _hook_count(m) for name, m in arg.named_modules()
                                   if _hook_count(m)}
                 after.append(state)
+            elif isinstance(arg, torch.Tensor):
+                state = wire.encode(arg)
+                if _tensor_hook_count(arg):  # hooks the call left on it (it arrived without)
+                    state["hooks"] = _tensor_hook_count(arg)
+                after.append(state)
+            elif isinstance(arg, list):  # a plain list the call may have changed in place
+                try:
+                    after.append({"t": "list-after", "value": wire.encode(arg)})
+                except wire.WireError:  # grown past what the wire carries: left as it was
+                    after.append(None)
             else:
-                after.append(wire.encode(arg) if isinstance(arg, torch.Tensor) else None)
+                after.append(None)
         return after
 
     def _encode_result(self, result: Any, args: list, before: dict[int, list]) -> dict:
@@ -234,6 +244,12 @@ def serve(fd_in: int, fd_out: int) -> None:
 
 if __name__ == "__main__":
     serve(int(sys.argv[1]), int(sys.argv[2]))
+
+
+def _tensor_hook_count(tensor: torch.Tensor) -> int:
+    """Backward and post-accumulate-grad hooks registered on ``tensor``."""
+    return sum(len(getattr(tensor, name, None) or {}) for name in (
+        "_backward_hooks", "_post_accumulate_grad_hooks"))
 
 
 def _hook_count(module: nn.Module) -> int:

@@ -33,6 +33,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, explain, numbers_of
 from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
+from .device_probes import explain_pick, explain_optimizer
 
 QUESTION = "q4_device"
 RTOL, ATOL = 1e-5, 1e-6
@@ -70,10 +71,9 @@ def judge_pick(got: Any, cuda: bool, mps: bool) -> Verdict:
                        "wrong-type", evidence)
     if got.type == expected and got.index in (None, 0):
         return Verdict(True, evidence=evidence)
-    return Verdict(False, f"{shown} returned {got}; expected torch.device({expected!r}). Prefer "
-                   "cuda, then mps, then cpu, asking torch.cuda.is_available() and "
-                   "torch.backends.mps.is_available() each time you are called.",
-                   "wrong-preference-order", evidence)
+    # no cause here: check_pick_device asks again under every availability (device_probes.py)
+    return Verdict(False, f"{shown} returned {got}; expected torch.device({expected!r}).",
+                   None, evidence)
 
 
 def check_pick_device(pick_device: Callable, rng: np.random.Generator, *,
@@ -88,6 +88,7 @@ def check_pick_device(pick_device: Callable, rng: np.random.Generator, *,
             got, failure = call(pick_device, "pick_device")
         verdict = failure or judge_pick(got, cuda, mps)
         if not verdict.ok:
+            verdict = explain_pick(verdict, pick_device)
             break
     return finish(QUESTION, "pick_device", verdict, seed=seed, points=points,
                   passed_message="pick_device chose correctly under every simulated setup.")
@@ -271,6 +272,12 @@ def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
         return Verdict(False, f"{shown} built SGD with lr {lrs}; expected {fmt(lr)}: pass the lr "
                        "argument, not a constant.", "lr-ignored",
                        Evidence(expected=lr, got=plain(lrs)))
+    left = sorted({str(p.device) for p in model.parameters() if p.device.type != device.type})
+    if left:
+        return Verdict(False, f"{shown}: after the call the model's parameters are on "
+                       f"{', '.join(left)}, not on {device}: move the model first "
+                       "(model.to(device)), then build the optimizer over model.parameters().",
+                       "model-not-moved", Evidence(expected=str(device), got=left))
     held = {id(p) for group in opt.param_groups for p in group["params"]}
     wanted = {id(p) for p in model.parameters()}
     if held == wanted:
@@ -297,9 +304,11 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     before = {id(p) for p in model.parameters()}
     # moved: ``module.to`` makes new Parameter objects (as between CPU and CUDA it otherwise
     # would not), so an optimizer built before the move holds stale ones
+    pristine = copy.deepcopy(model)
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
         verdict = failure or judge_optimizer(opt, model, device, lr, before)
+        verdict = explain_optimizer(verdict, make_optimizer, pristine, device, lr)
     name = "make_optimizer_after_move" if moved else "make_optimizer"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message=f"make_optimizer built SGD over the model's parameters on "

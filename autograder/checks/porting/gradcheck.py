@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..calling import call, call_backward, describe, fmt, plain
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
@@ -71,6 +72,23 @@ def judge_forward(my_op: Callable, MyOp: Any, x: torch.Tensor) -> Verdict:
             return with_diagnosis(verdict, lambda: (None, "The forward is sum(x**3) divided by "
                                                           "1 + sum(abs(x))."))
     return PASS
+
+
+def forward_subject(my_op: Callable, x: torch.Tensor) -> Subject:
+    """What the probes need to explain a wrong forward (its class: negative entries, against
+    the same magnitudes made positive)."""
+    def classes(args: tuple) -> list[InputClass]:
+        (x_,) = args
+        return [InputClass("negative", (x_.abs(),), "Is abs(x) (or the sign of x) handled "
+                           "differently from the formula, sum(x**3) / (1 + sum(abs(x)))?")] \
+            if (x_ < 0).any() else []
+
+    def same(got: Any, expected: torch.Tensor) -> bool:
+        return (isinstance(got, torch.Tensor) and got.numel() == 1
+                and allclose(got.reshape(()), expected, RTOL, ATOL))
+
+    return Subject("my_op", my_op, (x,), ("x",), forward_value, same, numbers_of,
+                   classes=classes)
 
 
 def student_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> tuple[Any, Verdict | None]:
@@ -141,8 +159,10 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
     seed = seed_of(rng)
     verdict = PASS
     for _ in range(3):
-        verdict = judge_forward(my_op, MyOp, draw_x(rng))
+        x = draw_x(rng)
+        verdict = judge_forward(my_op, MyOp, x)
         if not verdict.ok:
+            verdict = explain(verdict, forward_subject(my_op, x), None)
             break
     return finish(QUESTION, "forward", verdict, seed=seed, points=points,
                   passed_message="my_op's forward matched on fresh inputs.")

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from ..calling import (close_lists, describe, fmt, is_float, max_abs_error, plain,
                        tolerance_text)
+from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
@@ -198,6 +199,8 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
             verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
                        else judge_params(got, X, y, lr, steps))
         if not verdict.ok:
+            from .logreg_regimes import explain_training  # it builds on this module
+            verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
             break
     return finish(QUESTION, f"train_logreg_{part}", verdict, seed=seed, points=points,
                   passed_message=f"train_logreg's {part} matched the grader's training runs.")
@@ -239,6 +242,8 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         if verdict is None:
             verdict = judge_grads(got, ref_w, ref_b, X.shape[0])
         if not verdict.ok:
+            from .logreg_regimes import grads_subject  # it builds on this module
+            verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
             break
     return finish(QUESTION, "logreg_grads", verdict, seed=seed, points=points,
                   passed_message="logreg_grads matched autograd at random points.")

@@ -10,7 +10,8 @@ import torch
 
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..probes import InputClass, Subject, explain, numbers_of
+from ..calling import describe
+from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 
 QUESTION = "q2_microbatch"
@@ -153,3 +154,52 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     name = "stale_grad_cleared" if stale else "weighted_sizes"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message="accumulated_grad matched the full-batch mean gradient.")
+
+
+def _left_on(before: list, args: tuple, sizes_before: list[int]) -> list[str]:
+    """What a call changed on ``(w, X, y, sizes)``, apart from ``w.grad`` (its to write)."""
+    left = [c for name, snap, arg in zip(("w", "X", "y"), before, args)
+            for c in changes(snap, arg, name) if not c.startswith("w.grad")]
+    if args[3] != sizes_before:
+        left.append(f"sizes became {describe(args[3])} (it was {sizes_before})")
+    return left
+
+
+def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
+                       points: float = 1.0) -> CheckResult:
+    """Two calls on the same ``w``, ``X``, ``y`` and ``sizes`` list: both answers right, and
+    everything the caller handed over left as it was (``w.grad`` apart: the function clears
+    and fills it), the plain ``sizes`` list and hooks on ``w`` included."""
+    seed = seed_of(rng)
+    w, X, y, sizes = draw_problem(rng, stale=True)
+    w_before = w.detach().clone()
+    args = (w, X, y, sizes)
+    sizes_before = list(sizes)
+    before = [snapshot(a) for a in args[:3]]
+    shown = f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes_before})"
+    verdict = PASS
+    for k in (1, 2):
+        stale = w.grad.detach().clone() if w.grad is not None else None
+        got, failure = call_named(accumulated_grad, "accumulated_grad", (), *args)
+        got = copied(got)
+        if failure is None and k == 2:  # the formula was right once: no replayed mistake
+            verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype,
+                                   rtol=RTOL, atol=ATOL, inputs={"sizes": sizes_before})
+        else:
+            verdict = failure or judge(got, w, X, y, sizes_before, stale, w_before)
+        left = _left_on(before, args, sizes_before)
+        if verdict.ok and left:
+            verdict = Verdict(False, f"{shown} changed what it was given: {'; '.join(left)}. "
+                              "Leave the caller's tensors, their hooks and the sizes list as "
+                              "they were (work on copies, remove a hook you add).",
+                              "modified-input", Evidence(inputs={"sizes": sizes_before}))
+        if not verdict.ok:
+            if k == 2:
+                verdict = dataclasses.replace(verdict, message=(
+                    f"Called a second time on the same objects: {verdict.message.rstrip()} "
+                    "The first call gave the right answer: something it left behind changed "
+                    "the second."), misconception=verdict.misconception or "second-call-differs")
+            break
+    return finish(QUESTION, "same_objects_twice", verdict, seed=seed, points=points,
+                  passed_message="accumulated_grad gave the same right answer twice on the same "
+                                 "objects and left them as they were.")

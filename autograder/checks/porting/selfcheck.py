@@ -13,17 +13,24 @@ False for a correct op): they never decide points.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from ...worker import arrangements
 from ..calling import call_observed, describe, plain
 from ..context import call_context
+from ..probes import InputClass, Subject, explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ...worker.arrangements import STAND_IN_BACKWARD
+from .common import name_raised
 from .gradcheck import QUESTION, draw_x
+
+#: What a raised GradcheckError means (check_my_op must return False, not raise).
+RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to gradcheck."),)
 
 
 #: Rounds per dtype, each a correct and a broken op in a drawn order.
@@ -109,3 +116,107 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
             break
     return finish(QUESTION, "check_my_op", verdict, seed=seed, points=points,
                   passed_message="check_my_op accepted a correct op and rejected a broken one.")
+
+
+#: (stand-in op, the kind of x) asked in this order: an op wrong at negative entries where x
+#: has none and where it has some, the right op at an x with a 0 entry (where only atol holds
+#: and a looser eps says False), an op wrong only at 0 entries, an op off by 1e-6 that only
+#: atol=1e-8 at a zero component of the gradient notices.
+REGION_CASES = (("negative", "positive"), ("negative", "mixed"), ("lesson", "zero"),
+                ("zero", "zero"), ("offset", "zero"))
+CONTRACT = {"eps": 1e-6, "atol": 1e-8}
+
+
+def draw_region_x(rng: np.random.Generator, kind: str) -> torch.Tensor:
+    """``draw_x``'s values (both signs), made all positive, or with one entry set to 0; the
+    first case's x is float32 (the contract's "any floating dtype"), the others' drawn."""
+    float32 = kind == "positive" or rng.random() < 0.5
+    x = draw_x(rng, torch.float32 if float32 else torch.float64)
+    if kind == "positive":
+        return x.abs()
+    if kind == "zero":
+        x[int(rng.integers(0, x.numel()))] = 0.0
+    return x
+
+
+def reference_verdict(stand_in: str, x: torch.Tensor) -> bool:
+    """gradcheck of the stand-in op at ``x`` with the contract's settings, run here."""
+    op = arrangements._functions(
+        {}, lambda x_, g: arrangements.stand_in_gradient(stand_in, x_, g))["stand_in_apply"]
+    leaf = x.detach().double().requires_grad_()
+    return bool(torch.autograd.gradcheck(op, (leaf,), raise_exception=False, **CONTRACT))
+
+
+def _zero_free(x: torch.Tensor) -> torch.Tensor:
+    return torch.where(x == 0, torch.full_like(x, 0.5), x)
+
+
+def region_classes(args: tuple) -> list[InputClass]:
+    (x,) = args
+    out = []
+    if (x == 0).any():
+        out.append(InputClass("zero-entry", (_zero_free(x),),
+                              "Is gradcheck run with the contract's eps=1e-6 and atol=1e-8, at x "
+                              "itself? Where an entry of x is 0 the gradient's component is 0, "
+                              "so only atol applies, and a larger eps or atol changes the "
+                              "verdict."))
+    if (x < 0).any():
+        out.append(InputClass("negative", (x.abs(),),
+                              "Is x changed (abs(), clamp, a fixed or random point) before "
+                              "gradcheck? Check at x itself."))
+    return out
+
+
+def region_subject(check_my_op: Callable, stand_in: str, x: torch.Tensor) -> Subject:
+    def as_number(v: Any) -> list[float] | None:
+        return [float(v)] if isinstance(v, (bool, np.bool_)) else None
+
+    return Subject("check_my_op", check_my_op, (x,), ("x",),
+                   lambda x_: reference_verdict(stand_in, x_),
+                   lambda got, expected: isinstance(got, (bool, np.bool_)) and got == expected,
+                   as_number, classes=region_classes)
+
+
+def judge_region(got: Any, expected: bool, x: torch.Tensor) -> Verdict:
+    shown = f"check_my_op({describe(x)})"
+    evidence = Evidence({"x": plain(x)}, expected, plain(got))
+    if not isinstance(got, (bool, np.bool_)):
+        return Verdict(False, f"{shown} returned {describe(got)}; expected True or False: return "
+                       "what gradcheck returns.", "wrong-type", evidence)
+    if bool(got) == expected:
+        return Verdict(True, evidence=evidence)
+    what = ("whose backward is right at this x (it is wrong elsewhere)" if expected
+            else "whose backward is wrong at this x (it is right elsewhere)")
+    return Verdict(False, f"{shown} with a my_op {what} returned {bool(got)}; gradcheck at this "
+                   f"x with eps=1e-6 and atol=1e-8 says {expected}.", None, evidence)
+
+
+def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
+                           points: float = 1.0) -> CheckResult:
+    """``check_my_op`` asked about ops wrong on part of the input space only, at inputs where
+    they are right and where they are wrong: its verdict must be gradcheck's at the x given,
+    with the contract's eps and atol."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for stand_in, kind in REGION_CASES:
+        x = draw_region_x(rng, kind)
+        expected = reference_verdict(stand_in, x)
+        with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
+                          **{STAND_IN_BACKWARD: stand_in}):
+            got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
+            verdict = (name_raised(failure, RAISES) if failure
+                       else judge_region(got, expected, x))
+            seen = [name for name in observed.get("dtypes", []) if name != "float64"]
+            if not verdict.ok and expected and isinstance(got, (bool, np.bool_)) and not got \
+                    and seen:
+                # heard, so it only words a result that already failed (docs/security.md)
+                verdict = dataclasses.replace(verdict, misconception="checking-in-float32",
+                                              message=f"{verdict.message} It ran my_op in "
+                                              f"{', '.join(sorted(set(seen)))}: convert x to "
+                                              "float64 (x.detach().double()) and set "
+                                              "requires_grad before gradcheck.")
+            if not verdict.ok:
+                verdict = explain(verdict, region_subject(check_my_op, stand_in, x), got)
+                break
+    return finish(QUESTION, "check_my_op_at_x", verdict, seed=seed, points=points,
+                  passed_message="check_my_op gave gradcheck's verdict at every x it was given.")

@@ -170,6 +170,12 @@ def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
         try:
             if isinstance(arg, torch.Tensor) and isinstance(state, dict):
                 _mirror_tensor(arg, wire.decode_tensor(state, budget=budget))
+                _mirror_tensor_hooks(arg, state.get("hooks"))
+            elif isinstance(arg, list) and isinstance(state, dict) \
+                    and state.get("t") == "list-after":
+                value = wire.decode(state.get("value"), budget=budget)
+                if isinstance(value, list):
+                    arg[:] = value  # the caller's list as the call left it, in place
             elif isinstance(arg, nn.Module) and isinstance(state, dict):
                 _mirror_module(arg, state, budget)
         except (wire.WireError, RuntimeError, TypeError, ValueError, KeyError):
@@ -184,6 +190,15 @@ def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
         arg.requires_grad_(state.requires_grad)
     if arg.is_leaf and arg.requires_grad:
         arg.grad = state.grad
+
+
+def _mirror_tensor_hooks(arg: torch.Tensor, count: Any) -> None:
+    """As many no-op hooks on the judge's tensor as the call left on the worker's copy (which
+    arrived without any; at most 16), so that a count of the caller's hooks sees them, as it
+    would where the student's code runs in-process."""
+    if isinstance(count, int) and not isinstance(count, bool) and arg.requires_grad:
+        for _ in range(max(0, min(count, 16))):
+            arg.register_hook(_no_op_hook)
 
 
 def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
@@ -211,7 +226,15 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
         for name, encoded in tensors.items():
             if name in own:
                 value = wire.decode_tensor(encoded, budget=budget)
-                if value.device.type == "meta" or value.shape == own[name].shape:
+                if name in replaced and name in own_names \
+                        and value.device.type != own[name].device.type:
+                    # moved to another device (meta) by the call: a new parameter there, as
+                    # the worker's module has, so that where the model went shows here too
+                    owner_name, _, leaf = name.rpartition(".")
+                    owner = arg.get_submodule(owner_name) if owner_name else arg
+                    owner._parameters[leaf] = nn.Parameter(value.detach(),
+                                                           requires_grad=value.requires_grad)
+                elif value.device.type == "meta" or value.shape == own[name].shape:
                     own[name].data = value.detach()
                 if (isinstance(own[name], nn.Parameter)
                         and own[name].requires_grad != value.requires_grad):

@@ -16,12 +16,14 @@ from .decoding_modules import decode_module
 from .encoding import (dtype_name, encode, encode_module, encode_ndarray, encode_optimizer,
                        encode_tensor)
 from .limits import (BUDGET_BYTES, BUDGET_ELEMENTS, BUDGET_ITEMS, BUDGET_TEXT, DTYPES, LAYERS,
-                     MAX_DEPTH, MAX_DIMS, MAX_ELEMENTS, MAX_ITEMS, MAX_LAYERS, MAX_TEXT, Budget,
+                     MAX_DEPTH, MAX_DIMS, MAX_ELEMENTS, MAX_ITEMS, MAX_LAYERS, MAX_TEXT,
+                     RECORDING_MARK, Budget, RecordingMark,
                      WireError)
 
 __all__ = [
     "BUDGET_BYTES", "BUDGET_ELEMENTS", "BUDGET_ITEMS", "BUDGET_TEXT", "DTYPES", "LAYERS",
     "MAX_DEPTH", "MAX_DIMS", "MAX_ELEMENTS", "MAX_ITEMS", "MAX_LAYERS", "MAX_TEXT",
+    "RECORDING_MARK", "RecordingMark",
     "NP_DTYPES", "OPTIMIZERS", "Budget", "Opaque", "WireError",
     "decode", "decode_module", "decode_ndarray", "decode_optimizer", "decode_tensor",
     "dtype_name", "encode", "encode_module", "encode_ndarray", "encode_optimizer",

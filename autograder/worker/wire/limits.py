@@ -31,8 +31,23 @@ BUDGET_TEXT = 1_000_000  # characters of all strings
 DTYPES = {name: getattr(torch, name) for name in (
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "bool", "complex64", "complex128")}
+
+
+class RecordingMark(nn.Module):
+    """The identity, except while autograd records a graph through it: then its input plus
+    ``RECORDING_MARK``. A hidden test model ends with one, so that ``predict``'s answer itself
+    says whether the forward ran with recording on (``checks/porting/recording.py``):
+    ``torch.no_grad()`` and ``torch.inference_mode()`` both leave it the identity."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled() and x.requires_grad:
+            return x + RECORDING_MARK
+        return x
+
+
+RECORDING_MARK = 1.0
 LAYERS = {"Linear": nn.Linear, "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid,
-          "Dropout": nn.Dropout, "Identity": nn.Identity}
+          "Dropout": nn.Dropout, "Identity": nn.Identity, "RecordingMark": RecordingMark}
 
 
 class WireError(ValueError):

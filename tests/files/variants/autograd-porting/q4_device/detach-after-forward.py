@@ -1,6 +1,6 @@
-# kind: advised
+# kind: wrong
 # public: pass
-# feedback: detach() afterwards does not avoid the recording.
+# feedback: the forward ran with recording on.
 def pick_device():
     if torch.cuda.is_available():
         return torch.device("cuda")

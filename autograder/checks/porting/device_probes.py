@@ -1,0 +1,123 @@
+"""q4_device's probes: ``pick_device`` and ``make_optimizer`` (``predict``'s are beside its
+check, ``device.py``).
+
+``pick_device``: when one simulated availability got a wrong device, ask under all four (cuda
+and mps each on and off) and say only what those answers show.
+
+- The same device whatever was simulated: ``availability-ignored`` (the answer was fixed
+  before the call: a module-level constant, a cache).
+- The first available device of some other fixed order (mps before cuda, cpu first...):
+  ``wrong-preference-order``, naming the order the answers follow.
+- Anything else: no cause; the message lists the four answers.
+
+``make_optimizer``: a call that raised or failed with no named mistake is probed like any
+other (``probes.explain``): repeated calls, another ``lr``, and, after a move, the same call
+with the CPU as the device (``probe.input-class.another-device``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import permutations
+from typing import Any, Callable
+
+import torch
+
+from torch import nn
+
+from ..calling import call
+from ..context import call_context
+from ..probes import InputClass, Subject, explain
+from ..result import Verdict
+
+CASES = ((True, True), (True, False), (False, True), (False, False))
+RIGHT_ORDER = ("cuda", "mps", "cpu")
+
+
+def _first_available(order: tuple[str, ...], cuda: bool, mps: bool) -> str:
+    available = {"cuda": cuda, "mps": mps, "cpu": True}
+    return next(d for d in order if available[d])
+
+
+def _kind(answer: Any) -> str | None:
+    if isinstance(answer, torch.device):
+        return answer.type
+    return answer if isinstance(answer, str) else None
+
+
+def _shown(cuda: bool, mps: bool) -> str:
+    return f"cuda {'on' if cuda else 'off'}, mps {'on' if mps else 'off'}"
+
+
+def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
+    """``verdict`` (a wrong device, no named cause) with what four more calls establish."""
+    if verdict.ok or verdict.misconception is not None:
+        return verdict
+    answers = {}
+    for cuda, mps in CASES:
+        with call_context(simulate_devices={"cuda": cuda, "mps": mps}):
+            got, failure = call(pick_device, "pick_device")
+        if failure is not None:
+            return verdict  # a call that failed establishes nothing
+        answers[(cuda, mps)] = _kind(got)
+    table = "; ".join(f"{_shown(c, m)}: {answers[(c, m)]}" for c, m in CASES)
+    evidence = dataclasses.replace(verdict.evidence, probes=[{
+        "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}}])
+    if len(set(answers.values())) == 1:
+        return dataclasses.replace(verdict, misconception="availability-ignored", evidence=evidence,
+                                   message=f"{verdict.message} Asked under every simulated "
+                                   f"availability it returned {answers[CASES[0]]} each time "
+                                   f"({table}): the answer was fixed before the call (a "
+                                   "module-level constant, a cached result). Ask "
+                                   "torch.cuda.is_available() and "
+                                   "torch.backends.mps.is_available() each time you are called.")
+    for order in permutations(RIGHT_ORDER):
+        if order != RIGHT_ORDER and all(answers[(c, m)] == _first_available(order, c, m)
+                                        for c, m in CASES):
+            return dataclasses.replace(verdict, misconception="wrong-preference-order",
+                                       evidence=evidence, message=f"{verdict.message} Under "
+                                       f"every simulated availability ({table}) it picks the "
+                                       f"first available of {', '.join(order)}. Prefer cuda, then "
+                                       "mps, then cpu.")
+    return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} Checked "
+                               f"without finding the cause: the answers under every simulated "
+                               f"availability were {table}.")
+
+
+def _optimizer_numbers(opt: Any) -> list[float] | None:
+    """An optimizer as numbers: its lr and how many tensors it holds (``None`` for others)."""
+    if not isinstance(opt, torch.optim.Optimizer):
+        return None
+    return [float(g.get("lr", 0.0)) for g in opt.param_groups] + [
+        float(sum(len(g["params"]) for g in opt.param_groups))]
+
+
+def explain_optimizer(verdict: Verdict, make_optimizer: Callable, model: nn.Module,
+                      device: torch.device, lr: float) -> Verdict:
+    """Probe a ``make_optimizer`` that raised or failed with no named mistake."""
+    count = len(list(model.parameters()))
+
+    def expected(m: nn.Module, d: torch.device, lr_: float) -> list[float]:
+        return [lr_, float(count)]
+
+    def same(got: Any, exp: list[float]) -> bool:
+        return (isinstance(got, torch.optim.SGD) and _optimizer_numbers(got) == exp
+                and all(p.device.type == got_device(got) for g in got.param_groups
+                        for p in g["params"]))
+
+    def got_device(opt: torch.optim.Optimizer) -> str:
+        return opt.param_groups[0]["params"][0].device.type if opt.param_groups[0]["params"] \
+            else "cpu"
+
+    def classes(args: tuple) -> list[InputClass]:
+        m, d, lr_ = args
+        if d.type == "cpu":
+            return []
+        return [InputClass("another-device", (m, torch.device("cpu"), lr_),
+                           "Does something in make_optimizer work on the CPU only? Move the "
+                           "model with model.to(device) and build SGD over its parameters.")]
+
+    return explain(verdict, Subject("make_optimizer", make_optimizer, (model, device, lr),
+                                    ("model", "device", "lr"), expected, same,
+                                    _optimizer_numbers, variations={2: lambda v: [v * 2]},
+                                    classes=classes), None)

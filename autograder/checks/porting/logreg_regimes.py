@@ -1,0 +1,211 @@
+"""q1_logreg in the regimes a training loop can be wrong in, and ``logreg_grads`` at the point
+``train_logreg`` returns.
+
+The contract's loop is plain gradient descent for exactly ``steps`` steps at rate ``lr``: no
+clipping, no early stop, no schedule. A loop that clips the gradient's norm or stops once the
+loss looks good enough reproduces the lesson's trajectory and every ordinary draw; it parts from
+the grader's run only where the gradient is large (unscaled features, a large lr), where the
+loss falls far (separable data, many steps), or at the ends (a single step).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import close_lists, is_float
+from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
+from ..result import PASS, CheckResult, Verdict, finish
+from ..seeding import seed_of
+from .common import allclose, call_named
+from .logreg import (ATOL, QUESTION, RTOL, _run_student, draw_problem, judge_grads, judge_losses,
+                     judge_params, reference_grads, reference_run)
+
+#: The regimes, drawn in this order.
+REGIMES = ("one-step", "separable", "unscaled")
+
+
+def draw_regime(rng: np.random.Generator, kind: str
+                ) -> tuple[torch.Tensor, torch.Tensor, float, int]:
+    """``(X, y, lr, steps)`` of one regime.
+
+    - ``one-step``: an ordinary problem, ``steps=1``.
+    - ``separable``: labels from a noiseless linear rule, points near the boundary dropped,
+      features scaled by 1.5-2, lr 1-1.5 and 400-700 steps (many): the loss falls
+      gradually from 0.69 to about 1e-3.
+    - ``unscaled``: an ordinary problem with features of scale 3-15 (not standardised): the
+      first gradient's norm is 1.5-10; lr 0.3-0.9 over the curvature bound, so that the run
+      is stable.
+    """
+    if kind == "one-step":
+        X, y, lr, _ = draw_problem(rng)
+        return X, y, lr, 1
+    if kind == "unscaled":
+        X, y, _, _ = draw_problem(rng)
+        X = X * torch.tensor(rng.uniform(3.0, 15.0, X.shape[1]), dtype=torch.float32)
+        # a step below 1/L (L bounds the loss's curvature): plain gradient descent stays
+        # stable, so float32 follows the float64 oracle however large the gradients
+        X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
+        curvature = float(torch.linalg.eigvalsh(X1.T @ X1 / (4 * X.shape[0]))[-1])
+        return X, y, float(rng.uniform(0.3, 0.9) / curvature), int(rng.integers(30, 61))
+    m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
+    direction = rng.standard_normal(n)
+    direction /= np.linalg.norm(direction)
+    raw = rng.standard_normal((4 * m, n))
+    raw = raw[np.abs(raw @ direction) > 0.5][:m]  # a margin: the data are separable
+    X = raw * rng.uniform(1.5, 2.0)
+    y = (raw @ direction > 0).astype(np.float32)
+    return (torch.tensor(X, dtype=torch.float32), torch.tensor(y),
+            float(rng.uniform(1.0, 1.5)), int(rng.integers(400, 701)))
+
+
+def first_gradient_norm(X: torch.Tensor, y: torch.Tensor) -> float:
+    """The norm of the gradient at the start (w = 0, b = 0): residuals 0.5 - y."""
+    residual = 0.5 - y.double()
+    return float(torch.cat([X.double().T @ residual, residual.sum().reshape(1)]).norm()
+                 / X.shape[0])
+
+
+def regime_classes(args: tuple) -> list[InputClass]:
+    """The regime a failing call was in, and the nearest ordinary call outside it."""
+    X, y, lr, steps = args
+    out = []
+    # the same run cut off while the grader's loss is still above 0.05: outside "the loss has
+    # fallen far", and first, since scaling the data down (below) also slows the fall; without
+    # it, large gradients are not offered either (an early stop would look like clipping)
+    short = sum(1 for _ in itertools.takewhile(lambda v: v > 0.05, reference_run(X, y, lr,
+                                                                               steps)[2]))
+    if 2 <= short < steps:
+        out.append(InputClass("long-run", (X, y, lr, short),
+                              "Does the loop stop early, or change, once the loss is small? The "
+                              "contract runs exactly `steps` steps."))
+    norm = first_gradient_norm(X, y)
+    if norm > 1 and (steps == short or 2 <= short):
+        out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps),
+                              "Is the gradient or the step clipped, capped or normalised? The "
+                              "contract's update is lr times the gradient, however large."))
+    if steps == 1:
+        out.append(InputClass("single-step", (X, y, lr, 3),
+                              "Is the first step (or a run of one step) handled differently?"))
+    return out
+
+
+def subject(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
+            steps: int) -> Subject:
+    """What the probes need to explain a wrong ``train_logreg`` (called positionally)."""
+    def same(got: Any, expected: Any) -> bool:
+        w_ref, b_ref, losses_ref = expected
+        if not (isinstance(got, (tuple, list)) and len(got) == 3):
+            return False
+        w, b, losses = got
+        return (isinstance(losses, list) and all(is_float(v) for v in losses)
+                and len(losses) == len(losses_ref)
+                and close_lists(losses, losses_ref, RTOL, ATOL)
+                and all(isinstance(t, torch.Tensor) and t.numel() == r.numel()
+                        and allclose(t.reshape(-1), r.reshape(-1), RTOL, ATOL)
+                        for t, r in ((w, w_ref), (b, b_ref))))
+
+    return Subject("train_logreg", train_logreg, (X, y, lr, steps), ("X", "y", "lr", "steps"),
+                   reference_run, same, numbers_of, variations={2: lambda v: [v / 2]},
+                   classes=regime_classes)
+
+
+def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
+                     y: torch.Tensor, lr: float, steps: int, got: Any) -> Verdict:
+    """Probe a wrong ``train_logreg`` that no replayed mistake explained."""
+    return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
+
+
+def stopped_early(losses: Any, steps: int) -> Verdict | None:
+    """A list of fewer losses than steps, the last of them small: what the answer itself shows
+    (the loop ended before ``steps`` steps), named ``stopped-early``."""
+    if not (isinstance(losses, list) and 0 < len(losses) < steps
+            and all(is_float(v) for v in losses)):
+        return None
+    return Verdict(False, f"train_logreg(..., steps={steps}) returned {len(losses)} losses: the "
+                   f"loop stopped after {len(losses)} of the {steps} steps, with the loss at "
+                   f"{losses[-1]:.3g}. The contract runs exactly `steps` steps, however small "
+                   "the loss gets: no early stop.", "stopped-early")
+
+
+def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator, *,
+                               points: float = 1.0) -> CheckResult:
+    """One step, separable data whose loss falls far over many steps, and unscaled features
+    with large gradients: the losses and the final ``w`` and ``b`` against the grader's run."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for kind in REGIMES:
+        X, y, lr, steps = draw_regime(rng, kind)
+        got, verdict = _run_student(train_logreg, X, y, lr, steps)
+        if verdict is None:
+            verdict = stopped_early(got[2], steps) or judge_losses(got[2], X, y, lr, steps)
+            verdict = judge_params(got, X, y, lr, steps) if verdict.ok else verdict
+        if not verdict.ok:
+            verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
+            break
+    return finish(QUESTION, "train_logreg_regimes", verdict, seed=seed, points=points,
+                  passed_message="train_logreg matched the grader's runs with one step, on "
+                                 "separable data and with large gradients.")
+
+
+def trained_point(rng: np.random.Generator) -> tuple[torch.Tensor, ...]:
+    """A problem and the point a training loop leaves: leaves ``w`` and ``b`` that require grad
+    and carry a ``.grad`` from the last backward, as ``train_logreg`` returns them."""
+    X, y, lr, steps = draw_problem(rng)
+    w_ref, b_ref, _ = reference_run(X, y, lr, steps - 1)
+    w = w_ref.float().clone().requires_grad_()
+    b = b_ref.float().clone().requires_grad_()
+    torch.nn.functional.binary_cross_entropy_with_logits(X @ w + b, y).backward()
+    with torch.no_grad():  # the last update: .grad is the gradient at the point before
+        w -= lr * w.grad
+        b -= lr * b.grad
+    return X, y, w, b
+
+
+def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator, *,
+                               points: float = 1.0) -> CheckResult:
+    """``logreg_grads`` at the point ``train_logreg`` returns (leaves that require grad, with a
+    ``.grad``): the closed form's values, and the caller's tensors left as they were."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(2):
+        X, y, w, b = trained_point(rng)
+        args = (X, y, w, b)
+        before = [snapshot(a) for a in args]
+        ref_w, ref_b = reference_grads(X, y, w, b)
+        got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
+        verdict = verdict or judge_grads(got, ref_w, ref_b, X.shape[0])
+        left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
+        if verdict.ok and left:
+            verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "
+                              f"{'; '.join(left)}. The closed form needs no autograd: compute "
+                              "with the tensors' values and leave them (and w.grad) as they are.",
+                              "modified-input")
+        if not verdict.ok:
+            verdict = explain(verdict, grads_subject(logreg_grads, *args), got)
+            break
+    return finish(QUESTION, "logreg_grads_trained", verdict, seed=seed, points=points,
+                  passed_message="logreg_grads matched at the point train_logreg returns.")
+
+
+def grads_subject(logreg_grads: Callable, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
+                  b: torch.Tensor) -> Subject:
+    """What the probes need to explain a wrong ``logreg_grads`` (its input classes: leaves
+    that require grad, against the same values detached)."""
+    def classes(args: tuple) -> list[InputClass]:
+        X_, y_, w_, b_ = args
+        if not (w_.requires_grad or b_.requires_grad):
+            return []
+        return [InputClass("requires-grad", (X_, y_, w_.detach(), b_.detach()),
+                           "Does something fail or change for tensors that require grad "
+                           "(.numpy(), in-place ops, backward)? Use .detach() where needed.")]
+
+    def same(got: Any, expected: Any) -> bool:
+        return judge_grads(got, *expected, X.shape[0]).ok
+
+    return Subject("logreg_grads", logreg_grads, (X, y, w, b), ("X", "y", "w", "b"),
+                   lambda X_, y_, w_, b_: reference_grads(X_, y_, w_, b_), same, numbers_of,
+                   variations={1: lambda v: [1 - v]}, classes=classes)

@@ -1,0 +1,76 @@
+"""q4_device, measured through the answer: did ``predict``'s forward run with recording on?
+
+The contract says ``predict`` runs the model "without recording a graph". A forward that
+records and a ``detach()`` afterwards return the same values from an ordinary model, so the
+test model here ends with a ``RecordingMark`` (``worker/wire/limits.py``): the identity, except
+while autograd records a graph through it, when it adds ``RECORDING_MARK`` to every output.
+The returned values themselves then say how the forward ran, wherever the student's code runs:
+``torch.no_grad()`` and ``torch.inference_mode()`` leave them as the grader's reference,
+recording shifts them by the mark. A cell that patches the layer or ``torch.is_grad_enabled``
+is tampering in plain sight (docs/security.md), like digging in the stand-ins' closures.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from ...worker.wire import RECORDING_MARK, RecordingMark
+from ..result import PASS, CheckResult, Verdict, finish
+from ..seeding import seed_of
+from .common import allclose, max_error
+from .device import (ATOL, QUESTION, RTOL, draw_model, explain_prediction, grading_device,
+                     judge_prediction, run_predict)
+
+
+def draw_marked_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
+    """``draw_model``'s MLP with dropout, in training mode, ending with a ``RecordingMark``."""
+    model, batch = draw_model(rng)
+    return nn.Sequential(*model, RecordingMark()).train(), batch
+
+
+def recorded(got: object, expected: torch.Tensor) -> bool:
+    """Whether ``got`` is the reference shifted by the mark: the forward recorded a graph."""
+    return (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and got.device.type != "meta"
+            and allclose(got.detach().cpu(), expected + RECORDING_MARK, RTOL, ATOL))
+
+
+def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.Tensor,
+                    device: torch.device) -> Verdict:
+    """``judge_prediction``, with an answer shifted by the mark named ``graph-recorded``."""
+    if recorded(got, expected):
+        shown = f"predict(model, batch, {device})"
+        return Verdict(False, f"{shown} returned the model's output plus "
+                       f"{RECORDING_MARK:g}, which this test model adds only while autograd "
+                       "records a graph through it (largest difference from the output without "
+                       f"recording: {max_error(got, expected):.3g}): the forward ran with "
+                       "recording on. Run it inside `with torch.no_grad():` (or "
+                       "`torch.inference_mode()`); detach() afterwards does not avoid the "
+                       "recording.", "graph-recorded")
+    return judge_prediction(got, packed, model, expected, device)
+
+
+def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
+                           points: float = 1.0) -> CheckResult:
+    """``predict`` on the grading machine's device with a model whose output says whether the
+    forward recorded a graph: no recording, or points lost as ``graph-recorded``."""
+    seed = seed_of(rng)
+    device = grading_device()
+    verdict = PASS
+    for _ in range(2):
+        model, batch = draw_marked_model(rng)
+        pristine = copy.deepcopy(model)
+        with torch.no_grad():
+            expected = copy.deepcopy(model).eval()(batch)
+        got, failure, packed, _ = run_predict(predict, model, batch, device)
+        verdict = failure or judge_recording(got, packed, model, expected, device)
+        if not verdict.ok:
+            verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
+            break
+    return finish(QUESTION, "predict_no_graph", verdict, seed=seed, points=points,
+                  passed_message="predict ran the forward without recording a graph.")

@@ -1,0 +1,237 @@
+"""The porting checks of issue 21: regimes of ``train_logreg``, ``logreg_grads`` at the trained
+point, ``check_my_op`` asked about ops wrong on part of the input space, ``predict``'s recording
+measured through its answer, the moves of ``make_optimizer``, ``pick_device``'s probe and
+``accumulated_grad`` called twice on the same objects. The answers below are written the way
+students write them, apart from the grader's own references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder.checks.porting import (device, logreg_regimes, microbatch, recording,
+                                       selfcheck)
+from autograder.worker.arrangements import _functions, stand_in_gradient
+
+FAST = settings(deadline=None, max_examples=8)
+seeds = st.integers(0, 2**32 - 1)
+
+
+def train(X, y, lr=0.5, steps=300, *, clip=None, stop=None):
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        if stop is not None and loss.item() < stop:
+            break
+        w.grad, b.grad = None, None
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_([w, b], clip)
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        losses.append(loss.item())
+    return w, b, losses
+
+
+def train_sgd(X, y, lr=0.5, steps=300):
+    w, b = torch.nn.Parameter(torch.zeros(X.shape[1])), torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w, b], lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return w, b, losses
+
+
+@FAST
+@given(seeds)
+def test_correct_loops_pass_every_regime(seed):
+    """Do a hand-written float32 loop and an SGD loop match the float64 oracle in every regime?"""
+    for fn in (train, train_sgd):
+        result = logreg_regimes.check_train_logreg_regimes(fn, np.random.default_rng(seed))
+        assert result.passed, result.message
+
+
+def test_regimes_are_what_they_say():
+    """Separable data's loss falls far; unscaled features give large first gradients."""
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        X, y, lr, steps = logreg_regimes.draw_regime(rng, "separable")
+        losses = logreg_regimes.reference_run(X, y, lr, steps)[2]
+        assert steps >= 400 and losses[-1] < 5e-3, losses[-1]
+        X, y, _, _ = logreg_regimes.draw_regime(rng, "unscaled")
+        assert logreg_regimes.first_gradient_norm(X, y) > 1
+        assert logreg_regimes.draw_regime(rng, "one-step")[3] == 1
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"clip": 1.0}, "probe.input-class.large-gradient"),
+    ({"stop": 1e-2}, "stopped-early"),
+])
+def test_clipping_and_early_stops_fail_with_their_cause(kwargs, name):
+    for seed in range(4):
+        result = logreg_regimes.check_train_logreg_regimes(
+            lambda X, y, lr=0.5, steps=300: train(X, y, lr, steps, **kwargs),
+            np.random.default_rng(seed))
+        assert not result.passed and result.misconception == name, result.message
+
+
+def test_logreg_grads_at_the_trained_point():
+    """A closed form passes on leaves that require grad; a .numpy() port is named by its class;
+    one that calls backward on the caller's w changes w.grad and fails."""
+    def closed(X, y, w, b):
+        r = torch.sigmoid(X @ w + b) - y
+        return X.T @ r / X.shape[0], r.mean().reshape(1)
+
+    def numpy_port(X, y, w, b):
+        p = 1 / (1 + np.exp(-(X.numpy() @ w.numpy() + b.numpy())))
+        r = p - y.numpy()
+        return torch.from_numpy(X.numpy().T @ r / len(r)), torch.tensor([r.mean()])
+
+    def via_backward(X, y, w, b):
+        w.grad = b.grad = None
+        F.binary_cross_entropy_with_logits(X @ w + b, y).backward()
+        return w.grad.clone(), b.grad.clone()
+
+    check = logreg_regimes.check_logreg_grads_trained
+    assert check(closed, np.random.default_rng(0)).passed
+    assert check(numpy_port, np.random.default_rng(0)).misconception == \
+        "probe.input-class.requires-grad"
+    assert check(via_backward, np.random.default_rng(0)).misconception == "modified-input"
+
+
+def test_stand_in_ops_are_wrong_where_they_say():
+    """gradcheck with the contract's settings: right where each stand-in is right, wrong where
+    it is wrong; a looser eps or atol gives the other verdict at an x with a 0 entry."""
+    def gc(kind, x, eps=1e-6, atol=1e-8):
+        op = _functions({}, lambda x_, g: stand_in_gradient(kind, x_, g))["stand_in_apply"]
+        leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        return torch.autograd.gradcheck(op, (leaf,), eps=eps, atol=atol, raise_exception=False)
+
+    positive, mixed, zero = [0.5, 1.2, 2.5], [-1.5, -0.5, 0.7, 2.0], [-1.5, 0.0, 0.7, 2.0]
+    assert gc("negative", positive) and not gc("negative", mixed)
+    assert gc("lesson", zero) and not gc("lesson", zero, eps=1e-3)
+    assert gc("zero", mixed) and not gc("zero", zero)
+    assert gc("offset", mixed) and not gc("offset", zero)
+    assert gc("offset", zero, atol=1e-5)
+
+
+def make_check(eps=1e-6, atol=1e-8, move=lambda x: x):
+    def check_my_op(x):
+        leaf = move(x.detach().double()).requires_grad_()
+        return torch.autograd.gradcheck(my_op, (leaf,), eps=eps, atol=atol,
+                                        raise_exception=False)
+    return check_my_op
+
+
+def my_op(x):  # replaced by the stand-ins during each call (swap_globals)
+    raise AssertionError("the check swaps in its own op")
+
+
+@pytest.mark.parametrize("fn, passes, name", [
+    (make_check(), True, None),
+    (make_check(eps=1e-3), False, "probe.input-class.zero-entry"),
+    (make_check(atol=1e-5), False, "probe.input-class.zero-entry"),
+    (make_check(move=torch.abs), False, "probe.input-class.negative"),
+    # checked at the lesson's point whatever x is: wrong, and no probe can say why
+    (make_check(move=lambda x: torch.tensor([-1.5, -0.5, 0.7, 2.0], dtype=torch.float64)),
+     False, None),
+], ids=["contract", "eps-1e-3", "atol-1e-5", "abs", "fixed-point"])
+def test_check_my_op_at_x(fn, passes, name):
+    for seed in range(3):
+        result = selfcheck.check_check_my_op_at_x(fn, np.random.default_rng(seed))
+        assert result.passed == passes and result.misconception == name, result.message
+
+
+def predictor(style):
+    def predict(model, batch, where):
+        model.to(where).eval()
+        batch = batch.to(where)
+        if style == "no_grad":
+            with torch.no_grad():
+                return model(batch)
+        if style == "inference_mode":
+            with torch.inference_mode():
+                return model(batch)
+        if style == "frozen":  # nothing requires grad, so nothing is recorded
+            return model.requires_grad_(False)(batch)
+        return model(batch).detach()
+    return predict
+
+
+@pytest.mark.parametrize("style, name", [("no_grad", None), ("inference_mode", None),
+                                         ("frozen", None), ("detach", "graph-recorded")])
+def test_predict_recording_is_measured_through_the_answer(style, name):
+    result = recording.check_predict_no_graph(predictor(style), np.random.default_rng(1))
+    assert result.passed == (name is None) and result.misconception == name, result.message
+
+
+def test_make_optimizer_that_never_moves_the_model_fails_on_meta():
+    def lazy(model, where, lr=0.1):
+        return torch.optim.SGD(model.parameters(), lr=lr)
+
+    assert device.check_make_optimizer(lazy, np.random.default_rng(0), moved=False).passed
+    moved = device.check_make_optimizer(lazy, np.random.default_rng(0), moved=True)
+    assert not moved.passed and moved.misconception == "model-not-moved", moved.message
+
+
+def test_a_cached_pick_device_is_named():
+    answer = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # asked once
+    result = device.check_pick_device(lambda: answer, np.random.default_rng(0))
+    assert result.misconception == "availability-ignored", result.message
+
+
+def accumulate(w, X, y, sizes):
+    w.grad = None
+    total = sum(sizes)
+    for Xj, yj in zip(torch.split(X, sizes), torch.split(y, sizes)):
+        (F.binary_cross_entropy_with_logits(Xj @ w, yj) * len(yj) / total).backward()
+    return w.grad.clone()
+
+
+def consumes_sizes(w, X, y, sizes):
+    answer = accumulate(w, X, y, sizes)
+    sizes.clear()
+    return answer
+
+
+def leaves_hook(w, X, y, sizes):
+    w.grad = None
+    total = sum(sizes)
+    w.register_hook(lambda g: g / total)
+    for Xj, yj in zip(torch.split(X, sizes), torch.split(y, sizes)):
+        F.binary_cross_entropy_with_logits(Xj @ w, yj, reduction="sum").backward()
+    return w.grad.clone()
+
+
+@pytest.mark.parametrize("fn, phrase", [(accumulate, None), (consumes_sizes, "sizes became"),
+                                        (leaves_hook, "w has +1 hooks")])
+def test_accumulated_grad_twice_on_the_same_objects(fn, phrase):
+    result = microbatch.check_same_objects(fn, np.random.default_rng(0))
+    assert result.passed == (phrase is None), result.message
+    assert phrase is None or (phrase in result.message
+                              and result.misconception == "modified-input"), result.message
+
+
+def test_a_second_call_that_differs_is_named():
+    """State left where no snapshot looks (an attribute on w) shows as a second answer."""
+    def marks_w(w, X, y, sizes):
+        answer = accumulate(w, X, y, sizes)
+        if getattr(w, "_seen", False):
+            answer = answer * 2
+        w._seen = True
+        return answer
+
+    result = microbatch.check_same_objects(marks_w, np.random.default_rng(0))
+    assert not result.passed and result.misconception == "second-call-differs", result.message
+    assert "Called a second time on the same objects" in result.message
