@@ -10,6 +10,7 @@ broken function costs only the tests that needed it.
 from __future__ import annotations
 
 import ast
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import nbformat
 
 from ...checks.calling import RemoteError, WorkerLost, exception_summary
-from ...harness import collecting
+from ...harness import GraderFault, collecting
 from .remote import RemoteNamespace, _short
 from ..resultdoc import ResultDoc
 from .sandbox import Limits, SandboxError
@@ -197,7 +198,7 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
         try:
             spec.body.call_func(session.ensure())
             passed, message = True, "passed"
-        except SandboxError:
+        except (SandboxError, GraderFault):
             raise
         except AssertionError as exc:
             passed, message = False, str(exc) or "a public test assertion failed"
@@ -227,13 +228,17 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     sends back), deterministic for a notebook and seed."""
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
     outcomes: list[tuple[str, dict]] = []
+    with _LOCK:
+        _LIVE.add(session)
     try:
         for spec in tests:
             outcomes.append((spec.question, run_test(spec, session, seed)))
-    except SandboxError as exc:
+    except (SandboxError, GraderFault) as exc:  # the grader's fault, never a lost point
         return ResultDoc.grader_error(name, str(exc), assignment=assignment,
                                       seed=seed).to_dict()
     finally:
+        with _LOCK:
+            _LIVE.discard(session)
         output = session.close()
     problems = session.problems()
     sources = dict(session.cells)
@@ -243,6 +248,23 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
         notebook={"cells": [_named_entry(session.report[i], sources.get(i, ""))
                             for i in sorted(session.report)]},
         output=output).to_dict()
+
+
+_LIVE: set[Session] = set()  # the sessions of the judges running in this process
+_LOCK = threading.Lock()
+
+
+def abandon() -> int:
+    """Stop every judge running in this process at once (a second Ctrl-C: ``batch.interrupt``):
+    its time is up and its worker is killed, so its remaining tests fail fast and it returns a
+    document nobody writes. Returns how many were stopped."""
+    with _LOCK:
+        live = list(_LIVE)
+    for session in live:
+        session.deadline = 0.0
+        if session.client is not None:
+            session.client.kill()
+    return len(live)
 
 
 def _by_question(tests: list[TestSpec], outcomes: list[tuple[str, dict]]) -> dict:

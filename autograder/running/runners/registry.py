@@ -137,6 +137,9 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
     line when the requested one cannot run (never a silent fallback, and never a CPU run for
     a GPU request).
 
+    An image built from other sources than this checkout (``image_inputs.stale``) is refused,
+    whichever runner was asked for: it would grade with the old checks.
+
     ``auto`` -> ``docker-fork`` when an engine is reachable, the CPU image is built and the
     engine runs the judge container (started here, kept for the run), else ``docker`` when the
     first two hold, else ``sealed``.
@@ -146,7 +149,7 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
         return kind, ""
     if kind is None and requested != AUTO:
         return None, f"error: --runner {requested}: no such runner ({', '.join(CHOICES)})"
-    from . import docker_engine
+    from . import docker_engine, image_inputs
 
     gpu = kind is not None and kind.gpu()
     image = docker_engine.IMAGES["cuda" if gpu else "cpu"]
@@ -156,6 +159,8 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
         why = "no Docker engine is reachable"
     elif not docker_engine.has_image(client, image):
         why = f"the grading image {image} is not built (run `make image{'-gpu' if gpu else ''}`)"
+    elif stale := image_inputs.stale(client, image, "cuda" if gpu else "cpu"):
+        return None, f"error: {stale}"  # never graded with old checks, nor another runner
     elif gpu and docker_engine.cuda_on_cpu():
         return kind, (f"grading in containers of {image} ON THE CPU: "
                       f"{docker_engine.CUDA_ON_CPU_VARIABLE}=1 is set (for tests only)")
