@@ -254,8 +254,18 @@ def test_are_typos_one_line_before_any_work(build_dir, tmp_path):
     assert not (tmp_path / "out").exists()
     refused(run(["report", "-o", "nowhere"], tmp_path), "-o nowhere: no grading output")
     assert not (tmp_path / "nowhere").exists()
-    refused(run([*base[:-4], "-o", "/proc/nowhere"], tmp_path, build_dir),
-            "-o /proc/nowhere: cannot write there")
+
+
+@pytest.mark.needs_root
+def test_is_a_read_only_output_one_line_before_any_work(tmp_path):
+    """A read-only file system (a tmpfs mounted read-only in a mount namespace of its own)."""
+    (tmp_path / "ro").mkdir()
+    command = " ".join([*CLI, "grade", "-p", str(SOLUTION), "-o", "ro/out", "--runner",
+                        "sealed"])
+    proc = subprocess.run(["unshare", "-m", "sh", "-c",
+                           f"mount -t tmpfs -o ro,size=1m tmpfs ro && exec {command}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    refused(proc, "-o ro/out: cannot write there (Read-only file system)")
 
 
 # -- 6. every file in the folder is accounted for ---------------------------------------------
@@ -287,3 +297,54 @@ def test_is_every_file_of_the_folder_accounted_for(build_dir, tmp_path):
     canvas = (tmp_path / "out-a" / "autograd-exercises" / "canvas_gradebook.csv").read_text()
     assert "alan" not in canvas
     assert "alan.ipynb: this notebook is for 'autograd-porting'" in proc.stdout
+
+
+# -- 1. a grading image of other sources is refused before any work ---------------------------
+
+@pytest.fixture
+def labelled_image():
+    """Make a small image (debian, no grader in it) tagged as a grading image and carrying the
+    given inputs label; its repository name; removed afterwards (only what this test made)."""
+    import io
+
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.image_inputs import INPUTS_LABEL
+
+    client, made = engine(), []
+
+    def make(label: str) -> str:
+        repository = f"autograder-test-stale-{os.getpid()}-{len(made)}"
+        dockerfile = io.BytesIO(f"FROM debian:bookworm-slim\nLABEL {INPUTS_LABEL}={label}\n"
+                                .encode())
+        client.images.build(fileobj=dockerfile, tag=f"{repository}:cpu", rm=True)
+        made.append(f"{repository}:cpu")
+        return repository
+
+    yield make
+    for tag in made:
+        client.images.remove(tag, force=True)
+
+
+@pytest.mark.slow
+@pytest.mark.needs_docker(image=False)
+@pytest.mark.parametrize("runner", ["auto", "docker-fork", "docker"])
+def test_is_an_image_of_other_sources_refused_before_any_work(labelled_image, tmp_path, runner):
+    from autograder.running.runners.docker_engine import engine
+
+    repository = labelled_image("0" * 64)
+    proc = run(["grade", "-p", str(SOLUTION), "-o", "out", "--runner", runner], tmp_path,
+               env={"AUTOGRADER_IMAGE": repository})
+    refused(proc, f"the grading image {repository}:cpu was built from other sources",
+            "run `make image`")
+    assert not (tmp_path / "out").exists()
+    assert not engine().containers.list(all=True, filters={"ancestor": f"{repository}:cpu"})
+
+
+@pytest.mark.needs_docker(image=False)
+def test_is_an_image_of_this_checkout_accepted(labelled_image):
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.image_inputs import inputs_digest, stale
+
+    repository = labelled_image(inputs_digest("cpu"))
+    assert stale(engine(), f"{repository}:cpu", "cpu") is None
+    assert "built from other sources" in stale(engine(), f"{repository}:cpu", "cuda")

@@ -141,6 +141,7 @@ def _grade_folder(folder, layout, assignment, out, seed, runner, jobs, limits, s
     display.say(f"grading {now}{f' of {placed}' if now != placed else ''} submission(s) from "
                 f"{folder} with seed {seed} ({runner} runner, {jobs} job(s))")
     # Written first: a run stopped midway can be resumed with the same seed and roster.
+    out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "grading.json", json.dumps(
         {"seed": seed, "folder": str(folder), "runner": runner, "feedback": feedback,
          "roster": roster or {},

@@ -38,10 +38,13 @@ def check_question(question: str | None, questions: dict[str, list[str]]) -> Non
 
 
 def writable(out: Path) -> None:
-    """``out`` can hold the results: created if missing, a file written and removed in it."""
+    """``out`` can hold the results: a file can be made (and is removed) in it or, when it does
+    not exist yet, in the nearest folder above it that does; nothing is left behind."""
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
         raise Refused(f"-o {out}: cannot write there ({exc.strerror or exc})") from None
