@@ -348,3 +348,55 @@ def test_is_an_image_of_this_checkout_accepted(labelled_image):
     repository = labelled_image(inputs_digest("cpu"))
     assert stale(engine(), f"{repository}:cpu", "cpu") is None
     assert "built from other sources" in stale(engine(), f"{repository}:cpu", "cuda")
+
+
+# -- 2. `make gradescope` never ships a zip older than its master ------------------------------
+
+@pytest.mark.slow
+def test_does_make_gradescope_rebuild_a_zip_older_than_its_master(zips, tmp_path):
+    """A copy of the project whose exercises master was edited after its zip was built (no
+    `make assign`): the Gradescope zip must hold the edit."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("assignments", "autograder"):
+        shutil.copytree(ROOT / name, project / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
+    built = project / "build" / "autograd-exercises" / zips["autograd-exercises"].name
+    built.parent.mkdir(parents=True)
+    shutil.copy(zips["autograd-exercises"], built)
+    master = project / "assignments" / "autograd-exercises" / "autograd-exercises.ipynb"
+    text = master.read_text()
+    call = 'expect(env, \\"autograd-exercises\\", \\"q4_vjp/vjp_square_values\\")'
+    assert call in text
+    master.write_text(text.replace(call, call + "  # edited after the zip was built"))
+    os.utime(built, (time.time() - 60, time.time() - 60))
+    proc = subprocess.run([sys.executable, "-m", "autograder.authoring.gradescope",
+                           "autograd-exercises"], cwd=project, capture_output=True, text=True,
+                          timeout=900, env={**os.environ, "AUTOGRADER_PROJECT": str(project)})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "building the autograder zip (otter assign)" in proc.stderr
+    with zipfile.ZipFile(built.with_name("autograd-exercises-gradescope.zip")) as zf:
+        assert "# edited after the zip was built" in zf.read("tests/q4_vjp.py").decode()
+
+
+# -- 8. rough edges ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("edit, words", [
+    (("name: q4_vjp\\n\",\n    \"points: 4", "name: q4_vjp\\n\",\n    \"points: 5"),
+     "question q4_vjp: points: 5 in its BEGIN QUESTION cell, but its tests' points sum to 4 "
+     "(1 + 1.5 + 1.5); make them equal"),
+    (("**Written (2 points, graded by hand).** The loop", "**Written.** The loop"),
+     "question q1_written (written, 2 points): its prompt does not say so"),
+])
+def test_is_a_points_mistake_in_a_master_one_line_naming_the_question(tmp_path, edit, words):
+    master = tmp_path / "assignments" / "autograd-exercises" / "autograd-exercises.ipynb"
+    master.parent.mkdir(parents=True)
+    text = (ROOT / "assignments" / "autograd-exercises" / "autograd-exercises.ipynb").read_text()
+    assert edit[0] in text
+    master.write_text(text.replace(edit[0], edit[1]))
+    proc = run(["--project", str(tmp_path), "assign", "autograd-exercises"], tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {master}: {words}"), proc.stderr
+    assert not (tmp_path / "build").exists()  # otter never ran

@@ -7,17 +7,16 @@ returns its ``ResultDoc``, which the batch writes (a rejected file's too, withou
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import json
 import os
 import secrets
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from ...authoring.assign import ensure_zip
 from ...authoring.layout import Layout
 from ...checks.seeding import submission_seed
 from . import grades_csv
@@ -33,33 +32,6 @@ from ..runners.base import Setup
 from ..judge.sandbox import Limits
 from .selection import Selection, on_disk, pick, read_json, write_timings
 from ..submissions import Submission, duplicate_names, find, seed_of
-
-
-def ensure_zip(assignment: str, layout: Layout) -> Path:
-    """The assignment's autograder zip, built (without touching committed files) if missing
-    or older than its master."""
-    zip_path, master = layout.zip(assignment), layout.master(assignment)
-
-    def stale() -> bool:  # without the master (a pod given the zips) the zip is what there is
-        return not zip_path.exists() or (master.exists() and
-                                          zip_path.stat().st_mtime < master.stat().st_mtime)
-
-    if stale():
-        from ...authoring.assign import assign
-
-        zip_path.parent.mkdir(parents=True, exist_ok=True)
-        # two graders (or test workers) starting at once on a fresh checkout would run otter
-        # assign into the same folder: one builds, the other waits and finds it built
-        with open(zip_path.parent / ".assign.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if stale():
-                # stderr: with --json, stdout holds the summary and nothing else
-                print(f"{assignment}: building the autograder zip (otter assign) ...",
-                      file=sys.stderr, flush=True)
-                with tempfile.TemporaryDirectory() as tmp:
-                    assign(assignment, layout, templates=Path(tmp) / "templates",
-                           solution=Path(tmp) / "solution.ipynb")
-    return layout.zip(assignment)
 
 
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
@@ -147,8 +119,9 @@ def _grade_folder(folder, layout, assignment, out, seed, runner, jobs, limits, s
          "roster": roster or {},
          "seeds": "per submission: sha256(run seed, roster id or path)"},
         indent=2) + "\n")
-    left = [(s.name, s.problem.removeprefix(f"{s.name}: ")) for s in unplaced_subs]
-    left += [] if shard is not None else unplaced.ignored(folder)
+    left = sorted([(s.name, s.problem.removeprefix(f"{s.name}: ")) for s in unplaced_subs]
+                  + [(name, why) for name, why in unplaced.ignored(folder)
+                     if shard is None or shard.holds(name)])
     summary = {"seed": seed, "runner": runner, "out": str(out), "assignments": {},
                "unplaced": [f"{name}: {reason}" for name, reason in left],
                "not_submitted": [] if shard is not None else

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..files import write_atomic
-from .grades_csv import safe_row
+from .grades_csv import from_spreadsheet, safe_row
 
 #: ``OUT/unplaced.csv``: one row per file of the folder that was not graded, with the reason.
 FILE = "unplaced.csv"
@@ -58,6 +58,16 @@ def write(out: Path, entries: list[tuple[str, str]]) -> Path | None:
         return None
     write_atomic(path, csv_text(["file", "reason"], [list(e) for e in entries]))
     return path
+
+
+def read(path: Path) -> list[tuple[str, str]]:
+    """The entries of an ``unplaced.csv`` (none when it is missing)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return [(from_spreadsheet(r["file"]), from_spreadsheet(r["reason"]))
+                    for r in csv.DictReader(f)]
+    except OSError:
+        return []
 
 
 def lines(entries: list[tuple[str, str]], path: Path | None) -> list[str]:
