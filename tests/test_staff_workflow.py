@@ -358,7 +358,7 @@ def test_does_make_gradescope_rebuild_a_zip_older_than_its_master(zips, tmp_path
     `make assign`): the Gradescope zip must hold the edit."""
     project = tmp_path / "project"
     project.mkdir()
-    for name in ("assignments", "autograder"):
+    for name in ("assignments", "autograder", "docker"):
         shutil.copytree(ROOT / name, project / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(ROOT / "pyproject.toml", project / "pyproject.toml")
@@ -367,9 +367,9 @@ def test_does_make_gradescope_rebuild_a_zip_older_than_its_master(zips, tmp_path
     shutil.copy(zips["autograd-exercises"], built)
     master = project / "assignments" / "autograd-exercises" / "autograd-exercises.ipynb"
     text = master.read_text()
-    call = 'expect(env, \\"autograd-exercises\\", \\"q4_vjp/vjp_square_values\\")'
-    assert call in text
-    master.write_text(text.replace(call, call + "  # edited after the zip was built"))
+    test = "def test_vjp_square_values(env):"
+    assert test in text
+    master.write_text(text.replace(test, "def test_vjp_square_values_edited(env):"))
     os.utime(built, (time.time() - 60, time.time() - 60))
     proc = subprocess.run([sys.executable, "-m", "autograder.authoring.gradescope",
                            "autograd-exercises"], cwd=project, capture_output=True, text=True,
@@ -377,7 +377,7 @@ def test_does_make_gradescope_rebuild_a_zip_older_than_its_master(zips, tmp_path
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "building the autograder zip (otter assign)" in proc.stderr
     with zipfile.ZipFile(built.with_name("autograd-exercises-gradescope.zip")) as zf:
-        assert "# edited after the zip was built" in zf.read("tests/q4_vjp.py").decode()
+        assert "def test_vjp_square_values_edited(env):" in zf.read("tests/q4_vjp.py").decode()
 
 
 # -- 8. rough edges ----------------------------------------------------------------------------
@@ -400,3 +400,31 @@ def test_is_a_points_mistake_in_a_master_one_line_naming_the_question(tmp_path, 
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {master}: {words}"), proc.stderr
     assert not (tmp_path / "build").exists()  # otter never ran
+
+
+# -- 7. Gradescope: a passing case says so ------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.needs_root
+def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp_path):
+    """alan-turing's real result document (sealed judge), rendered by otter into Gradescope's
+    JSON as the zip's run_autograder does: in a question with a failing case, is every
+    passing case's result "passed" rather than an empty line?"""
+    from autograder.running.entry.run_autograder import gradescope_results, otter_results
+
+    sample = ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb"
+    proc = run(["grade", "-p", str(sample), "-o", "out", "--runner", "sealed", "--seed", "1",
+                "--no-reports"], tmp_path, build_dir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "out" / "autograd-exercises" / "results" /
+                      "alan-turing.ipynb.json").read_text())
+    with zipfile.ZipFile(zips["autograd-exercises"]) as zf:
+        zf.extractall(tmp_path / "source")
+    config = json.loads((tmp_path / "source" / "otter_config.json").read_text())
+    tests = tmp_path / "source" / "tests"
+    results = gradescope_results(otter_results(tests, doc), config, tests, "after_published")
+    output = next(t["output"] for t in results["tests"] if t["name"] == "q1_accumulation")
+    passed = [t["name"] for t in doc["questions"]["q1_accumulation"]["tests"] if t["passed"]]
+    assert passed and len(passed) < len(doc["questions"]["q1_accumulation"]["tests"])
+    for name in passed:
+        assert f"{name} result:\n        passed" in output, output
