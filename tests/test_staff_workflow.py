@@ -428,3 +428,57 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
     assert passed and len(passed) < len(doc["questions"]["q1_accumulation"]["tests"])
     for name in passed:
         assert f"{name} result:\n        passed" in output, output
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.needs_docker
+def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_path):
+    """docker-fork: the first Ctrl-C lets the submission in flight finish and be written, the
+    second abandons the next one; no container of this grader is left, running or not."""
+    from conftest import owned_containers
+
+    subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "d1.ipynb": SOLUTION})
+    _sleeper(subs / "b-slow.ipynb", 8)
+    _sleeper(subs / "c-slower.ipynb", 100)
+    proc = subprocess.Popen([*CLI, "--build", str(build_dir), "grade", "-p", "subs", "-o", "out",
+                             "--runner", "docker-fork", "--jobs", "1", "--no-reports"],
+                            cwd=tmp_path, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "[autograd-exercises 1/4]" in line:  # a0 done, b-slow in flight
+            time.sleep(1)
+            os.killpg(proc.pid, signal.SIGINT)
+        if "stopping (Ctrl-C)" in line:
+            break
+    lines += proc.stdout.readlines()
+    output = "".join(lines)
+    assert proc.wait(timeout=300) == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert sorted(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) \
+        == ["a0.ipynb", "b-slow.ipynb"]
+    assert not owned_containers(proc.pid)
+    # --resume: c-slower is in flight when the first Ctrl-C comes, the second abandons it
+    proc = subprocess.Popen([*CLI, "--build", str(build_dir), "grade", "-p", "subs", "-o", "out",
+                             "--runner", "docker-fork", "--jobs", "1", "--no-reports",
+                             "--resume"], cwd=tmp_path, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "grading 2 of 4 submission(s)" in line:
+            time.sleep(8)
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(1)
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+    lines += proc.stdout.readlines()
+    output = "".join(lines)
+    assert proc.wait(timeout=300) == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert "abandoning the 1 submission(s) being graded" in output
+    assert not (tmp_path / "out" / "autograd-exercises" / "results" /
+                "c-slower.ipynb.json").exists()
+    assert not owned_containers(proc.pid)
