@@ -99,36 +99,57 @@ def _sleeper(path: Path, seconds: float) -> None:
     nbformat.write(nb, path)
 
 
-def _workers() -> set[int]:
-    """Pids of fork servers and workers started from this checkout's venv."""
-    found = set()
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` now: the fork server, the workers (sessions of their own,
+    but still its children)."""
+    parents = {}
     for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
-            cmd = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if b"fork_server" in cmd and str(Path(sys.prefix)).encode() in cmd:
-            found.add(int(entry.name))
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier}
+        found |= frontier
     return found
 
 
+def _alive(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (not zombies waiting for init)."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
 def _interrupt(args: list[str], cwd: Path, build: Path, after: str, presses: int,
-               gap: float = 1.0) -> tuple[int, str]:
+               gap: float = 1.0) -> tuple[int, str, set[int]]:
     """Run ``autograder`` in a process group of its own, as a terminal would; press Ctrl-C
-    (SIGINT to the group) ``presses`` times once ``after`` shows in its output."""
+    (SIGINT to the group) ``presses`` times once ``after`` shows in its output. Returns its
+    exit status, its output and the processes below it when each Ctrl-C came."""
     proc = subprocess.Popen([*CLI, "--build", str(build), *args], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
-    lines = []
+    lines, below = [], set()
     for line in proc.stdout:
         lines.append(line)
         if after in line:
             for _ in range(presses):
                 time.sleep(gap)
+                below |= _descendants(proc.pid)
                 os.killpg(proc.pid, signal.SIGINT)
             break
     lines += proc.stdout.readlines()
-    return proc.wait(timeout=300), "".join(lines)
+    return proc.wait(timeout=300), "".join(lines), below
 
 
 @pytest.mark.slow
@@ -140,7 +161,7 @@ def test_does_one_ctrl_c_stop_write_what_is_done_and_resume(build_dir, tmp_path)
     args = ["grade", "-p", "subs", "-o", "out", "--runner", "sealed", "--jobs", "1",
             "--seed", "9", "--no-reports"]
     # one job: b-slow is being graded when Ctrl-C comes, the c's wait their turn
-    status, output = _interrupt(args, tmp_path, build_dir, "[autograd-exercises 1/6]", 1)
+    status, output, _ = _interrupt(args, tmp_path, build_dir, "[autograd-exercises 1/6]", 1)
     assert status == 130, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
     assert "stopping (Ctrl-C): nothing new starts; the 1 submission(s) being graded" in output
@@ -164,8 +185,7 @@ def test_does_a_second_ctrl_c_abandon_what_is_in_flight_without_a_traceback(buil
                                                                              tmp_path):
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "c1.ipynb": SOLUTION})
     _sleeper(subs / "b-slow.ipynb", 100)
-    before = _workers()
-    status, output = _interrupt(["grade", "-p", "subs", "-o", "out", "--runner", "sealed",
+    status, output, below = _interrupt(["grade", "-p", "subs", "-o", "out", "--runner", "sealed",
                                  "--jobs", "1", "--no-reports"], tmp_path, build_dir,
                                 "[autograd-exercises 1/3]", 2, gap=1.5)
     assert status == 130, output
@@ -176,7 +196,8 @@ def test_does_a_second_ctrl_c_abandon_what_is_in_flight_without_a_traceback(buil
         == ["a0.ipynb.json"]
     assert list(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) \
         == ["a0.ipynb"]
-    assert not _workers() - before  # the sleeper's worker and the fork server are gone
+    assert below  # the fork server and the sleeper's worker, at least
+    assert not _alive(below)  # all gone
 
 
 # -- 4. rosters ---------------------------------------------------------------------------------

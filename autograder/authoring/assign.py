@@ -41,7 +41,9 @@ def run_otter_assign(master: Path, out_dir: Path) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [sys.executable, "-m", "otter", "assign", master.name, str(out_dir)],
-        cwd=master.parent, capture_output=True, text=True,
+        # a session of its own: a Ctrl-C meant for `autograder grade` (which finishes the
+        # zip, then stops) does not kill it midway; subprocess.run kills it when we stop
+        cwd=master.parent, capture_output=True, text=True, start_new_session=True,
     )
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])

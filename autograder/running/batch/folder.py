@@ -171,12 +171,14 @@ def _grade_groups(groups, picks, layout, out, kind, jobs, limits, seed, selectio
         for plan in plans:
             plan.summary = plan.finish(lambda: interrupt.react(stop, plans, display.say))
     finally:
-        if stop.abandoned:  # their containers go now; the threads end without writing
+        if stop.abandoned:  # their workers and containers go now; the threads end unwritten
             for plan in plans:
                 plan.close()
-        pool.shutdown(wait=not stop.abandoned, cancel_futures=True)
-        for plan in plans:
-            plan.close()
+            pool.shutdown(wait=False, cancel_futures=True)
+        else:
+            pool.shutdown(wait=True, cancel_futures=True)
+            for plan in plans:
+                plan.close()
     return plans
 
 
