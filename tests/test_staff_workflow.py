@@ -452,7 +452,6 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
 
 
 @pytest.mark.slow
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_path):
     """docker-fork: the first Ctrl-C lets the submission in flight finish and be written, the
