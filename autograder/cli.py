@@ -290,6 +290,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outside grading (which stops cleanly itself): files are
+        # written atomically, so what was written is whole; one line, no traceback
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
