@@ -265,6 +265,7 @@ def test_is_the_roster_kept_with_the_run_and_who_did_not_submit_listed(build_dir
 # -- 5. typos that would do nothing ------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.needs_root
 def test_are_typos_one_line_before_any_work(build_dir, tmp_path):
     subs = folder_of(tmp_path, {"ada.ipynb": SOLUTION})
     base = ["grade", "-p", str(subs), "-o", "out", "--runner", "sealed"]
@@ -275,6 +276,10 @@ def test_are_typos_one_line_before_any_work(build_dir, tmp_path):
     assert not (tmp_path / "out").exists()
     refused(run(["report", "-o", "nowhere"], tmp_path), "-o nowhere: no grading output")
     assert not (tmp_path / "nowhere").exists()
+    # spelled right, --question works with the default runner: auto picks the sealed one
+    proc = run([*base[:-2], "--question", "q5_numpy", "--no-reports"], tmp_path, build_dir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "--question q5_numpy: grading with the local sealed runner" in proc.stdout
 
 
 @pytest.mark.needs_root

@@ -91,7 +91,7 @@ def _grade_folder(folder, layout, assignment, out, seed, runner, jobs, limits, s
         preflight.check_question(selection.question, {
             a: sorted(zip_points(ensure_zip(a, layout))) for a in groups})
     preflight.writable(out)
-    kind, why = registry.resolve(runner)
+    kind, why = registry.resolve(runner, selection.question)
     if kind is None:
         print(why, file=sys.stderr)
         return 2
