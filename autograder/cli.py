@@ -170,7 +170,13 @@ def _roster(path: str | None) -> dict[str, str] | None:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from .reporting.documents import assignment_dirs
+
     out = Path(args.output)
+    if not assignment_dirs(out):  # a typo'd -o: nothing to report, and nothing is written
+        raise UsageError(f"-o {out}: no grading output there (no <assignment>/final_grades.csv)"
+                         f"; grade first: autograder grade -p FOLDER -o {out}")
+    _roster(args.roster)  # a bad roster: one line, before any report is rewritten
     if args.written:  # every scores file checked before anything is written
         from .reporting import written
 
@@ -252,12 +258,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade only this submission (path, file name or stem; repeatable); "
                         "the others' results are kept")
     p.add_argument("--question", metavar="Q",
-                   help="regrade only question Q, merging into the existing results")
+                   help="regrade only question Q, merging into the existing results (the "
+                        "sealed runner only: --runner sealed, as root)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON summary on stdout and nothing else (progress on stderr)")
     p.add_argument("--roster", metavar="FILE",
-                   help="CSV with columns file,student_id: the Canvas gradebook's ids, and "
-                        "what each submission's hidden inputs are derived from")
+                   help="CSV with exactly the columns file,student_id: the Canvas gradebook's "
+                        "ids, and what each submission's hidden inputs are derived from "
+                        "(checked before any work; recorded in OUT/grading.json, which "
+                        "--resume, --only and --question reuse when none is given)")
     p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: the run's recorded choice, else full)")
     p.add_argument("--no-reports", action="store_true",
@@ -281,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="write feedback, class reports and exports from OUT")
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
     p.add_argument("--roster", metavar="FILE",
-                   help="CSV with columns file,student_id for the Canvas gradebook")
+                   help="CSV with columns file,student_id for the Canvas gradebook (default: "
+                        "the roster the grading run recorded in OUT/grading.json)")
     p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
@@ -301,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outside grading (which stops cleanly itself): files are
+        # written atomically, so what was written is whole; one line, no traceback
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .checks import find
-from .checks.result import CheckResult
+from .checks.calling import RemoteError, WorkerLost
+from .checks.result import GRADER, CheckResult
 from .checks.seeding import generator
 
 SEED_VARIABLE = "AUTOGRADER_SEED"
@@ -81,12 +82,28 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
     return check({n: env[n] for n in check.needs}, generator(seed))
 
 
+class GraderFault(Exception):
+    """The grader's own code failed in a hidden test (a check the registry does not hold, a
+    check that raised, a result marked as the grader's fault): never the student's lost point.
+    The judge turns it into a grader error for the whole submission (exit status 3)."""
+
+
 def expect(env: dict[str, Any], assignment: str, key: str) -> None:
-    """Run the check ``key`` for otter; raise ``AssertionError`` with its message on failure."""
+    """Run the check ``key`` for otter; raise ``AssertionError`` with its message on failure,
+    ``GraderFault`` when the grader itself failed."""
     state = _COLLECTING.get()
-    result = run_check(env, assignment, key, state.seed if state else grading_seed())
+    try:
+        result = run_check(env, assignment, key, state.seed if state else grading_seed())
+    except (RemoteError, WorkerLost, MemoryError):
+        raise  # the student's code raised or its process died: the judge's own verdicts
+    except Exception as exc:  # noqa: BLE001 - anything else is the grader's own code failing
+        raise GraderFault(f"hidden test {assignment} {key}: the grader failed "
+                          f"({type(exc).__name__}: {exc}); is the grading image or zip older "
+                          f"than the checks?") from exc
     if state is not None:
         state.results.append(result)
+    if not result.passed and result.fault == GRADER:
+        raise GraderFault(f"hidden test {assignment} {key}: {result.message}")
     if not result.passed:
         detail = f"\n{result.traceback}" if result.traceback else ""
         raise AssertionError(result.message + detail)

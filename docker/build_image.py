@@ -21,7 +21,6 @@ Never imports torch.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -31,9 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from autograder.running.runners import cuda_host  # noqa: E402
+from autograder.running.runners import cuda_host, image_inputs  # noqa: E402
 from autograder.running.runners.docker_engine import (  # noqa: E402
     CUDA_LABEL, IMAGES, engine, gpu_problem)
+from autograder.running.runners.image_inputs import INPUTS_LABEL  # noqa: E402
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel  # noqa: E402
 
@@ -151,35 +151,22 @@ def base_image(client, bootstrap: list[str] | None = None) -> str:
     return "debootstrapped"
 
 
-#: The image label holding the hash of what it was built from (``inputs_digest``).
-INPUTS_LABEL = "autograder.inputs-sha256"
-
-
-def _source_files() -> list[Path]:
-    """What our wheel and the image are made of, in a stable order (no caches)."""
-    files = [ROOT / "pyproject.toml", ROOT / "docker" / "Dockerfile", LOCK]
-    files += sorted(p for p in (ROOT / "autograder").rglob("*")
-                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
-    return files
-
-
 def inputs_digest(variant: str) -> str:
-    """SHA-256 of everything the image is built from: the sources above (path and bytes), the
-    variant and its torch spec. Same digest, same image: the build would be all cache hits."""
-    h = hashlib.sha256(f"{variant}\0{torch_spec(variant)}\0".encode())
-    for path in _source_files():
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+    """The hash this checkout's image of ``variant`` is labelled with (``image_inputs``: the
+    same comparison `autograder grade` makes before it grades in a container)."""
+    return image_inputs.inputs_digest(variant, ROOT)
 
 
 def up_to_date(client, variant: str, digest: str) -> bool:
-    """Whether ``IMAGES[variant]`` exists and carries ``digest`` as its inputs label."""
+    """Whether ``IMAGES[variant]`` exists and carries ``digest`` as its inputs label (and,
+    for CUDA, ``$CUDA_BUILD`` as its build: the digest names torch's CUDA build by variant
+    only, as `autograder grade` compares it without knowing the build asked for)."""
     try:
         labels = client.images.get(IMAGES[variant]).labels or {}
     except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
         return False
-    return labels.get(INPUTS_LABEL) == digest
+    return labels.get(INPUTS_LABEL) == digest and all(
+        labels.get(key) == value for key, value in cuda_labels(variant).items())
 
 
 def _image_id(client, tag: str) -> str | None:

@@ -75,7 +75,9 @@ def image_problem(variant: str = "cpu") -> str | None:
     except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
         make = {"cpu": "make image", "cuda": "make image-gpu"}[variant]
         return f"the grading image {IMAGES[variant]} is not built: run `{make}`"
-    return None
+    from autograder.running.runners.image_inputs import stale
+
+    return stale(engine(), IMAGES[variant], variant)  # graders refuse an image of other sources
 
 
 def root_problem() -> str | None:

@@ -241,17 +241,19 @@ def _flat(x):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("class")
-def test_does_the_canvas_export_refuse_a_roster_that_gives_two_files_one_id(batch, tmp_path):
+def test_is_a_roster_that_gives_two_files_one_id_refused_before_any_report(batch, tmp_path):
     _, out = batch
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
     roster = tmp_path / "roster.csv"
     roster.write_text("file,student_id\nfirst.ipynb,s1\nagain/second.ipynb,s1\n")
+    before = (copy / A / "canvas_gradebook.csv").read_bytes()
     proc = subprocess.run([sys.executable, "-m", "autograder", "report", "-o", str(copy),
                            "--roster", str(roster)], capture_output=True, text=True)
-    assert proc.returncode == 4
-    assert "share the SIS User ID 's1'" in proc.stderr and len(proc.stderr.splitlines()) == 1
-    assert not (copy / A / "canvas_gradebook.csv").exists()
+    # the roster itself is refused, before any report is rewritten
+    assert proc.returncode == 2
+    assert "the id 's1' is also on line 2" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert (copy / A / "canvas_gradebook.csv").read_bytes() == before
     roster.write_text("file,student_id\nfirst.ipynb,s1\n")
     proc = subprocess.run([sys.executable, "-m", "autograder", "report", "-o", str(copy),
                            "--roster", str(roster)], capture_output=True, text=True)

@@ -90,3 +90,44 @@ def test_does_the_class_report_render_and_match_the_csv(graded, tmp_path):
     assert header == expected[0]
     assert rows == [r for r in expected[1:] if r[0] != "points-per-question"]
     assert (tmp_path / "class_report.png").read_bytes()[:4] == b"\x89PNG"
+
+
+#: For each header cell of the grades table, its text as laid out: one string per line.
+HEADER_LINES = """
+return Array.from(document.querySelectorAll('#grades th'), th => {
+  const lines = [];
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const top = Math.round(range.getBoundingClientRect().top);
+      if (!lines.length || lines[lines.length - 1][0] !== top) lines.push([top, '']);
+      lines[lines.length - 1][1] += node.data[i];
+    }
+  }
+  return lines.map(line => line[1]);
+});
+"""
+
+
+def test_do_the_class_report_headers_wrap_only_between_words(graded, tmp_path):
+    """In a window too narrow for the table, do the column headers wrap only after an
+    underscore (``total_ points_ earned``), never inside a word (``accumu lation``)?"""
+    webdriver, options, driver_path = browser()
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    page = webdriver.Chrome(options=options,
+                            service=webdriver.ChromeService(executable_path=driver_path))
+    try:
+        page.set_window_size(500, 2000)
+        page.get((graded / "autograd-exercises" / "report" / "class_report.html").as_uri())
+        headers = page.execute_script(HEADER_LINES)
+    finally:
+        page.quit()
+    with open(graded / "autograd-exercises" / "final_grades.csv", newline="") as f:
+        expected = next(csv.reader(f))
+    assert ["".join(lines) for lines in headers] == expected
+    assert any(len(lines) > 1 for lines in headers)  # narrow enough that some wrap
+    for lines in headers:
+        assert all(line.endswith("_") for line in lines[:-1]), lines

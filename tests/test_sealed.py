@@ -83,11 +83,15 @@ def test_template_scores_zero_and_every_bad_file_gets_a_row(build_dir, tmp_path)
     expected = {"notes.ipynb": "not a notebook: invalid JSON",
                 "latin1.ipynb": "not UTF-8 text",
                 "old.ipynb": "nbformat 3 is not supported",
-                "porting.ipynb": "this notebook is for 'autograd-porting'",
                 "huge.ipynb": "a notebook over 20 MB is refused"}
     for name, problem in expected.items():
         assert problem in rows[name]["grading_status"], rows[name]
         assert rows[name]["total_points_earned"] == "0"
+    # the other assignment's notebook is no submission of this one: listed, not a 0 here
+    assert "porting.ipynb" not in rows
+    unplaced = (out / "unplaced.csv").read_text()
+    assert "porting.ipynb,\"this notebook is for 'autograd-porting', not 'autograd-exercises'" \
+        in unplaced
     assert "2 autograd-exercises submissions are named ada.ipynb" in proc.stdout
 
 

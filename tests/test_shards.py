@@ -139,7 +139,7 @@ def comparable(out: Path) -> dict[str, bytes]:
     for path in sorted(out.rglob("*")):
         rel = path.relative_to(out).as_posix()
         if path.is_file() and (rel.endswith(("final_grades.csv", "canvas_gradebook.csv",
-                                             "results.jsonl", "unidentified.txt"))
+                                             "results.jsonl", "unplaced.csv"))
                                or "/results/" in f"/{rel}"):
             files[rel] = path.read_bytes()
     return files

@@ -10,6 +10,7 @@ for byte.
 
 from __future__ import annotations
 
+import fcntl
 import filecmp
 import os
 import shutil
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import points
 from .layout import Layout
 
 #: otter's placeholder for a written answer; the solution notebook keeps the answer instead.
@@ -39,7 +41,9 @@ def run_otter_assign(master: Path, out_dir: Path) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [sys.executable, "-m", "otter", "assign", master.name, str(out_dir)],
-        cwd=master.parent, capture_output=True, text=True,
+        # a session of its own: a Ctrl-C meant for `autograder grade` (which finishes the
+        # zip, then stops) does not kill it midway; subprocess.run kills it when we stop
+        cwd=master.parent, capture_output=True, text=True, start_new_session=True,
     )
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
@@ -94,8 +98,12 @@ def assign(assignment: str, layout: Layout, *, templates: Path | None = None,
         templates: where to write the student template folder (default: the committed one).
         solution: where to write the solution notebook (default: the committed one).
     """
-    out = layout.otter_output(assignment)
-    run_otter_assign(layout.master(assignment), out)
+    out, master = layout.otter_output(assignment), layout.master(assignment)
+    wrong = points.problems(nbformat.read(master, as_version=4))
+    if wrong:  # before otter, whose own error is a long traceback naming no question
+        more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
+        raise AssignError(f"{master}: {wrong[0]}{more}")
+    run_otter_assign(master, out)
 
     templates = templates or layout.templates(assignment)
     if templates.exists():
@@ -150,3 +158,28 @@ def _tree_differences(committed: Path, fresh: Path, label: str) -> list[str]:
     return [f"{label}/{n}" for n in sorted(names)
             if not (committed / n).is_file() or not (fresh / n).is_file()
             or not filecmp.cmp(committed / n, fresh / n, shallow=False)]
+
+
+def ensure_zip(assignment: str, layout: Layout) -> Path:
+    """The assignment's autograder zip, built (without touching committed files) if missing
+    or older than its master."""
+    zip_path, master = layout.zip(assignment), layout.master(assignment)
+
+    def stale() -> bool:  # without the master (a pod given the zips) the zip is what there is
+        return not zip_path.exists() or (master.exists() and
+                                          zip_path.stat().st_mtime < master.stat().st_mtime)
+
+    if stale():
+        zip_path.parent.mkdir(parents=True, exist_ok=True)
+        # two graders (or test workers) starting at once on a fresh checkout would run otter
+        # assign into the same folder: one builds, the other waits and finds it built
+        with open(zip_path.parent / ".assign.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if stale():
+                # stderr: with --json, stdout holds the summary and nothing else
+                print(f"{assignment}: building the autograder zip (otter assign) ...",
+                      file=sys.stderr, flush=True)
+                with tempfile.TemporaryDirectory() as tmp:
+                    assign(assignment, layout, templates=Path(tmp) / "templates",
+                           solution=Path(tmp) / "solution.ipynb")
+    return layout.zip(assignment)

@@ -27,6 +27,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from .assign import ensure_zip
 from .layout import ASSIGNMENTS, Layout, check_assignment
 
 PYTHON = "/opt/autograder-env/bin/python"
@@ -134,10 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(layout.root, Path(tmp))
         for name in names:
-            src = layout.zip(name)
-            if not src.exists():
-                print(f"error: {src} is missing: run `make assign` first", file=sys.stderr)
-                return 2
+            # as `autograder grade` does: rebuilt when missing or older than its master, so an
+            # edit made without `make assign` is never shipped stale
+            src = ensure_zip(name, layout)
             dst = gradescope_zip(src, src.with_name(f"{name}-gradescope.zip"),
                                  hidden_visibility=args.hidden_visibility, root=layout.root,
                                  wheel=wheel)

@@ -19,7 +19,8 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
 
     Args:
         out: the grading run's output folder.
-        roster: optional CSV (``file,student_id``) for the Canvas gradebook's identifiers.
+        roster: optional CSV (``file,student_id``) for the Canvas gradebook's identifiers;
+            ``None``: the roster the grading run recorded in ``out/grading.json``, if any.
         detail: how much feedback shows (``feedback.DETAIL``); ``None``: what the grading run
             recorded in ``out/grading.json``, else ``full``.
         say: where to tell what the Canvas export used (``print`` by default).
@@ -33,7 +34,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
             (``exports.CanvasError``) or some feedback files could not be written.
     """
     say = say or print
-    ids = exports.read_roster(roster) if roster else None
+    ids = exports.read_roster(roster) if roster else _recorded_roster(out)
     detail = detail or _recorded_detail(out)
     written, refused = [], []
     seed = by_hand.seed_of(out)
@@ -62,11 +63,24 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
     return written
 
 
-def _recorded_detail(out: Path) -> str:
-    """The feedback detail the grading run recorded, else ``full``."""
+def _recorded(out: Path) -> dict:
+    """What the grading run recorded in ``out/grading.json`` (``{}`` without one)."""
     try:
         run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "full"
-    detail = run.get("feedback") if isinstance(run, dict) else None
+        return {}
+    return run if isinstance(run, dict) else {}
+
+
+def _recorded_detail(out: Path) -> str:
+    """The feedback detail the grading run recorded, else ``full``."""
+    detail = _recorded(out).get("feedback")
     return detail if detail in feedback.DETAIL else "full"
+
+
+def _recorded_roster(out: Path) -> dict[str, str] | None:
+    """The roster the grading run recorded (file -> id), or ``None``."""
+    roster = _recorded(out).get("roster")
+    if not isinstance(roster, dict) or not roster:
+        return None
+    return {str(k): str(v) for k, v in roster.items()}

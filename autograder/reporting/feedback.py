@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from .. import checks
 from ..running.batch.stale import remove_empty, strays
@@ -241,8 +242,15 @@ def environment(autoescape: bool) -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=autoescape,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
-    env.filters.update(md=_md, num=_num, fence=_fence, capitalize_first=_capitalize_first)
+    env.filters.update(md=_md, num=_num, fence=_fence, capitalize_first=_capitalize_first,
+                       breakable=_breakable)
     return env
+
+
+def _breakable(text) -> Markup:
+    """``text`` escaped, where a line may break only after ``_`` or ``/``: a column header
+    (``total_points_earned``, ``q1_accumulation``) wraps between its words, never inside one."""
+    return Markup("<wbr>").join(re.split(r"(?<=[_/])", str(text)))
 
 
 def render_markdown(fb: Feedback) -> str:

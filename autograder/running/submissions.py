@@ -30,6 +30,8 @@ class Submission:
         problem: why it cannot be graded, or ``None``.
         seed: the seed its hidden inputs are drawn from (``batch`` derives it from the run's
             seed and the submission's identity); ``None``: the runner's own seed.
+        other: the assignment it is for, when that is not the one graded (``-a``): it is no
+            submission of that one (no row, no 0 in its gradebook); ``batch.unplaced``.
     """
 
     path: Path
@@ -37,6 +39,7 @@ class Submission:
     assignment: str | None
     problem: str | None = None
     seed: int | None = None
+    other: str | None = None
 
 
 def seed_of(sub: Submission, run_seed: int) -> int:
@@ -196,7 +199,9 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     found = meta.get("assignment_name") if isinstance(meta, dict) else None
     found = found if isinstance(found, str) else None
     if assignment and found and found != assignment:
-        return bad(f"this notebook is for {found[:100]!r}, not {assignment!r}", found)
+        return Submission(path, name, assignment, f"{name}: this notebook is for "
+                          f"{found[:100]!r}, not {assignment!r} (-a); grade it without -a, "
+                          f"or with -a {found[:100]}", other=found)
     chosen = assignment or found
     if chosen not in ASSIGNMENTS:
         return bad("cannot tell the assignment: no otter assignment_name in the notebook's "

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...reporting.documents import load_grades
-from . import grades_csv
+from . import grades_csv, unplaced
 from ..files import write_atomic
 from ..results import Graded
 from ..resultdoc import DocumentError, ResultDoc
@@ -133,10 +133,8 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
         grades_csv.write(target / "final_grades.csv", rows, possible)
         say(f"{assignment}: {len(rows)} submission(s) from {len(folders)} shard(s): wrote "
             f"{target / 'final_grades.csv'}")
-    unidentified = sorted(line for folder in folders
-                          for line in _lines(folder / "unidentified.txt"))
-    if unidentified:
-        write_atomic(out / "unidentified.txt", "".join(f"{line}\n" for line in unidentified))
+    unplaced.write(out, sorted(entry for folder in folders  # each shard lists its part
+                               for entry in unplaced.read(folder / unplaced.FILE)))
     first = read_json(folders[0] / "grading.json") or {}
     runners = sorted({m.get("runner") for m in manifests if m.get("runner")})
     write_atomic(out / "grading.json", json.dumps(
@@ -219,9 +217,3 @@ def _row(path: Path, name: str) -> Graded:
         raise MergeError(f"{path}: holds the result of {doc.file}, not {name}")
     return doc.row()
 
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
-    except OSError:
-        return []

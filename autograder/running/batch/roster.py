@@ -9,32 +9,85 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..files import write_atomic
+from .unplaced import SHOWN, csv_text
+
+
+COLUMNS = ("file", "student_id")
+
 
 def read_roster(path: Path) -> dict[str, str]:
     """A roster CSV with columns ``file`` and ``student_id``: file (path, name or stem) -> id.
 
     Raises:
-        ValueError: when a column is missing (the message names the file).
+        ValueError: one line naming the file and its first problem: a missing or unknown
+            column, a row with no file or no id, a file or an id on two rows.
     """
     with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
-    if rows and not {"file", "student_id"} <= set(rows[0]):
-        raise ValueError(f"{path}: a roster needs the columns file,student_id")
-    return {(r["file"] or "").strip(): (r["student_id"] or "").strip() for r in rows
-            if (r["file"] or "").strip() and (r["student_id"] or "").strip()}
+        reader = csv.DictReader(f)
+        rows = [(reader.line_num, row) for row in reader]
+        columns = list(reader.fieldnames or ())
+    unknown = [c for c in columns if c.strip() not in COLUMNS]
+    if set(COLUMNS) - {c.strip() for c in columns} or unknown:
+        found = f"; unknown: {', '.join(map(repr, unknown))}" if unknown else ""
+        raise ValueError(f"{path}: a roster has exactly the columns file,student_id (found "
+                         f"{', '.join(map(repr, columns)) or 'none'}{found})")
+    roster: dict[str, str] = {}
+    owners: dict[str, int] = {}
+    for line, raw in rows:
+        if raw.get(None):  # csv's key for the cells past the header's
+            raise ValueError(f"{path}: line {line} has more cells than the header")
+        row = {k.strip(): (v or "").strip() for k, v in raw.items()}
+        if not (row["file"] or row["student_id"]):
+            continue  # a line of empty cells
+        if not row["file"] or not row["student_id"]:
+            missing = "file" if not row["file"] else "student_id"
+            raise ValueError(f"{path}: line {line} has no {missing}")
+        if row["file"] in roster:
+            raise ValueError(f"{path}: line {line}: {row['file']!r} is on two rows")
+        if row["student_id"] in owners:
+            raise ValueError(f"{path}: line {line}: the id {row['student_id']!r} is also on "
+                             f"line {owners[row['student_id']]}")
+        roster[row["file"]] = row["student_id"]
+        owners[row["student_id"]] = line
+    return roster
+
+
+def match(names: list[str], roster: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Which roster row each submission (its name under the folder) is, and the rows no
+    submission matched (who did not submit, by ``file`` key).
+
+    Raises:
+        ValueError: two submissions match one roster row (``a/hw.ipynb``, ``b/hw.ipynb`` and
+            the row ``hw``): both would draw the same hidden inputs and share one id.
+    """
+    owner: dict[str, str] = {}
+    for name in names:
+        key = roster_key(name, roster)
+        if key is None:
+            continue
+        if key in owner:
+            raise ValueError(f"the roster row {key!r} (id {roster[key]!r}) matches two "
+                             f"submissions, {owner[key]} and {name}: name each by its path")
+        owner[key] = name
+    return owner, [key for key in roster if key not in owner]
+
+
+def roster_key(file: str, roster: dict[str, str] | None) -> str | None:
+    """The roster row (its ``file``) that ``file`` is: its path, else its name, else its
+    stem; ``None`` when the roster does not list it."""
+    if not roster:
+        return None
+    name = file.rsplit("/", 1)[-1]
+    stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
+    return next((key for key in (file, name, stem) if key in roster), None)
 
 
 def roster_id(file: str, roster: dict[str, str] | None) -> str | None:
     """The roster's id for ``file`` (matched on its path, then its name, then its stem), or
     ``None`` when the roster does not list it."""
-    if not roster:
-        return None
-    name = file.rsplit("/", 1)[-1]
-    stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    for key in (file, name, stem):
-        if key in roster:
-            return roster[key]
-    return None
+    key = roster_key(file, roster)
+    return None if key is None else roster[key]
 
 
 def identity(file: str, roster: dict[str, str] | None) -> str:
@@ -42,3 +95,27 @@ def identity(file: str, roster: dict[str, str] | None) -> str:
     else ``path:<its path under the submissions folder>`` (unique within a run)."""
     sid = roster_id(file, roster)
     return f"id:{sid}" if sid is not None else f"path:{file}"
+
+
+#: ``OUT/not_submitted.csv``: the roster's rows that no notebook of the folder matched.
+ABSENT = "not_submitted.csv"
+
+
+def write_absent(out: Path, absent: list[dict]) -> None:
+    """``OUT/not_submitted.csv`` (``student_id,file``); an older one removed when none."""
+    path = out / ABSENT
+    if not absent:
+        path.unlink(missing_ok=True)
+        return
+    write_atomic(path, csv_text(["student_id", "file"],
+                                [[a["student_id"], a["file"]] for a in absent]))
+
+
+def absent_lines(absent: list[dict], out: Path) -> list[str]:
+    """What the summary says about who did not submit."""
+    if not absent:
+        return []
+    shown = ", ".join(a["student_id"] for a in absent[:SHOWN])
+    more = f" and {len(absent) - SHOWN} more" if len(absent) > SHOWN else ""
+    return [f"did not submit ({len(absent)} roster row(s) match no notebook; "
+            f"{out / ABSENT}): {shown}{more}"]

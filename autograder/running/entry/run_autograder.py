@@ -75,7 +75,9 @@ def seed_for(root: Path, notebook: bytes) -> int:
 
 def otter_results(tests_dir: Path, doc: dict):
     """Otter's ``GradingResults`` for our document: otter's own test files, each test case
-    marked passed or failed with our message, so otter renders Gradescope's JSON itself."""
+    marked passed or failed with our message, so otter renders Gradescope's JSON itself. A
+    passing case says so ("passed", with any advice): otter prints each case's message under
+    its name, and an empty one reads as missing."""
     from otter.test_files import ExceptionTestFile, GradingResults
     from otter.test_files.abstract_test import TestCaseResult
 
@@ -86,7 +88,8 @@ def otter_results(tests_dir: Path, doc: dict):
         tf = ExceptionTestFile.from_string(path.read_text(encoding="utf-8"), str(path))
         default = {"passed": False, "message": doc.get("error", "not run")}
         tf.test_case_results = [
-            TestCaseResult(tc, None if o["passed"] else o["message"], bool(o["passed"]))
+            TestCaseResult(tc, o.get("message") or ("passed" if o["passed"] else "failed"),
+                           bool(o["passed"]))
             for tc in tf.test_cases for o in [outcomes.get((tf.name, tc.name), default)]]
         files.append(tf)
     return GradingResults(files)

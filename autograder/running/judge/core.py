@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import nbformat
 
 from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
                                student_texts)
-from ...harness import collecting
+from ...harness import GraderFault, collecting
 from .remote import RemoteNamespace, _short
 from ..resultdoc import TIMED_OUT, ResultDoc
 from .sandbox import Limits, SandboxError
@@ -212,7 +213,7 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
         try:
             spec.body.call_func(session.ensure())
             passed, message = True, "passed"
-        except SandboxError:
+        except (SandboxError, GraderFault):
             raise
         except AssertionError as exc:
             passed, message = False, str(exc) or "a public test assertion failed"
@@ -266,13 +267,17 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     limits = grading_limits(limits)
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
     outcomes: list[tuple[str, dict]] = []
+    with _LOCK:
+        _LIVE.add(session)
     try:
         for spec in tests:
             outcomes.append((spec.question, run_test(spec, session, seed)))
-    except SandboxError as exc:
+    except (SandboxError, GraderFault) as exc:  # the grader's fault, never a lost point
         return ResultDoc.grader_error(name, str(exc), assignment=assignment,
                                       seed=seed).to_dict()
     finally:
+        with _LOCK:
+            _LIVE.discard(session)
         output = session.close()
     problems = session.problems()
     sources = dict(session.cells)
@@ -283,6 +288,23 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
         notebook={"cells": [_named_entry(session.report[i], sources.get(i, ""))
                             for i in sorted(session.report)]},
         output=output).to_dict()
+
+
+_LIVE: set[Session] = set()  # the sessions of the judges running in this process
+_LOCK = threading.Lock()
+
+
+def abandon() -> int:
+    """Stop every judge running in this process at once (a second Ctrl-C: ``batch.interrupt``):
+    its time is up and its worker is killed, so its remaining tests fail fast and it returns a
+    document nobody writes. Returns how many were stopped."""
+    with _LOCK:
+        live = list(_LIVE)
+    for session in live:
+        session.deadline = 0.0
+        if session.client is not None:
+            session.client.kill()
+    return len(live)
 
 
 def _by_question(tests: list[TestSpec], outcomes: list[tuple[str, dict]]) -> dict:

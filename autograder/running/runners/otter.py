@@ -43,8 +43,10 @@ def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: i
         cmd = [sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(work / "out"),
                str(copy)]
         try:
+            # a session of its own: Ctrl-C stops the batch, not this run midway (which would
+            # be written as the student's failure)
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
-                                  cwd=work)
+                                  cwd=work, start_new_session=True)
         except subprocess.TimeoutExpired:
             questions = {q: {"points": 0.0, "possible": p, "tests": []} for q, p in points.items()}
             return ResultDoc.graded(name, questions, assignment=assignment, seed=seed,

@@ -145,10 +145,15 @@ def option_problem(name: str, question: str | None) -> str | None:
     return None
 
 
-def resolve(requested: str) -> tuple[RunnerKind | None, str]:
+def resolve(requested: str, question: str | None = None) -> tuple[RunnerKind | None, str]:
     """The runner to grade with, and a line saying why, for staff; ``None`` and the error
     line when the requested one cannot run (never a silent fallback, and never a CPU run for
     a GPU request).
+
+    ``auto`` with ``question`` (``--question``) is the sealed runner, the only one that grades
+    one question alone. An image built from other sources than this checkout
+    (``image_inputs.stale``) is refused, whichever runner was asked for: it would grade with
+    the old checks.
 
     ``auto`` -> ``docker-fork`` when an engine is reachable, the CPU image is built and the
     engine runs the judge container (started here, kept for the run), else ``docker`` when the
@@ -157,9 +162,14 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
     kind = RUNNERS.get(requested)
     if kind is not None and not kind.engine:
         return kind, ""
+    if kind is None and requested == AUTO and question is not None:
+        # only the sealed runner grades one question alone: `auto` picks it for --question
+        # (root; its own problem() says so otherwise) before any container is started
+        return RUNNERS["sealed"], (f"--question {question}: grading with the local sealed "
+                                   "runner (the container runners grade whole notebooks)")
     if kind is None and requested != AUTO:
         return None, f"error: --runner {requested}: no such runner ({', '.join(CHOICES)})"
-    from . import docker_engine
+    from . import docker_engine, image_inputs
 
     gpu = kind is not None and kind.gpu()
     image = docker_engine.IMAGES["cuda" if gpu else "cpu"]
@@ -169,6 +179,8 @@ def resolve(requested: str) -> tuple[RunnerKind | None, str]:
         why = "no Docker engine is reachable"
     elif not docker_engine.has_image(client, image):
         why = f"the grading image {image} is not built (run `make image{'-gpu' if gpu else ''}`)"
+    elif stale := image_inputs.stale(client, image, "cuda" if gpu else "cpu"):
+        return None, f"error: {stale}"  # never graded with old checks, nor another runner
     elif gpu and docker_engine.cuda_on_cpu():
         return kind, (f"grading in containers of {image} ON THE CPU: "
                       f"{docker_engine.CUDA_ON_CPU_VARIABLE}=1 is set (for tests only)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..judge import uids
-from ..judge.core import judge
+from ..judge.core import abandon, judge
 from ..resultdoc import ResultDoc
 from .base import Runner, Setup
 from ..judge.sandbox import SandboxError
@@ -33,6 +33,11 @@ class SealedRunner(Runner):
             return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
                                           assignment=self.assignment, seed=seed)
         return ResultDoc.from_dict(doc, f"the judge's result for {sub.name}")
+
+    def close(self) -> None:
+        """A judge still running here (a second Ctrl-C abandoned its submission) stops now:
+        its worker is killed, nothing of it is left running."""
+        abandon()
 
     def _judge(self, sub: Submission, tests: list, seed: int) -> dict:
         """The judge's document for ``sub``, its worker under a uid leased for it."""

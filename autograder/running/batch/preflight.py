@@ -1,0 +1,91 @@
+"""What ``autograder grade`` checks before any work (no zip built, no container or worker
+started, nothing written): a typo in ``--only`` or ``--question``, a roster that would draw
+the wrong hidden inputs or give two students one id, an output folder that cannot be written.
+Each problem is ``Refused`` with one line; the command exits with status 2.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..submissions import Submission
+from .roster import match
+from .selection import Selection, matches
+
+
+class Refused(ValueError):
+    """A run that must not start: one line saying why and what to do."""
+
+
+def check_only(subs: list[Submission], names: tuple[str, ...], folder: Path) -> None:
+    """Every ``--only`` name must name a submission of the folder."""
+    unknown = [name for name in names if not any(matches(s, (name,)) for s in subs)]
+    if unknown:
+        raise Refused(f"--only {unknown[0]}: no submission in {folder} has that path, file "
+                      f"name or stem" + (f" (nor {len(unknown) - 1} more --only name(s))"
+                                         if len(unknown) > 1 else ""))
+
+
+def check_question(question: str | None, questions: dict[str, list[str]]) -> None:
+    """``--question`` must name a question of an assignment being graded (``questions``:
+    assignment -> its question names, from its autograder zip)."""
+    if question is None or any(question in names for names in questions.values()):
+        return
+    known = sorted({q for names in questions.values() for q in names})
+    raise Refused(f"--question {question}: no such question in "
+                  f"{', '.join(sorted(questions)) or 'the submissions'} ({', '.join(known)})")
+
+
+def writable(out: Path) -> None:
+    """``out`` can hold the results: a file can be made (and is removed) in it or, when it does
+    not exist yet, in the nearest folder above it that does; nothing is left behind."""
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise Refused(f"-o {out}: cannot write there ({exc.strerror or exc})") from None
+
+
+def roster_for(given: dict[str, str] | None, recorded, selection: Selection,
+               out: Path) -> tuple[dict[str, str] | None, str | None]:
+    """The roster this run grades with, and a line to say about it (or ``None``).
+
+    A partial run (``--resume``, ``--only``, ``--question``) merges into the run in ``out``: its
+    submissions must draw the inputs that run drew, so it uses the roster that run recorded in
+    ``grading.json`` when none is given, and refuses another one. ``recorded`` is what
+    ``grading.json`` holds: a roster (file -> id; empty: graded without one), or, from older
+    graders, only whether there was one.
+    """
+    if not selection.partial or recorded is None:
+        return given, None
+    if isinstance(recorded, bool):  # an older grader recorded no rows: a note, as it did
+        if recorded != bool(given):
+            return given, (f"note: the run in {out} was graded {'with' if recorded else 'without'}"
+                           " a roster; pass the same --roster (or none) to draw the same inputs")
+        return given, None
+    if not isinstance(recorded, dict):
+        return given, None
+    if given is None:
+        return (recorded or None), (f"using the roster recorded in {out / 'grading.json'} "
+                                    f"({len(recorded)} row(s))" if recorded else None)
+    if given != recorded:
+        was = f"another roster ({len(recorded)} row(s))" if recorded else "no roster"
+        raise Refused(f"--roster: the run in {out} was graded with {was}: its regrades would "
+                      f"draw other hidden inputs and ids; pass that roster, or none to reuse "
+                      f"what {out / 'grading.json'} recorded")
+    return given, None
+
+
+def check_roster(subs: list[Submission], roster: dict[str, str] | None) -> list[str]:
+    """The roster's rows (their ``file``) that no submission matched: who did not submit.
+    ``Refused`` when one row matches two submissions (one id, one seed for two notebooks)."""
+    if not roster:
+        return []
+    try:
+        return match([s.name for s in subs], roster)[1]
+    except ValueError as exc:
+        raise Refused(f"--roster: {exc}") from None
