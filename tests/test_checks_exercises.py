@@ -248,3 +248,27 @@ def test_export_checks_name_mutants(name, mutant):
     results = [export.check_export(mutant, generator(5)),
                export.check_independent(mutant, generator(5))]
     assert name in [r.misconception for r in results], [r.message for r in results]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("split", [False, True])
+def test_feedback_hands_over_no_answer_key(seed, split):
+    """The resubmission attack on one seed (a platform that drew the same hidden inputs every
+    attempt): a function that looks its answers up in a table built from earlier feedback,
+    the inputs and expected values each failing message shows. The values are shown to 3
+    significant digits, outside the check's tolerance, so the table never earns the points."""
+    import re
+
+    from autograder.checks.exercises import multipath
+
+    call = re.compile(r"_grads\((-?[\d.]+), (-?[\d.]+)\) returned .*?; expected \((\S+), (\S+)\)")
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+
+    def from_table(x0, y0):
+        return table.get((multipath.fmt(x0), multipath.fmt(y0)), (0.0, 0.0))
+
+    for _ in range(8):
+        result = multipath.check_grads(from_table, np.random.default_rng(seed), split=split)
+        assert not result.passed, table
+        x0, y0, a, b = call.search(result.message).groups()
+        table[(x0, y0)] = (float(a), float(b))

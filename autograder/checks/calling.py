@@ -188,35 +188,57 @@ def call_text(name: str, args: tuple, kwargs: dict) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def fmt(x: float) -> str:
-    """A float, short but exact enough to compare by eye."""
+#: Significant digits of the values a message shows: 6 for what the student's code returned;
+#: 3 for what the grader expected, and 2 for the largest error between them, so that what a
+#: message shows is not itself an answer: a value rounded to 3 digits lands within a relative
+#: tolerance of 1e-5 by chance 0.2 to 2 times in 100 (1e-4: 2 to 20), a whole list or tensor
+#: of them practically never (docs/security.md).
+DIGITS, EXPECTED_DIGITS, ERROR_DIGITS = 6, 3, 2
+
+
+def fmt(x: float, digits: int = DIGITS) -> str:
+    """A float, short but exact enough to compare by eye (``digits`` significant digits)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return repr(x)
     if isinstance(x, int):
         return str(x)
     if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
         return f"{x:.1f}"
-    return f"{x:.6g}"
+    # "#": rounded values keep their trailing zeros (-55.9776 to 3 digits is -56.0, not -56)
+    return f"{x:#.{digits}g}".replace(".e", "e").rstrip(".") if digits < DIGITS else f"{x:.{digits}g}"
 
 
-def describe(x: Any, limit: int = 6) -> str:
-    """A short, student-readable rendering of a value (tensors show dtype and shape)."""
+def expected_text(x: Any, limit: int = 6) -> str:
+    """``describe`` for a value the grader expected: floats to ``EXPECTED_DIGITS``."""
+    return describe(x, limit, EXPECTED_DIGITS)
+
+
+def error_text(err: float) -> str:
+    """The largest error between an answer and the expected value, to ``ERROR_DIGITS``."""
+    return fmt(float(err), ERROR_DIGITS)
+
+
+def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
+    """A short, student-readable rendering of a value (tensors show dtype and shape; floats
+    ``digits`` significant digits)."""
     if isinstance(x, torch.Tensor):
-        body = describe(x.detach().cpu().reshape(-1).tolist(), limit) if x.numel() else "[]"
+        body = (describe(x.detach().cpu().reshape(-1).tolist(), limit, digits) if x.numel()
+                else "[]")
         return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, {body})"
     if isinstance(x, np.ndarray):
-        return f"ndarray(dtype={x.dtype}, shape={x.shape}, {describe(x.reshape(-1).tolist(), limit)})"
+        return (f"ndarray(dtype={x.dtype}, shape={x.shape}, "
+                f"{describe(x.reshape(-1).tolist(), limit, digits)})")
     if isinstance(x, str):
         return quoted(repr(x))
     if isinstance(x, (list, tuple)):
-        items = [describe(v, limit) for v in x[:limit]]
+        items = [describe(v, limit, digits) for v in x[:limit]]
         if len(x) > limit:
             items.append(f"... ({len(x)} items)")
         if isinstance(x, list):
             return "[" + ", ".join(items) + "]"
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if isinstance(x, float) and type(x) is float:
-        return fmt(x)
+        return fmt(x, digits)
     if x is Ellipsis:
         return "... (the template's placeholder)"
     if x is None or isinstance(x, (bool, int)):

@@ -7,7 +7,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, close_lists, describe, fmt, is_float, max_abs_error, plain, tolerance_text
+from ..calling import (call, close_lists, describe, error_text, expected_text, fmt, is_float,
+                       max_abs_error, plain, tolerance_text)
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..seeding import seed_of
@@ -60,8 +61,8 @@ def judge_grads(got: Any, p0: float, repeats: int, clear: bool) -> Verdict:
     evidence = Evidence(inputs, expected, got, err, tolerance_text(RTOL, ATOL))
     if close_lists(got, expected, RTOL, ATOL):
         return Verdict(True, evidence=evidence)
-    head = (f"{shown} returned {describe(got)}; expected {describe(expected)} "
-            f"(largest error {fmt(err)}, {tolerance_text(RTOL, ATOL)}).")
+    head = (f"{shown} returned {describe(got)}; expected {expected_text(expected)} "
+            f"(largest error {error_text(err)}, {tolerance_text(RTOL, ATOL)}).")
     name, hint = _diagnose(got, p0, repeats, clear)
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 import numpy as np
 import torch
 
-from ..calling import describe, fmt
+from ..calling import DIGITS, describe, fmt
 from ..closeness import within
 from ..result import Verdict
 
@@ -92,8 +92,8 @@ def arrays_close(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float
     return within(got, expected, rtol, atol)
 
 
-def short(values: np.ndarray | list) -> str:
-    """A few numbers of an array, for messages."""
+def short(values: np.ndarray | list, digits: int = DIGITS) -> str:
+    """A few numbers of an array, for messages (``digits`` significant digits)."""
     flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
-    body = ", ".join(fmt(float(v)) for v in flat[:6])
+    body = ", ".join(fmt(float(v), digits) for v in flat[:6])
     return f"[{body}{', ...' if len(flat) > 6 else ''}]"

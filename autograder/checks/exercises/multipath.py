@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..calling import call, fmt, plain
+from ..calling import call, error_text, expected_text, fmt, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, explain, numbers_of
@@ -95,8 +95,9 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
         return Verdict(True, evidence=evidence)
     name, hint = first_match(got, expected, patterns,
                              lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
-    head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected ({fmt(expected[0])}, "
-            f"{fmt(expected[1])}) (largest error {fmt(err)}, {tolerance_shown}).")
+    head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
+            f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
+            f"{tolerance_shown}).")
     # no fallback cause here: an unmatched answer goes to the probes (check_grads)
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, describe, plain, tolerance_text
+from ..calling import EXPECTED_DIGITS, call, describe, error_text, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot as probe_snapshot
@@ -93,8 +93,9 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
     if arrays_close(values, expected, rtol, atol):
         return Verdict(True, evidence=evidence)
     name, hint = _diagnose(values, x, weights, rtol, atol)
-    return Verdict(False, f"{shown} returned {short(values)}; expected {short(expected)} "
-                   f"(largest error {err:.3g}, {evidence.tolerance}). {hint}".rstrip(), name,
+    return Verdict(False, f"{shown} returned {short(values)}; expected "
+                   f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
+                   f"{evidence.tolerance}). {hint}".rstrip(), name,
                    evidence)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..calling import call, describe, fmt, plain, tolerance_text
+from ..calling import call, describe, error_text, expected_text, plain, tolerance_text
 from ..closeness import within
 from ..result import Evidence, Verdict
 
@@ -102,8 +102,8 @@ def judge_tensor(got: Any, expected: torch.Tensor, shown: str, *, dtype: torch.d
     evidence = Evidence(inputs, plain(expected), plain(got), err, tol)
     if allclose(got_flat, exp_flat, rtol, atol):
         return Verdict(True, evidence=evidence)
-    return Verdict(False, f"{shown} is {describe(got)}; expected {describe(expected)} "
-                   f"(largest error {fmt(err)}, {tol}).", None, evidence)
+    return Verdict(False, f"{shown} is {describe(got)}; expected {expected_text(expected)} "
+                   f"(largest error {error_text(err)}, {tol}).", None, evidence)
 
 
 def with_diagnosis(verdict: Verdict, diagnose: Callable[[], tuple[str | None, str]]) -> Verdict:

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..calling import (close_lists, describe, fmt, is_float, max_abs_error, plain,
-                       tolerance_text)
+from ..calling import (close_lists, describe, error_text, expected_text, fmt, is_float,
+                       max_abs_error, plain, tolerance_text)
 from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -156,7 +156,7 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
         return Verdict(True, evidence=evidence)
     name, hint = diagnose(losses, X, y, lr, steps)
     return Verdict(False, f"{shown} returned losses {describe(losses)}; expected "
-                   f"{describe(expected)} (largest error {fmt(err)}, "
+                   f"{expected_text(expected)} (largest error {error_text(err)}, "
                    f"{tolerance_text(RTOL, ATOL)}). {hint}", name, evidence)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calling import describe
+from ..calling import describe, expected_text
 from .subject import Diagnosis, Subject, _agree, _close, _record, _Stop, _value, shown_args
 
 
@@ -32,7 +32,7 @@ def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:
     if not ignored:
         return None
     parts = [f"with {n} changed from {describe(old, 3)} to {describe(alt, 3)} it still returned "
-             f"{describe(got, 3)} (expected {describe(exp, 3)})" for n, old, alt, exp in ignored]
+             f"{describe(got, 3)} (expected {expected_text(exp, 3)})" for n, old, alt, exp in ignored]
     names = " and ".join(n for n, *_ in ignored)
     return Diagnosis("probe.ignores-argument", (
         f"Changing one argument at a time: {'; '.join(parts)}. The answer does not follow "
