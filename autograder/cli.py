@@ -86,8 +86,9 @@ FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden i
 WRITTEN_NAMES_HELP = ("the written answers' grading pages (OUT/<a>/written/) show file names "
                       "instead of pseudonyms")
 
-#: Exit status when grading finished (``final_grades.csv`` written) but the reports failed.
-REPORTS_FAILED = 4
+#: Exit statuses: the grader failed (a submission's grader error, or a runner that could not
+#: start); grading finished (``final_grades.csv`` written) but the reports failed.
+GRADER_FAILED, REPORTS_FAILED = 3, 4
 
 
 def _assign(args: argparse.Namespace) -> int:
@@ -122,7 +123,7 @@ def _assign(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .running.batch.folder import grade_folder
+    from .running.batch.folder import RunnerStartError, grade_folder
     from .running.batch.progress import choose
     from .running.batch.selection import Selection
 
@@ -140,11 +141,17 @@ def _grade(args: argparse.Namespace) -> int:
     from .running.batch.shards import parse
 
     shard = parse(args.shard) if args.shard else None
-    status = grade_folder(Path(args.path), layout,
-                          assignment=args.assignment, out=Path(args.output), seed=args.seed,
-                          runner=args.runner, jobs=args.jobs, limits=limits,
-                          selection=selection, display=display, roster=roster,
-                          feedback=args.feedback, shard=shard)
+    try:
+        status = grade_folder(Path(args.path), layout,
+                              assignment=args.assignment, out=Path(args.output),
+                              seed=args.seed, runner=args.runner, jobs=args.jobs,
+                              limits=limits, selection=selection, display=display,
+                              roster=roster, feedback=args.feedback, shard=shard)
+    except RunnerStartError as exc:
+        from .running.batch.progress import printable
+
+        print(printable(f"error: {exc}", lines=False)[:2000], file=sys.stderr)
+        return GRADER_FAILED
     # 3: some grader errors, still results; a shard's reports are written once, by
     # `autograder merge`, from every shard's results
     if status in (0, 3) and not args.no_reports and shard is None:

@@ -30,7 +30,7 @@ def test_are_the_masters_written_questions_read_with_their_rubrics():
     assert [q.name for q in found["autograd-porting"]] == ["q4_written"]
     for q in sum(found.values(), []):
         assert q.points == 2 and q.step == 0.5
-        assert q.prompt.startswith("**Written.**") and q.rubric.startswith("**Rubric**")
+        assert q.prompt.startswith("**Written (") and q.rubric.startswith("**Rubric**")
         assert q.solution and "Rubric" not in q.solution and "Rubric" not in q.prompt
 
 
@@ -59,7 +59,7 @@ def test_is_an_answer_found_however_the_student_rearranged_the_cells():
     qs = questions.from_master(master())
     template = cells(ROOT / "student_templates" / EXERCISES / f"{EXERCISES}.ipynb")
     prompt = next(i for i, c in enumerate(template)
-                  if "**Written.** The loop" in "".join(c["source"]))
+                  if "graded by hand).** The loop" in "".join(c["source"]))
     edited = copy.deepcopy(template)
     # two answer cells and a code cell; the prompt itself rewritten
     edited[prompt + 1]["source"] = "First part."

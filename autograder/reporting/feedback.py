@@ -324,5 +324,9 @@ def write_all(folder: Path, detail: str = "full",
 
 
 def feedback_path(root: Path, file: str, suffix: str) -> Path:
-    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``)."""
-    return out_path(root, stem(file), suffix)
+    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``); a
+    notebook named ``.ipynb`` or ``..ipynb`` keeps its whole name (its stem names no file)."""
+    name = stem(file)
+    if name.rsplit("/", 1)[-1] in ("", ".", ".."):
+        name = file
+    return out_path(root, name, suffix)

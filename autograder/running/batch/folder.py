@@ -34,6 +34,11 @@ from ..names import look_alike
 from ..submissions import Submission, duplicate_names, find, seed_of
 
 
+class RunnerStartError(RuntimeError):
+    """The runner for an assignment could not start (the engine, its first container): the
+    grader's problem, said in one line (exit status 3)."""
+
+
 def grade_folder(folder: Path, layout: Layout, *, assignment: str | None, out: Path,
                  seed: int | None = None, runner: str = "sealed", jobs: int | None = None,
                  limits=None, selection: Selection | None = None,
@@ -234,7 +239,12 @@ class _Group:
                         f"each is graded under its own name")
         zip_path = ensure_zip(assignment, layout)
         self.written = written_questions.snapshot(layout.master(assignment), out)
-        self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
+        try:
+            self.runner = kind.make(Setup(zip_path, assignment, seed, limits, jobs))
+        except Exception as exc:  # noqa: BLE001 - the engine, a container: never a traceback
+            raise RunnerStartError(f"{assignment}: the {kind.name} runner could not start "
+                                   f"({type(exc).__name__}: {exc}); nothing was graded for "
+                                   f"it") from exc
         self.questions = self.runner.points()
         self.question, self.docs, self.now = selection.question, docs, now
         if self.question is not None and self.question not in self.questions:

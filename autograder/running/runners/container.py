@@ -108,7 +108,9 @@ class ContainerRunner(Runner):
 
     def __init__(self, setup: Setup, *, image: str, box: ContainerLimits | None, client,
                  spares: int):
-        self.client = client or engine()
+        # API calls (create, start, copy) wait on an engine that is busy under load: the probe's
+        # 10 s (resolve: is there an engine at all) is too short for them
+        self.client = client or engine(timeout=120.0)
         if self.client is None:
             raise ContainerError("no Docker engine is reachable")
         self.assignment, self.seed, self.image = setup.assignment, setup.seed, image
