@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, call_backward, describe, fmt, plain
+from ..calling import call, call_backward, call_backward_each, describe, fmt, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -205,3 +205,53 @@ def check_gradcheck(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0)
             break
     return finish(QUESTION, "gradcheck", verdict, seed=seed, points=points,
                   passed_message="gradcheck passed on fresh float64 inputs.")
+
+
+def judge_two_graphs(MyOp: Any, x1: torch.Tensor, x2: torch.Tensor, upstream: float) -> Verdict:
+    """``MyOp.apply(x1)`` and ``MyOp.apply(x2)`` recorded, then the first graph's backward and
+    the second's: each gradient against the analytic one at its own input."""
+    leaves = [x.detach().clone().requires_grad_() for x in (x1, x2)]
+    _, failure = call_backward_each(getattr(MyOp, "apply", None),
+                                    "MyOp.apply(x1), MyOp.apply(x2), then each .backward",
+                                    tuple(leaves), torch.tensor(upstream, dtype=x1.dtype))
+    if failure:
+        return failure
+    inputs = {"x1": plain(x1), "x2": plain(x2), "upstream": upstream}
+    for which, (leaf, x, other) in enumerate(((leaves[0], x1, x2), (leaves[1], x2, x1)), 1):
+        expected = upstream * analytic_grad(x)
+        if leaf.grad is None:
+            return Verdict(False, f"After the backward of MyOp.apply(x{which}), x{which}.grad "
+                           "is None: backward must return the gradient with respect to x.",
+                           "no-gradient", Evidence(inputs))
+        if allclose(leaf.grad, expected, RTOL, ATOL):
+            continue
+        alone = judge_backward(MyOp, x, upstream)
+        if not alone.ok:  # wrong with one graph too: that mistake, named as backward names it
+            return alone
+        at_other = allclose(leaf.grad, upstream * analytic_grad(other), MATCH_RTOL, MATCH_ATOL)
+        return Verdict(False, f"With two graphs alive (y1 = MyOp.apply(x1), y2 = "
+                       f"MyOp.apply(x2), then y1.backward({fmt(upstream)}) and "
+                       f"y2.backward({fmt(upstream)})), x{which}.grad is "
+                       f"{'the gradient at the other input' if at_other else 'wrong'}, though "
+                       "one graph alone gets it right: backward read state kept outside ctx (on "
+                       "the class, in a global), which the later forward overwrote. Keep what "
+                       "backward needs on ctx (ctx.save_for_backward(x)), one per graph.",
+                       "state-outside-ctx", Evidence(inputs, plain(expected), plain(leaf.grad)))
+    return PASS
+
+
+def check_two_graphs(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0
+                     ) -> CheckResult:
+    """Two forwards of ``MyOp.apply`` on fresh float64 inputs of one size before either
+    backward: each graph's backward must use its own input (kept on ctx)."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(2):
+        x1 = draw_x(rng)
+        x2 = x1.flip(0) * torch.tensor(rng.uniform(0.5, 1.5, x1.numel()), dtype=x1.dtype)
+        upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
+        verdict = judge_two_graphs(MyOp, x1, x2, upstream)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "two_graphs", verdict, seed=seed, points=points,
+                  passed_message="Each of two graphs alive together got its own gradient.")
