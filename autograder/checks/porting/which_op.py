@@ -10,6 +10,7 @@ request names only the labels, the same in both rounds (docs/security.md).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
@@ -44,7 +45,8 @@ def judge_answers(answers: dict[bool, Any], x: torch.Tensor) -> Verdict:
                         {("my_op right" if k else "my_op broken"): plain(v)
                          for k, v in answers.items()})
     if any(not isinstance(v, (bool, np.bool_)) for v in answers.values()):
-        return Verdict(False, f"{shown} returned {describe(list(answers.values()))}; expected "
+        return Verdict(False, f"{shown} returned {describe(answers.get(True))} with a right "
+                       f"my_op and {describe(answers.get(False))} with a broken one; expected "
                        "True or False: return what gradcheck returns.", "wrong-type", evidence)
     if all(bool(v) == right for right, v in answers.items()):
         return PASS
@@ -68,14 +70,22 @@ def check_check_my_op_which_op(check_my_op: Callable, rng: np.random.Generator, 
     verdict = PASS
     for dtype in (torch.float32, torch.float64):
         x = draw_x(rng, dtype)
-        answers = {}
+        answers, seen = {}, set()
         for right in sorted(ROUNDS, key=lambda _: order.random()):
-            got, failure, _ = run_with_op(check_my_op, x, swap=TWO_OPS, choice=choice(right))
+            got, failure, dtypes = run_with_op(check_my_op, x, swap=TWO_OPS,
+                                               choice=choice(right))
             if failure is not None:
                 verdict = name_raised(failure, RAISES)
                 break
-            answers[right] = got
+            answers[right], seen = got, seen | {str(d).replace("torch.", "") for d in dtypes
+                                                 if d != torch.float64}
         verdict = verdict if not verdict.ok else judge_answers(answers, x)
+        if not verdict.ok and verdict.misconception is None and seen and not answers[True]:
+            # heard, so it only words a result that already failed (docs/security.md)
+            verdict = dataclasses.replace(verdict, misconception="checking-in-float32",
+                                          message=f"{verdict.message} It ran the ops in "
+                                          f"{', '.join(sorted(seen))}: convert x to float64 "
+                                          "(x.detach().double()) before gradcheck.")
         if not verdict.ok:
             break
     return finish(QUESTION, "check_my_op_which_op", verdict, seed=seed, points=points,
