@@ -9,6 +9,9 @@ Requests (one JSON object a line):
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
   trimmed to their cells) and the state of each tensor or module argument after the call.
+  With ``"backward": upstream`` the worker also runs ``result.backward(upstream)``; with
+  ``"per_argument": true`` as well, it calls the target once per argument, every forward
+  before the first backward (graphs alive together), and returns the list of results.
   During a call the worker may ask the judge a question (``{"ask": {...}}`` on the reply
   pipe: the grader's stand-in op asks for its backward) and reads the answer (one line on the
   request pipe) before the call goes on.
