@@ -182,6 +182,23 @@ def call_backward(fn: Any, name: str, args: tuple, upstream: Any) -> tuple[Any, 
     return call(forward_backward, name, *args)
 
 
+def call_backward_each(fn: Any, name: str, args: tuple, upstream: Any
+                       ) -> tuple[Any, Verdict | None]:
+    """``fn`` on each of ``args`` (one graph each, all alive together), then each result's
+    ``.backward(upstream)`` in order, as one step: each argument's gradient lands in its
+    ``.grad``, so that a backward reading state its own graph did not keep is seen."""
+    if getattr(fn, "is_remote", False):
+        return call(fn.with_backward(upstream, per_argument=True), name, *args)
+
+    def each(*a: Any) -> Any:
+        outs = [fn(t) for t in a]
+        for out in outs:
+            out.backward(upstream)
+        return outs
+
+    return call(each, name, *args)
+
+
 def call_text(name: str, args: tuple, kwargs: dict) -> str:
     """``"square_grads(2.0, 3, clear=True)"`` for messages."""
     parts = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in kwargs.items()]

@@ -9,6 +9,9 @@ Requests (one JSON object a line):
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
   trimmed to their cells) and the state of each tensor or module argument after the call.
+  With ``"backward": upstream`` the worker also runs ``result.backward(upstream)``; with
+  ``"per_argument": true`` as well, it calls the target once per argument, every forward
+  before the first backward (graphs alive together), and returns the list of results.
   During a call the worker may ask the judge a question (``{"ask": {...}}`` on the reply
   pipe: the grader's stand-in op asks for its backward) and reads the answer (one line on the
   request pipe) before the call goes on.
@@ -111,9 +114,12 @@ class Worker:
         return {"ok": {"kind": "value", "value": wire.encode(value)}}
 
     def call(self, target: str, args: list, kwargs: dict, context: dict,
-             backward: dict | None = None) -> dict:
+             backward: dict | None = None, per_argument: bool = False) -> dict:
         """Call ``target``; with ``backward`` (an encoded upstream gradient), also run
-        ``result.backward(upstream)`` so that the arguments' gradients come back."""
+        ``result.backward(upstream)`` so that the arguments' gradients come back. With
+        ``per_argument`` (and ``backward``), call ``target`` once per argument, every forward
+        before the first backward, then each result's backward in order; the results come
+        back as a list."""
         fn = self.resolve(target)
         args = [wire.decode(a) for a in args]
         kwargs = {str(k): wire.decode(v) for k, v in kwargs.items()}
@@ -121,9 +127,14 @@ class Worker:
         observed: dict = {}
         try:
             with arranged(fn, context, self.ask) as observed:
-                result = fn(*args, **kwargs)
-                if backward is not None:
-                    result.backward(wire.decode(backward))
+                if backward is not None and per_argument:
+                    result = [fn(arg, **kwargs) for arg in args]
+                    for out in result:
+                        out.backward(wire.decode(backward))
+                else:
+                    result = fn(*args, **kwargs)
+                    if backward is not None:
+                        result.backward(wire.decode(backward))
         except BaseException as exc:  # SystemExit in a call is a result too
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -219,7 +230,8 @@ def serve(fd_in: int, fd_out: int) -> None:
                 elif op == "call":
                     reply = worker.call(request["target"], request.get("args", []),
                                         request.get("kwargs", {}), request.get("context", {}),
-                                        request.get("backward"))
+                                        request.get("backward"),
+                                        request.get("per_argument") is True)
                 else:
                     reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}",
                                        "traceback": ""}}

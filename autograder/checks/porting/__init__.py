@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import device, gradcheck, logreg, logreg_regimes, microbatch, recording, selfcheck
+from . import (device, gradcheck, logreg, logreg_regimes, microbatch, recording, selfcheck,
+               which_op)
 
 ASSIGNMENT = "autograd-porting"
 
@@ -47,9 +48,18 @@ CHECKS = index([
     Check(ASSIGNMENT, gradcheck.QUESTION, "gradcheck", ("MyOp",),
           "torch.autograd.gradcheck of MyOp.apply on fresh float64 inputs away from 0.",
           gradcheck.check_gradcheck),
+    Check(ASSIGNMENT, gradcheck.QUESTION, "two_graphs", ("MyOp",),
+          "MyOp.apply on two inputs before either backward: each graph's backward uses its own "
+          "input (kept on ctx, not on the class or in a global).",
+          gradcheck.check_two_graphs),
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op", ("check_my_op",),
-          "check_my_op returns True for a correct op and False for one with a wrong backward.",
+          "check_my_op returns True for a correct op and False for one with a wrong backward, "
+          "leaving the caller's x as it was (a float64 copy is checked).",
           selfcheck.check_check_my_op),
+    Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_which_op", ("check_my_op",),
+          "check_my_op with my_op and MyOp two ops, one right and one broken: the verdict is "
+          "gradcheck's on my_op, the name the contract gives.",
+          which_op.check_check_my_op_which_op),
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_at_x", ("check_my_op",),
           "check_my_op about ops wrong only for negative entries, only where a gradient "
           "component is 0, or by 1e-6: gradcheck's verdict at the x given (eps=1e-6, atol=1e-8).",

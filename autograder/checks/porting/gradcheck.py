@@ -6,12 +6,13 @@ The op is ``f(x) = S / (1 + A)`` with ``S = sum(x**3)`` and ``A = sum(|x|)``; it
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from ..calling import call, call_backward, describe, fmt, plain
+from ..calling import call, call_backward, call_backward_each, describe, fmt, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -205,3 +206,51 @@ def check_gradcheck(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0)
             break
     return finish(QUESTION, "gradcheck", verdict, seed=seed, points=points,
                   passed_message="gradcheck passed on fresh float64 inputs.")
+
+
+def judge_two_graphs(MyOp: Any, x1: torch.Tensor, x2: torch.Tensor, upstream: float) -> Verdict:
+    """``MyOp.apply(x1)`` and ``MyOp.apply(x2)`` recorded, then the first graph's backward and
+    the second's: each gradient must be what the same backward gives with its graph alone
+    (a backward wrong either way is ``check_backward``'s to score, not this check's)."""
+    leaves = [x.detach().clone().requires_grad_() for x in (x1, x2)]
+    shown = (f"With two graphs alive (y1 = MyOp.apply(x1), y2 = MyOp.apply(x2) at x1 = "
+             f"{describe(x1)}, x2 = {describe(x2)}, then y1.backward({fmt(upstream)}) and "
+             f"y2.backward({fmt(upstream)}))")
+    _, failure = call_backward_each(getattr(MyOp, "apply", None), "MyOp.apply", tuple(leaves),
+                                    torch.tensor(upstream, dtype=x1.dtype))
+    if failure is not None and failure.misconception == "raised":
+        failure = dataclasses.replace(
+            failure, message=f"{shown}, it raised {failure.message.split(' raised ', 1)[-1]}")
+    if failure:
+        return failure
+    inputs = {"x1": plain(x1), "x2": plain(x2), "upstream": upstream}
+    for which, (leaf, x) in enumerate(zip(leaves, (x1, x2)), 1):
+        if leaf.grad is not None and allclose(leaf.grad, upstream * analytic_grad(x), RTOL, ATOL):
+            continue
+        alone, failure = student_backward(MyOp, x, upstream)
+        if failure is not None or (leaf.grad is not None
+                                   and allclose(leaf.grad, alone, MATCH_RTOL, MATCH_ATOL)):
+            continue  # the backward's own mistake, the same with one graph
+        return Verdict(False, f"{shown}, x{which}.grad is {describe(leaf.grad)}; with its graph "
+                       f"alone it is {describe(alone)}: backward read state kept outside ctx (on "
+                       "the class, in a global), which the later forward overwrote. Keep what "
+                       "backward needs on ctx (ctx.save_for_backward(x)), one per graph.",
+                       "state-outside-ctx", Evidence(inputs, plain(alone), plain(leaf.grad)))
+    return PASS
+
+
+def check_two_graphs(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0
+                     ) -> CheckResult:
+    """Two forwards of ``MyOp.apply`` on fresh float64 inputs of one size before either
+    backward: each graph's backward must use its own input (kept on ctx)."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(2):
+        x1 = draw_x(rng)
+        x2 = x1.flip(0) * torch.tensor(rng.uniform(0.5, 1.5, x1.numel()), dtype=x1.dtype)
+        upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
+        verdict = judge_two_graphs(MyOp, x1, x2, upstream)
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "two_graphs", verdict, seed=seed, points=points,
+                  passed_message="Each of two graphs alive together got its own gradient.")

@@ -22,7 +22,7 @@ import torch
 from ...worker import arrangements
 from ..calling import call_observed, describe, plain
 from ..context import call_context
-from ..probes import InputClass, Subject, explain
+from ..probes import InputClass, Subject, explain, side_effects
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ...worker.arrangements import STAND_IN_BACKWARD
@@ -37,16 +37,33 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 ROUNDS = 3
 
 
-def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool
+#: One stand-in as both ``MyOp`` and ``my_op``.
+SAME_OP = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
+
+
+def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False, *,
+                swap: dict[str, str] = SAME_OP, choice: str | dict | None = None
                 ) -> tuple[Any, Verdict | None, list[torch.dtype]]:
-    """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
-    lesson's op, or one whose backward lacks the quotient term); return the dtypes the
-    stand-in was run in too (heard from the worker: for messages only)."""
-    with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
-                      **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
-        got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
+    """Call ``check_my_op(x)`` with stand-in ops in its ``MyOp``/``my_op`` globals (``swap``;
+    by default one op, the lesson's or one whose backward lacks the quotient term as
+    ``broken`` says; ``choice``: the judge's ``STAND_IN_BACKWARD`` for several); return the
+    dtypes the stand-ins were run in too (heard from the worker: for messages only). A call
+    that changed the caller's x (its values, requires_grad, .grad) fails as
+    ``modified-input``: the contract checks a float64 copy."""
+    arg = x.clone()
+    before = side_effects.snapshot(arg)
+    with call_context(swap_globals=swap,
+                      **{STAND_IN_BACKWARD: choice or ("broken" if broken else "lesson")}):
+        got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
     seen = [getattr(torch, name) for name in observed.get("dtypes", [])
             if isinstance(getattr(torch, name, None), torch.dtype)]
+    changed = side_effects.changes(before, arg, "x")
+    if failure is None and changed:
+        failure = Verdict(False, f"check_my_op({describe(x)}) changed the caller's tensor: "
+                          f"{'; '.join(changed)}. Run gradcheck on a float64 copy and leave x "
+                          "as it was: x.detach().to(torch.float64).requires_grad_() (for a "
+                          "float64 x, x.double() is x itself, so requires_grad_() on it marks "
+                          "the caller's tensor).", "modified-input", Evidence({"x": plain(x)}))
     return got, failure, seen
 
 
@@ -62,7 +79,7 @@ def judge_correct_op(got: Any, seen: list[torch.dtype], x: torch.Tensor) -> Verd
         return Verdict(True, evidence=evidence)
     if not seen:
         return Verdict(False, f"{shown} returned False without calling my_op: run gradcheck on "
-                       "my_op (or MyOp.apply) itself.", "op-not-called", evidence)
+                       "my_op itself.", "op-not-called", evidence)
     if any(dtype != torch.float64 for dtype in seen):
         return Verdict(False, f"{shown} returned False: it ran my_op in "
                        f"{', '.join(sorted({str(d) for d in seen}))}. Checking in float32 fails "

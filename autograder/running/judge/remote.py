@@ -27,14 +27,18 @@ class RemoteFunction:
 
     is_remote = True
 
-    def __init__(self, client: WorkerClient, target: str, backward: Any = None):
+    def __init__(self, client: WorkerClient, target: str, backward: Any = None,
+                 per_argument: bool = False):
         self.client, self.target, self.backward = client, target, backward
+        self.per_argument = per_argument
         self.__name__ = target.rsplit(".", 1)[-1]
         self.last_observed: dict = {}
 
-    def with_backward(self, upstream: Any) -> "RemoteFunction":
-        """The same function, followed by ``result.backward(upstream)`` in the worker."""
-        return RemoteFunction(self.client, self.target, upstream)
+    def with_backward(self, upstream: Any, per_argument: bool = False) -> "RemoteFunction":
+        """The same function, followed by ``result.backward(upstream)`` in the worker; with
+        ``per_argument``, called once per argument (all forwards first, then each result's
+        backward in the arguments' order: graphs alive together)."""
+        return RemoteFunction(self.client, self.target, upstream, per_argument)
 
     def __getattr__(self, name: str) -> "RemoteFunction":
         if name.startswith("__"):
@@ -49,6 +53,8 @@ class RemoteFunction:
                    "context": context.for_worker(request)}
         if self.backward is not None:
             message["backward"] = wire.encode(self.backward)
+            if self.per_argument:
+                message["per_argument"] = True
         reply = self.client.request(message, self.client.limits.call_timeout,
                                     answer=_answerer(request))
         observed = reply.get("observed")
@@ -67,8 +73,8 @@ def _answerer(request: dict) -> Any:
     backward, computed here from the choice the judge kept (``None``: no question expected).
     Each question is untrusted data, decoded within a budget; a malformed one gets an error
     that says nothing of the choice."""
-    kind = request.get(arrangements.STAND_IN_BACKWARD)
-    if kind is None:
+    choice = request.get(arrangements.STAND_IN_BACKWARD)
+    if choice is None:
         return None
 
     def answer(question: Any) -> dict:
@@ -76,6 +82,7 @@ def _answerer(request: dict) -> Any:
             asked, budget = question["backward"], wire.Budget()
             x = wire.decode_tensor(asked["x"], budget=budget)
             grad_output = wire.decode_tensor(asked["grad_output"], budget=budget)
+            kind = arrangements.chosen_kind(choice, str(asked.get("stand_in", "stand_in")))
             return {"ok": wire.encode(arrangements.stand_in_gradient(kind, x, grad_output))}
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError):
             return {"error": "not a backward question the grader can answer"}
