@@ -140,14 +140,12 @@ PORTING_HOSTILE = HOSTILE / PORTING
 PORTING_CASES = [
     ("forged-saved-count", "q4_device", {"predict_values", "predict_after_move",
                                          "predict_no_graph"}, "recorded a graph"),
-    ("forged-dtypes", "q3_gradcheck", {"check_my_op", "check_my_op_at_x",
-                                       "check_my_op_which_op"},
+    ("forged-dtypes", "q3_gradcheck", {"check_my_op", "check_my_op_at_x"},
      "with a correct my_op returned False"),
     ("forged-devices", "q4_device", {"pick_device"}, "pick_device() with cuda"),
     # reads the judge's choice of op from frames, gc, the request and the op's closure
     # instead of running gradcheck: nothing there names it, so it guesses and fails
-    ("judge-request-snooping", "q3_gradcheck", {"check_my_op", "check_my_op_at_x",
-                                                "check_my_op_which_op"},
+    ("judge-request-snooping", "q3_gradcheck", {"check_my_op", "check_my_op_at_x"},
      "whose backward is wrong returned True"),
 ]
 

@@ -1,15 +1,13 @@
 """What a check may ask the worker to arrange around one call, by name, never by code.
 
 - ``simulate_devices``: ``{"cuda": bool, "mps": bool}`` answers for ``is_available()``.
-- ``swap_globals``: ``{"name": "<label>" | "<label>_apply"}`` with a label of ``STAND_INS``:
-  for the duration of the call, the function's global ``name`` is that grader's stand-in op
-  (``MyOp``-like, below) or its ``apply``, so that a check can ask whether the student's own
-  checker notices a broken op (two labels: two stand-ins, so that it can ask which op the
-  checker checks). Whether a stand-in's backward is the lesson's or a broken one is *not* in
-  the request: its backward asks whoever holds the choice (``ask``: the judge, over the
-  worker's pipe, naming only the label, or ``STAND_IN_BACKWARD`` when the student's code runs
-  in the checks' own process), so nothing in the student's process (frames, requests,
-  closures, memory) can name it.
+- ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
+  the function's global ``name`` is the grader's stand-in op (``MyOp``-like, below) or its
+  ``apply``, so that a check can ask whether the student's own checker notices a broken op.
+  Whether the stand-in's backward is the lesson's or a broken one is *not* in the request:
+  its backward asks whoever holds the choice (``ask``: the judge, over the worker's pipe, or
+  ``STAND_IN_BACKWARD`` when the student's code runs in the checks' own process), so nothing
+  in the student's process (frames, requests, closures, memory) can name it.
 - ``overwrite_module_params``: ``torch.__future__.set_overwrite_module_params_on_conversion``.
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
@@ -36,20 +34,9 @@ def _lesson_op(x: torch.Tensor) -> torch.Tensor:
     return (x ** 3).sum() / (1 + x.abs().sum())
 
 
-#: The request key that holds the choice of backward: one of ``BACKWARDS`` for every stand-in,
-#: or ``{label: kind}``. It is the judge's: ``checks.context.for_worker`` leaves it out of what
-#: travels to a worker.
+#: The request key that holds the choice of backward (one of ``BACKWARDS``). It is the
+#: judge's: ``checks.context.for_worker`` leaves it out of what travels to a worker.
 STAND_IN_BACKWARD = "stand_in_backward"
-#: The labels of the stand-ins one call may swap in (``swap_globals``).
-STAND_INS = ("stand_in", "stand_in_b")
-
-
-def chosen_kind(choice: str | dict, label: str) -> str:
-    """The backward kind ``choice`` (``STAND_IN_BACKWARD``'s value) gives stand-in ``label``."""
-    kind = choice.get(label) if isinstance(choice, dict) else choice
-    if label not in STAND_INS or kind not in BACKWARDS:
-        raise ValueError(f"no stand-in backward for {label!r}")
-    return kind
 
 
 def _sign_term(x: torch.Tensor) -> torch.Tensor:
@@ -112,12 +99,12 @@ def _functions(observed: dict, backward: Callable[[torch.Tensor, torch.Tensor], 
     return {"stand_in": MyOp, "stand_in_apply": MyOp.apply}
 
 
-def asked_backward(ask: Callable[[dict], dict], label: str = "stand_in"
-                   ) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """Stand-in ``label``'s backward in a worker: the judge computes it (``ask`` sends the
-    label, the saved input and the upstream gradient, and returns the judge's answer)."""
+def asked_backward(ask: Callable[[dict], dict]) -> Callable[[torch.Tensor, torch.Tensor],
+                                                              torch.Tensor]:
+    """The stand-in's backward in a worker: the judge computes it (``ask`` sends the saved
+    input and the upstream gradient, and returns the judge's answer)."""
     def backward(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
-        answer = ask({"backward": {"x": wire.encode(x.detach()), "stand_in": label,
+        answer = ask({"backward": {"x": wire.encode(x.detach()),
                                    "grad_output": wire.encode(grad_output.detach())}})
         if "ok" not in answer:
             raise RuntimeError(f"the grader could not compute this backward: "
@@ -125,25 +112,6 @@ def asked_backward(ask: Callable[[dict], dict], label: str = "stand_in"
         return wire.decode(answer["ok"])
 
     return backward
-
-
-def stand_ins(value: dict[str, str], choice: str | dict | None, observed: dict,
-              ask: Callable[[dict], dict]) -> dict[str, Any]:
-    """``swap_globals``' names -> their stand-ins, one fresh stand-in per label named; each
-    label's backward is ``choice``'s (in the checks' own process) or the judge's answer."""
-    made: dict[str, dict] = {}
-    out = {}
-    for name, wanted in value.items():
-        label = wanted.removesuffix("_apply")
-        if label not in STAND_INS:
-            raise ValueError(f"unknown stand-in {wanted!r}")
-        if label not in made:
-            backward = (asked_backward(ask, label) if choice is None else
-                        lambda x, g, kind=chosen_kind(choice, label):
-                        stand_in_gradient(kind, x, g))
-            made[label] = _functions(observed, backward)
-        out[name] = made[label]["stand_in_apply" if wanted != label else "stand_in"]
-    return out
 
 
 def no_judge(question: dict) -> dict:
@@ -238,8 +206,12 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
             elif key == "swap_globals":
                 # in the checks' own process the choice is in the request; in a worker it
                 # never is, and the judge answers
-                stack.enter_context(swapped_globals(fn, stand_ins(
-                    value, (request or {}).get(STAND_IN_BACKWARD), observed, ask)))
+                kind = (request or {}).get(STAND_IN_BACKWARD)
+                backward = (asked_backward(ask) if kind is None else
+                            lambda x, g, kind=kind: stand_in_gradient(kind, x, g))
+                stand_ins = _functions(observed, backward)
+                stack.enter_context(swapped_globals(fn, {k: stand_ins[v]
+                                                         for k, v in value.items()}))
             elif key == STAND_IN_BACKWARD:
                 continue
             elif key == "overwrite_module_params":

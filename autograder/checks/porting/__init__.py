@@ -5,8 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import (device, gradcheck, logreg, logreg_regimes, microbatch, recording, selfcheck,
-               which_op)
+from . import device, gradcheck, logreg, logreg_regimes, microbatch, recording, selfcheck
 
 ASSIGNMENT = "autograd-porting"
 
@@ -56,10 +55,6 @@ CHECKS = index([
           "check_my_op returns True for a correct op and False for one with a wrong backward, "
           "leaving the caller's x as it was (a float64 copy is checked).",
           selfcheck.check_check_my_op),
-    Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_which_op", ("check_my_op",),
-          "check_my_op with my_op and MyOp two ops, one right and one broken: the verdict is "
-          "gradcheck's on my_op, the name the contract gives.",
-          which_op.check_check_my_op_which_op),
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_at_x", ("check_my_op",),
           "check_my_op about ops wrong only for negative entries, only where a gradient "
           "component is 0, or by 1e-6: gradcheck's verdict at the x given (eps=1e-6, atol=1e-8).",

@@ -37,23 +37,17 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 ROUNDS = 3
 
 
-#: One stand-in as both ``MyOp`` and ``my_op``.
-SAME_OP = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
-
-
-def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False, *,
-                swap: dict[str, str] = SAME_OP, choice: str | dict | None = None
+def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
                 ) -> tuple[Any, Verdict | None, list[torch.dtype]]:
-    """Call ``check_my_op(x)`` with stand-in ops in its ``MyOp``/``my_op`` globals (``swap``;
-    by default one op, the lesson's or one whose backward lacks the quotient term as
-    ``broken`` says; ``choice``: the judge's ``STAND_IN_BACKWARD`` for several); return the
-    dtypes the stand-ins were run in too (heard from the worker: for messages only). A call
+    """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
+    lesson's op, or one whose backward lacks the quotient term as ``broken`` says); return the
+    dtypes the stand-in was run in too (heard from the worker: for messages only). A call
     that changed the caller's x (its values, requires_grad, .grad) fails as
     ``modified-input``: the contract checks a float64 copy."""
     arg = x.clone()
     before = side_effects.snapshot(arg)
-    with call_context(swap_globals=swap,
-                      **{STAND_IN_BACKWARD: choice or ("broken" if broken else "lesson")}):
+    with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
+                      **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
     seen = [getattr(torch, name) for name in observed.get("dtypes", [])
             if isinstance(getattr(torch, name, None), torch.dtype)]

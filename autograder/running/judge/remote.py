@@ -73,8 +73,8 @@ def _answerer(request: dict) -> Any:
     backward, computed here from the choice the judge kept (``None``: no question expected).
     Each question is untrusted data, decoded within a budget; a malformed one gets an error
     that says nothing of the choice."""
-    choice = request.get(arrangements.STAND_IN_BACKWARD)
-    if choice is None:
+    kind = request.get(arrangements.STAND_IN_BACKWARD)
+    if kind is None:
         return None
 
     def answer(question: Any) -> dict:
@@ -82,7 +82,6 @@ def _answerer(request: dict) -> Any:
             asked, budget = question["backward"], wire.Budget()
             x = wire.decode_tensor(asked["x"], budget=budget)
             grad_output = wire.decode_tensor(asked["grad_output"], budget=budget)
-            kind = arrangements.chosen_kind(choice, str(asked.get("stand_in", "stand_in")))
             return {"ok": wire.encode(arrangements.stand_in_gradient(kind, x, grad_output))}
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError):
             return {"error": "not a backward question the grader can answer"}
