@@ -91,6 +91,12 @@ def test_can_a_grader_score_reload_and_export_in_chromium(graded, tmp_path):
             article.find_element(By.CSS_SELECTOR, "textarea.comment").send_keys(comment)
         assert driver.find_element(By.ID, "progress").text.startswith("2 of 2 graded")
         driver.refresh()
+        # the page restores what the browser kept once its script has run: wait for that (a
+        # loaded machine can run it after the reload returns), then read every answer
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(
+            By.ID, "progress").text.startswith("2 of 2 graded"))
         kept = {a.get_attribute("data-file"): (
             a.find_element(By.CSS_SELECTOR, "input.points").get_attribute("value"),
             a.find_element(By.CSS_SELECTOR, "textarea.comment").get_attribute("value"))
