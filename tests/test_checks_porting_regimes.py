@@ -235,3 +235,19 @@ def test_a_second_call_that_differs_is_named():
     result = microbatch.check_same_objects(marks_w, np.random.default_rng(0))
     assert not result.passed and result.misconception == "second-call-differs", result.message
     assert "Called a second time on the same objects" in result.message
+
+
+@pytest.mark.parametrize("error, named", [
+    ("size mismatch, got input (49), mat (49x4), vec (5)", "foreign-size"),
+    ("mat1 and mat2 shapes cannot be multiplied (49x4 and 5x1)", "foreign-size"),
+    ("The size of tensor a (4) must match the size of tensor b (49) at non-singleton "
+     "dimension 0", "raised"),  # every size is the arguments': nothing foreign to name
+    ("division by zero", "raised"),
+])
+def test_a_shape_error_names_a_size_only_when_no_argument_has_it(error, named):
+    from autograder.checks.porting.common import name_foreign_size
+    from autograder.checks.result import Verdict
+
+    failure = Verdict(False, f"train_logreg(...) raised RuntimeError: {error}", "raised")
+    X, y = torch.zeros(49, 4), torch.zeros(49)
+    assert name_foreign_size(failure, [X, y, 0.5]).misconception == named

@@ -7,6 +7,7 @@ that this assignment does not edit files another engineer owns.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable
 
 import torch
@@ -31,7 +32,37 @@ def call_named(fn: Any, name: str, hints: RaiseHints, *args: Any,
         **kwargs: keyword arguments.
     """
     value, failure = call(fn, name, *args, **kwargs)
-    return (value, None) if failure is None else (None, name_raised(failure, hints))
+    if failure is None:
+        return value, None
+    return None, name_foreign_size(name_raised(failure, hints), [*args, *kwargs.values()])
+
+
+#: What torch says when two shapes do not fit: the sizes it names come after these words.
+_SIZE_ERRORS = ("size mismatch", "shapes cannot be multiplied", "must match the size of tensor",
+                "does not match the broadcast shape", "shape '[")
+
+
+def name_foreign_size(failure: Verdict, args: list[Any]) -> Verdict:
+    """A "raised" shape error that names a size no argument has (the lesson's n = 5 written
+    into the code, or the notebook's own X and y read instead of the arguments) becomes
+    ``foreign-size``: the sizes in the message and the arguments' shapes are what the call
+    established; nothing else is guessed."""
+    if failure.misconception != "raised" or not any(e in failure.message for e in _SIZE_ERRORS):
+        return failure
+    error = failure.message.split(" raised ", 1)[-1].split("\n", 1)[0]
+    own = {n for a in args if isinstance(a, torch.Tensor) for n in a.shape}
+    named = {int(n) for dims in re.findall(r"(?<![\w.])(\d+(?:x\d+)*)(?![\w.])", error)
+             for n in dims.split("x")}  # "(5)", "(49x4 and 5x1)", "[2, 5]"
+    foreign = sorted(n for n in named - own if n > 1)
+    if not foreign:
+        return failure
+    shapes = ", ".join(f"{tuple(a.shape)}" for a in args if isinstance(a, torch.Tensor))
+    return Verdict(False, f"{sentence(failure.message)} The error names a size "
+                   f"({', '.join(map(str, foreign))}) that none of the arguments has (their "
+                   f"shapes: {shapes}): a size or a tensor that is not the arguments' is used, "
+                   "such as the lesson's n = 5 written into the code or the notebook's own X "
+                   "and y. Take every size from the arguments (n = X.shape[1]) and use the "
+                   "tensors you are given.", "foreign-size", failure.evidence, failure.traceback)
 
 
 def name_raised(failure: Verdict, hints: RaiseHints) -> Verdict:
