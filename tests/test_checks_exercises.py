@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
@@ -125,6 +125,7 @@ def test_multipath_reference_is_accepted(x0, y0):
 
 @FAST
 @given(COORD, COORD)
+@example(2.0, 6.0)  # the lesson's split answer is also the swapped paths here
 def test_multipath_mutations_are_named(x0, y0):
     """Does each known mistake get its own id?"""
     assume(multipath._distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
@@ -138,8 +139,11 @@ def test_multipath_mutations_are_named(x0, y0):
     assert split((2 * x0, y0), x0, y0).misconception == "paths-swapped"
     assert split((total, total), x0, y0).misconception == "one-leaf"
     assert split((total, None), x0, y0).misconception == "one-leaf"
-    if (x0, y0) != (3.0, 4.0):
+    # the lesson's answers, where they are not also another mistake's here ((2, 6): the
+    # lesson's split (4, 6) is the swapped paths (2*x0, y0) too, and both names are right)
+    if (x0, y0) != (3.0, 4.0) and (4.0, 6.0) not in {(2 * x0, y0), (total, total)}:
         assert split((4.0, 6.0), x0, y0).misconception == "lesson-constant"
+    if (x0, y0) != (3.0, 4.0) and (10.0, 3.0) not in {(y0, x0), (2 * x0, x0), (x0, total)}:
         assert whole((10.0, 3.0), x0, y0).misconception == "lesson-constant"
 
 
