@@ -35,6 +35,8 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 
 #: Rounds per dtype, each a correct and a broken op in a drawn order.
 ROUNDS = 3
+#: The student's op names, both the one stand-in for a call (its backward the judge's choice).
+STAND_IN = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
 
 
 def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
@@ -46,7 +48,7 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
     ``modified-input``: the contract checks a float64 copy."""
     arg = x.clone()
     before = side_effects.snapshot(arg)
-    with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
+    with call_context(swap_globals=STAND_IN,
                       **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
     seen = [getattr(torch, name) for name in observed.get("dtypes", [])
@@ -212,7 +214,7 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
     for stand_in, kind in REGION_CASES:
         x = draw_region_x(rng, kind)
         expected = reference_verdict(stand_in, x)
-        with call_context(swap_globals={"MyOp": "stand_in", "my_op": "stand_in_apply"},
+        with call_context(swap_globals=STAND_IN,
                           **{STAND_IN_BACKWARD: stand_in}):
             got, observed, failure = call_observed(check_my_op, "check_my_op", x.clone())
             verdict = (name_raised(failure, RAISES) if failure
