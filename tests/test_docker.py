@@ -116,6 +116,7 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     import socket
     import threading
 
+    from autograder.running.container_protocol import RESULT_MARKER
     from autograder.running.entry import judge_service
 
     ours, theirs = socket.socketpair()
@@ -126,8 +127,8 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     reply = ours.makefile("rb").read().decode()
     thread.join(timeout=10)
     ours.close()
-    assert reply.startswith(judge_service.RESULT_MARKER) and reply.endswith("\n")
-    doc = json.loads(reply[len(judge_service.RESULT_MARKER):])
+    assert reply.startswith(RESULT_MARKER) and reply.endswith("\n")
+    doc = json.loads(reply[len(RESULT_MARKER):])
     assert doc["status"] == "grader-error" and said in doc["error"], doc
 
 
