@@ -72,6 +72,10 @@ def test_host_side_never_imports_torch():
             "from autograder.running.runners import registry; registry.resolve('auto'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    # the protocol both sides share: no torch, no otter
+    code = ("import sys, autograder.running.container_protocol; "
+            "assert not {'torch', 'otter'} & set(sys.modules), 'torch or otter was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
