@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from autograder.checks.porting import (device, logreg_regimes, microbatch, recording,
                                        selfcheck)
-from autograder.worker.arrangements import _functions, stand_in_gradient
+from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)
 seeds = st.integers(0, 2**32 - 1)
@@ -114,7 +114,7 @@ def test_stand_in_ops_are_wrong_where_they_say():
     """gradcheck with the contract's settings: right where each stand-in is right, wrong where
     it is wrong; a looser eps or atol gives the other verdict at an x with a 0 entry."""
     def gc(kind, x, eps=1e-6, atol=1e-8):
-        op = _functions({}, lambda x_, g: stand_in_gradient(kind, x_, g))["stand_in_apply"]
+        op = fresh_stand_ins({}, lambda x_, g: stand_in_gradient(kind, x_, g))["stand_in_apply"]
         leaf = torch.tensor(x, dtype=torch.float64, requires_grad=True)
         return torch.autograd.gradcheck(op, (leaf,), eps=eps, atol=atol, raise_exception=False)
 

@@ -192,8 +192,8 @@ def test_the_gpu_warm_up_without_the_toolkit_fails_in_one_line_and_leaves_nothin
     """The warm-up that ``docker-gpu`` runs before any submission's clock: where the engine
     cannot give a GPU, a ``ContainerError`` with the engine's reason (the runner prints it as
     a warning and each submission's worker says it again), and no container left behind."""
-    from autograder.running.runners.docker_engine import (IMAGES, WARM_UP, ContainerError,
-                                                          engine, warm_gpu_image)
+    from autograder.running.container_protocol import ContainerError
+    from autograder.running.runners.docker_engine import IMAGES, WARM_UP, engine, warm_gpu_image
 
     client = engine()
     if "nvidia" in client.info().get("Runtimes", {}):

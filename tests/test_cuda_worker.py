@@ -27,7 +27,7 @@ import pytest
 import torch
 
 from autograder.checks.porting import device
-from autograder.running.entry.container import RESULT_MARKER
+from autograder.running.container_protocol import RESULT_MARKER
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
 from autograder.running.judge.remote import RemoteNamespace

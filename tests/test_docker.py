@@ -72,6 +72,10 @@ def test_host_side_never_imports_torch():
             "from autograder.running.runners import registry; registry.resolve('auto'); "
             "assert 'torch' not in sys.modules, 'torch was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    # the protocol both sides share: no torch, no otter
+    code = ("import sys, autograder.running.container_protocol; "
+            "assert not {'torch', 'otter'} & set(sys.modules), 'torch or otter was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
@@ -116,6 +120,7 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     import socket
     import threading
 
+    from autograder.running.container_protocol import RESULT_MARKER
     from autograder.running.entry import judge_service
 
     ours, theirs = socket.socketpair()
@@ -126,8 +131,8 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
     reply = ours.makefile("rb").read().decode()
     thread.join(timeout=10)
     ours.close()
-    assert reply.startswith(judge_service.RESULT_MARKER) and reply.endswith("\n")
-    doc = json.loads(reply[len(judge_service.RESULT_MARKER):])
+    assert reply.startswith(RESULT_MARKER) and reply.endswith("\n")
+    doc = json.loads(reply[len(RESULT_MARKER):])
     assert doc["status"] == "grader-error" and said in doc["error"], doc
 
 

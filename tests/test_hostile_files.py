@@ -213,7 +213,7 @@ contents = st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=contents)
 def test_vetting_fuzzed_never_raises(tmp_path, data):
-    from autograder.running.judge.core import code_cells
+    from autograder.running.judge.cells import code_cells
 
     path = tmp_path / "fuzz.ipynb"
     path.write_bytes(data)

@@ -102,7 +102,7 @@ def test_probe_variant(variant):
 def _subject(fn, args=(2.5, -1.25), **extra):
     return probes.Subject(
         "f", fn, args, ("a", "b"), lambda a, b: (a * b, a + b),
-        lambda got, exp: probes._close(probes.numbers_of(got), probes.numbers_of(exp)),
+        lambda got, exp: probes.numbers_close(probes.numbers_of(got), probes.numbers_of(exp)),
         probes.numbers_of, variations={0: lambda a: [a + 1.5], 1: lambda b: [b + 1.5]},
         **extra)
 

@@ -466,11 +466,12 @@ def test_fuzzed_replies_raise_only_wire_errors_and_stay_within_the_budget(data):
 def test_error_fields_that_are_not_strings_are_never_printed_whole():
     """``str()`` of a field the worker filled with millions of numbers would build a string
     many times the reply's size; the judge keeps a type name instead."""
-    from autograder.running.judge.core import _clean_cell_entry
+    from autograder.running.judge.cells import clean_cell_entry
+    from autograder.running.judge.reports import remote_error
 
     huge = list(range(1_000_000))
-    error = remote._remote_error({"type": huge, "message": huge, "traceback": None})
+    error = remote_error({"type": huge, "message": huge, "traceback": None})
     assert str(error) == "<list>" and error.type_name == "<list>" and error.traceback_text == "None"
-    entry = _clean_cell_entry(0, {"status": huge, "notes": huge, "error": {"message": huge}})
+    entry = clean_cell_entry(0, {"status": huge, "notes": huge, "error": {"message": huge}})
     assert entry["status"] == "<list>" and len(entry["notes"]) == 20
     assert entry["error"]["message"] == "<list>"

@@ -21,7 +21,7 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.writelines([text] if isinstance(text, str) else text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are read by staff, as before
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; staff read what is written here
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

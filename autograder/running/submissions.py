@@ -186,7 +186,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     broken = next((i for i, c in enumerate(nb["cells"]) if not _cell_ok(c)), None)
     if broken is not None:
         return bad(f"not a notebook: cell {broken + 1} has no cell_type or no text source")
-    # what the judge reads it with (judge.code_cells: nbformat.reads) must not fail there;
+    # what the judge reads it with (judge.cells.code_cells: nbformat.reads) must not fail there;
     # reader.reads is the part of it that raises (parse, version, conversion) without the
     # schema validation that only logs (and takes seconds on a notebook of 5000 cells)
     try:

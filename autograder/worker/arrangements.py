@@ -72,8 +72,9 @@ def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> 
     return grad_output * grads[kind]
 
 
-def _functions(observed: dict, backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-               ) -> dict[str, Any]:
+def fresh_stand_ins(observed: dict,
+                    backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+                    ) -> dict[str, Any]:
     """A fresh stand-in for one call: a class named ``MyOp`` deriving straight from
     ``torch.autograd.Function``, whose forward is the lesson's op (recording its input's dtype
     in ``observed["dtypes"]`` so that a check can tell which precision the caller used) and
@@ -209,8 +210,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 kind = (request or {}).get(STAND_IN_BACKWARD)
                 backward = (asked_backward(ask) if kind is None else
                             lambda x, g, kind=kind: stand_in_gradient(kind, x, g))
-                stand_ins = _functions(observed, backward)
-                stack.enter_context(swapped_globals(fn, {k: stand_ins[v]
+                ops = fresh_stand_ins(observed, backward)
+                stack.enter_context(swapped_globals(fn, {k: ops[v]
                                                          for k, v in value.items()}))
             elif key == STAND_IN_BACKWARD:
                 continue

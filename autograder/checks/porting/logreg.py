@@ -124,8 +124,10 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float,
                   "X @ w + b, clear, backward, update under no_grad, record the loss before it.")
 
 
-def _run_student(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 steps: int) -> tuple[Any, Verdict | None]:
+def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
+                      steps: int) -> tuple[Any, Verdict | None]:
+    """The student's ``train_logreg`` on copies of ``X`` and ``y``: ``(answer, None)``, or
+    ``(answer, failure)`` when it raised or did not return a ``(w, b, losses)`` tuple."""
     got, failure = call_named(train_logreg, "train_logreg", RAISE_HINTS, X.clone(), y.clone(),
                               lr=lr, steps=steps)
     if failure is None and not (isinstance(got, (tuple, list)) and len(got) == 3):
@@ -194,7 +196,7 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     verdict = PASS
     for _ in range(3):
         X, y, lr, steps = draw_problem(rng)
-        got, verdict = _run_student(train_logreg, X, y, lr, steps)
+        got, verdict = call_train_logreg(train_logreg, X, y, lr, steps)
         if verdict is None:
             verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
                        else judge_params(got, X, y, lr, steps))

@@ -21,8 +21,8 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named
-from .logreg import (ATOL, QUESTION, RTOL, _run_student, draw_problem, judge_grads, judge_losses,
-                     judge_params, reference_grads, reference_run)
+from .logreg import (ATOL, QUESTION, RTOL, call_train_logreg, draw_problem, judge_grads,
+                     judge_losses, judge_params, reference_grads, reference_run)
 
 #: The regimes, drawn in this order.
 REGIMES = ("one-step", "separable", "unscaled")
@@ -139,7 +139,7 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
     verdict = PASS
     for kind in REGIMES:
         X, y, lr, steps = draw_regime(rng, kind)
-        got, verdict = _run_student(train_logreg, X, y, lr, steps)
+        got, verdict = call_train_logreg(train_logreg, X, y, lr, steps)
         if verdict is None:
             verdict = stopped_early(got[2], steps) or judge_losses(got[2], X, y, lr, steps)
             verdict = judge_params(got, X, y, lr, steps) if verdict.ok else verdict

@@ -154,7 +154,7 @@ def draw_region_x(rng: np.random.Generator, kind: str) -> torch.Tensor:
 
 def reference_verdict(stand_in: str, x: torch.Tensor) -> bool:
     """gradcheck of the stand-in op at ``x`` with the contract's settings, run here."""
-    op = arrangements._functions(
+    op = arrangements.fresh_stand_ins(
         {}, lambda x_, g: arrangements.stand_in_gradient(stand_in, x_, g))["stand_in_apply"]
     leaf = x.detach().double().requires_grad_()
     return bool(torch.autograd.gradcheck(op, (leaf,), raise_exception=False, **CONTRACT))

@@ -30,7 +30,8 @@ budgets), on fresh copies, with torch's generator forked; a probe whose call fai
 stops the probing. Every probe is bounded: at most ``MAX_CALLS`` calls per failing check.
 
 The package holds the probes by what they diagnose: ``subject`` (the shared machinery:
-``Subject``, ``InputClass``, ``Diagnosis``, ``MAX_CALLS``, ``fresh``, ``numbers_of``),
+``Subject``, ``InputClass``, ``Diagnosis``, ``MAX_CALLS``, ``fresh``, ``numbers_of``,
+``numbers_close``, ``recorded_call``, ``StopProbing``),
 ``repetition`` (randomness, history, state on the objects), ``inputs`` (ignored arguments,
 input classes), ``values`` (rounded, scaled), ``side_effects`` (``snapshot``, ``changes``) and
 ``running`` (``diagnose``, ``explain``); every public name is importable from here.
@@ -40,13 +41,13 @@ from .inputs import ignored_arguments, input_classes
 from .repetition import repeat
 from .running import diagnose, explain
 from .side_effects import changes, snapshot
-from .subject import (MAX_CALLS, PROBE_SEED, Diagnosis, InputClass, Subject, _close, fresh,
-                      numbers_of, shown_args)
+from .subject import (MAX_CALLS, PROBE_SEED, Diagnosis, InputClass, StopProbing, Subject, fresh,
+                      numbers_close, numbers_of, recorded_call, shown_args)
 from .values import rounded, scaled
 
 __all__ = [
-    "MAX_CALLS", "PROBE_SEED", "Diagnosis", "InputClass", "Subject",
+    "MAX_CALLS", "PROBE_SEED", "Diagnosis", "InputClass", "StopProbing", "Subject",
     "changes", "diagnose", "explain", "fresh", "ignored_arguments", "input_classes",
-    "numbers_of", "repeat", "rounded", "scaled", "shown_args", "snapshot",
-    "_close",  # not public: tests/test_probes.py compares answers with it, as probes._close
+    "numbers_close", "numbers_of", "recorded_call", "repeat", "rounded", "scaled",
+    "shown_args", "snapshot",
 ]

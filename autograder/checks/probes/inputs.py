@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..calling import describe, expected_text
-from .subject import Diagnosis, Subject, _agree, _close, _record, _Stop, _value, shown_args
+from .subject import (Diagnosis, StopProbing, Subject, numbers_close, recorded_call,
+                      shown_args)
 
 
 def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:
@@ -21,12 +22,12 @@ def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:
         for alt in vary(subject.args[i]):
             args = subject.args[:i] + (alt,) + subject.args[i + 1:]
             expected = subject.expected(*args)
-            if _close(subject.numbers(expected), subject.numbers(base)):
+            if numbers_close(subject.numbers(expected), subject.numbers(base)):
                 continue  # this change cannot tell anything apart
             subject.tried.append(f"changing {subject.arg_names[i]}")
-            new = _value(subject, args)
-            calls.append(_record("vary-" + subject.arg_names[i], args, expected, new))
-            if _agree(subject, new, got) and not subject.same(new, expected):
+            new = subject.value(args)
+            calls.append(recorded_call("vary-" + subject.arg_names[i], args, expected, new))
+            if subject.agree(new, got) and not subject.same(new, expected):
                 ignored.append((subject.arg_names[i], subject.args[i], alt, expected))
             break
     if not ignored:
@@ -50,7 +51,7 @@ def input_classes(subject: Subject, raised: bool = False) -> Diagnosis | None:
         got, failure = subject.run(klass.args)
         if failure is not None:
             if failure.misconception in ("worker-lost", "probe-budget"):
-                raise _Stop(failure.message)
+                raise StopProbing(failure.message)
             continue
         expected = subject.expected(*klass.args)
         if not subject.same(got, expected):
@@ -60,5 +61,5 @@ def input_classes(subject: Subject, raised: bool = False) -> Diagnosis | None:
             f"It {what} for {shown_args(subject, subject.args)} ({klass.name}) and was right "
             f"for {shown_args(subject, klass.args)}, the nearest input that is not "
             f"{klass.name}: wrong for {klass.name} inputs. {klass.question}"),
-            [_record("class-" + klass.name, klass.args, expected, got)])
+            [recorded_call("class-" + klass.name, klass.args, expected, got)])
     return None

@@ -11,7 +11,7 @@ from torch import nn
 
 from ..calling import call, describe
 from .side_effects import changes, snapshot
-from .subject import (PROBE_SEED, Diagnosis, Subject, _agree, _record, _Stop, _value, fresh,
+from .subject import (PROBE_SEED, Diagnosis, StopProbing, Subject, fresh, recorded_call,
                       shown_args)
 
 
@@ -20,16 +20,16 @@ def repeat(subject: Subject) -> Diagnosis | None:
     then twice on the same objects."""
     subject.tried.append("calling again on copies of the same input")
     with torch.random.fork_rng(devices=[]):  # one fork for both: the second call draws on
-        first = _value(subject, subject.args, fork=False)
-        second = _value(subject, subject.args, fork=False)
-    calls = [_record("repeat", subject.args, None, first), _record("repeat", subject.args, None,
-                                                                   second)]
-    if not _agree(subject, first, second):
-        a = _value(subject, subject.args, torch_seed=PROBE_SEED)
-        b = _value(subject, subject.args, torch_seed=PROBE_SEED)
-        calls += [_record("repeat-seeded", subject.args, None, a),
-                  _record("repeat-seeded", subject.args, None, b)]
-        if _agree(subject, a, b):
+        first = subject.value(subject.args, fork=False)
+        second = subject.value(subject.args, fork=False)
+    calls = [recorded_call("repeat", subject.args, None, first),
+             recorded_call("repeat", subject.args, None, second)]
+    if not subject.agree(first, second):
+        a = subject.value(subject.args, torch_seed=PROBE_SEED)
+        b = subject.value(subject.args, torch_seed=PROBE_SEED)
+        calls += [recorded_call("repeat-seeded", subject.args, None, a),
+                  recorded_call("repeat-seeded", subject.args, None, b)]
+        if subject.agree(a, b):
             return Diagnosis("probe.nondeterministic", (
                 f"Two calls with the same input ({shown_args(subject, subject.args)}) returned "
                 f"{describe(first)} and then {describe(second)}, and agreed when torch's random "
@@ -53,12 +53,12 @@ def repeat(subject: Subject) -> Diagnosis | None:
         twice, f2 = call(subject.fn, subject.name, *objects, **subject.kwargs)
     subject.calls_left -= 2
     if f1 or f2:
-        raise _Stop("call failed")
-    if _agree(subject, once, twice):
+        raise StopProbing("call failed")
+    if subject.agree(once, twice):
         return None
     left = [c for name, b, a in zip(subject.arg_names, before, objects)
             for c in changes(b, a, name)]
-    calls.append(_record("same-objects", subject.args, None, [once, twice]))
+    calls.append(recorded_call("same-objects", subject.args, None, [once, twice]))
     what = f" The first call left: {'; '.join(left)}." if left else ""
     return Diagnosis("probe.state-on-objects", (
         f"Called twice on the same objects it returned {describe(once)} and then "

@@ -12,7 +12,7 @@ from typing import Any
 from ..result import Verdict
 from .inputs import ignored_arguments, input_classes
 from .repetition import repeat
-from .subject import Diagnosis, Subject, _Stop
+from .subject import Diagnosis, StopProbing, Subject
 from .values import rounded, scaled
 
 
@@ -40,7 +40,7 @@ def diagnose(subject: Subject, got: Any, raised: bool = False) -> Diagnosis | No
         # nothing more specific was found (and only for two or more values)
         subject.tried.append("a constant factor")
         return scaled(numbers, expected)
-    except _Stop:
+    except StopProbing:
         return None
 
 

@@ -1,8 +1,10 @@
 """The probes' shared machinery: the failing call as the probes need it (``Subject``, with the
 input classes of its arguments, ``InputClass``), what a probe established (``Diagnosis``), the
 per-check call budget (``MAX_CALLS``), fresh copies of the arguments for every probe call
-(``fresh``), how two of the student's answers are compared (``_close``, ``_agree``) and read as
-numbers (``numbers_of``), and how arguments and calls are shown and recorded.
+(``fresh``), how two of the student's answers are compared (``numbers_close``,
+``Subject.agree``) and read as numbers (``numbers_of``), how arguments and calls are shown
+(``shown_args``) and recorded (``recorded_call``), and ``StopProbing``, which ends the probing
+when a probe call fails.
 """
 
 from __future__ import annotations
@@ -101,16 +103,24 @@ class Subject:
                 call_context(**context):
             return call(self.fn, self.name, *fresh(args), **self.kwargs)
 
+    def value(self, args: tuple, fork: bool = True, **context: Any) -> Any:
+        """``run``'s answer; ``StopProbing`` when the call failed, was lost or was not made."""
+        got, failure = self.run(args, fork, **context)
+        if failure is not None:
+            raise StopProbing(failure.message)
+        return got
 
-class _Stop(Exception):
+    def agree(self, a: Any, b: Any) -> bool:
+        """Two of the student's answers agree: the same numbers (``numbers_close``), or the
+        same description."""
+        na, nb = self.numbers(a), self.numbers(b)
+        if na is None or nb is None:
+            return na is None and nb is None and describe(a) == describe(b)
+        return numbers_close(na, nb)
+
+
+class StopProbing(Exception):
     """A probe call failed or was lost: stop probing (say nothing about it)."""
-
-
-def _value(subject: Subject, args: tuple, fork: bool = True, **context: Any) -> Any:
-    got, failure = subject.run(args, fork, **context)
-    if failure is not None:
-        raise _Stop(failure.message)
-    return got
 
 
 def _copy(x: Any) -> Any:
@@ -146,25 +156,18 @@ def shown_args(subject: Subject, args: tuple) -> str:
     return ", ".join(f"{n}={_show(a)}" for n, a in zip(subject.arg_names, args))
 
 
-def _record(probe: str, args: tuple, expected: Any, got: Any) -> dict:
+def recorded_call(probe: str, args: tuple, expected: Any, got: Any) -> dict:
+    """One probe call as plain data, for ``Diagnosis.calls``."""
     return {"probe": probe, "args": [plain(a) for a in args], "expected": plain(expected),
             "got": plain(got)}
 
 
-def _close(a: list[float] | None, b: list[float] | None) -> bool:
+def numbers_close(a: list[float] | None, b: list[float] | None) -> bool:
     """Equal lengths and every pair within ``1e-6`` relative (``1e-9`` absolute). Symmetric, not
     ``closeness.within``: it asks whether two of the student's answers agree, with no reference
     side to scale by."""
     return a is not None and b is not None and len(a) == len(b) and all(
         abs(x - y) <= 1e-9 + 1e-6 * max(abs(x), abs(y)) for x, y in zip(a, b))
-
-
-def _agree(subject: Subject, a: Any, b: Any) -> bool:
-    """Two answers agree: the same numbers (to ``1e-6``), or the same description."""
-    na, nb = subject.numbers(a), subject.numbers(b)
-    if na is None or nb is None:
-        return na is None and nb is None and describe(a) == describe(b)
-    return _close(na, nb)
 
 
 def numbers_of(x: Any) -> list[float] | None:

@@ -4,8 +4,8 @@ The host (``runners.docker``, ``runners.docker_fork``) sends one job on stdin as
 notebook and the autograder zip (base64), the seed, the limits. They are written under the judge's private tmpfs
 (``$TMPDIR``, mode 0700, root-only); the notebook's code runs in a worker as the unprivileged
 uid (``sandbox`` mode ``"container"``). The result document goes back on stdout as one JSON
-line after ``RESULT_MARKER``: the worker's output is a pipe to the judge, so student code
-cannot write there. Nothing is pickled either way.
+line after ``RESULT_MARKER`` (``container_protocol``): the worker's output is a pipe to the
+judge, so student code cannot write there. Nothing is pickled either way.
 
     python -m autograder.running.entry.container < job.json
     python -m autograder.running.entry.container --install-worker /opt/agworker  # image build
@@ -22,11 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from ..results import capped
+from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
-
-RESULT_MARKER = "AUTOGRADER-RESULT-V1 "
-MAX_JOB_BYTES = 64 * 2**20  # the host refuses notebooks over 20 MB; base64 adds a third
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -42,8 +39,8 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
         import torch
 
         if not torch.cuda.is_available():  # never a silent CPU run of a GPU grading job
-            return _error(job, "a GPU was requested but torch sees no CUDA device in the "
-                               "container (is the NVIDIA container toolkit installed?)")
+            return job_error(job, "a GPU was requested but torch sees no CUDA device in the "
+                                  "container (is the NVIDIA container toolkit installed?)")
     notebook, zip_path = work / "submission.ipynb", work / "autograder.zip"
     notebook.write_bytes(base64.b64decode(job["notebook"]))
     zip_path.write_bytes(base64.b64decode(job["zip"]))
@@ -54,15 +51,6 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
         raise ValueError(f"uid {uid} is not a sandbox uid")
     return judge(notebook, job["name"], job["assignment"], load_tests(zip_path),
                  seed=int(job["seed"]), uid=uid, limits=limits)
-
-
-def _error(job: dict, message: str) -> dict:
-    from ..resultdoc import ResultDoc
-
-    name, assignment = job.get("name"), job.get("assignment")
-    return ResultDoc.grader_error(name if isinstance(name, str) and name else "?", message,
-                                  assignment=assignment if isinstance(assignment, str) else None
-                                  ).to_dict()
 
 
 def light_otter() -> None:
@@ -99,12 +87,10 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
             doc = grade_job(job, Path(work))
         status = 0
     except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        doc, status = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}"), 2
+        doc, status = job_error(job, f"unreadable grading job: {type(exc).__name__}: {exc}"), 2
     except Exception as exc:  # noqa: BLE001 - the host must always get a result line
-        doc, status = _error(job, f"{type(exc).__name__}: {exc}"), 0
-    # capped here too (results.capped): the host reads at most MAX_ANSWER_BYTES of it
-    stdout.write(RESULT_MARKER + json.dumps(capped(doc), sort_keys=True, ensure_ascii=False)
-                 + "\n")
+        doc, status = job_error(job, f"{type(exc).__name__}: {exc}"), 0
+    stdout.write(answer_line(doc))
     stdout.flush()
     return status
 

@@ -12,7 +12,8 @@ the container the host made for that submission, and ``join_container``, that co
 of the job is forked from the zygote, joins that container's cgroups and namespaces through
 the pidfd and drops to the job's unprivileged uid before it reads a request
 (``autograder.worker.confine.join_container``). The result
-goes back on the same connection as one line after ``RESULT_MARKER``.
+goes back on the same connection as one line after ``RESULT_MARKER``
+(``container_protocol``).
 
 The first connection is the host's lifeline: when it closes (the host finished, or died),
 this process exits, and the engine removes its container.
@@ -32,8 +33,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..results import capped
-from .container import MAX_JOB_BYTES, RESULT_MARKER, _error, grade_job, light_otter
+from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
+from .container import grade_job, light_otter
 
 
 def check_target(pid: int, container: str = "") -> int:
@@ -84,12 +85,11 @@ def handle(conn: socket.socket) -> None:
             finally:
                 os.close(pidfd)
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            doc = _error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
+            doc = job_error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the host must always get a result line
-            doc = _error(job, f"{type(exc).__name__}: {exc}")
-        line = RESULT_MARKER + json.dumps(capped(doc), sort_keys=True, ensure_ascii=False) + "\n"
+            doc = job_error(job, f"{type(exc).__name__}: {exc}")
         try:
-            conn.sendall(line.encode())
+            conn.sendall(answer_line(doc).encode())
         except OSError:
             pass  # the host gave up on this job (its own timeout)
 

@@ -9,7 +9,6 @@ broken function costs only the tests that needed it.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import threading
 import time
@@ -17,15 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
                                student_texts)
 from ...harness import GraderFault, collecting
-from .remote import RemoteNamespace, _short
+from .cells import cell_name, clean_cell_entry, code_cells, named_entry
+from .remote import RemoteNamespace
 from ..resultdoc import TIMED_OUT, ResultDoc
 from .sandbox import Limits, SandboxError
-from ..submissions import read_notebook_bytes
 from .worker_client import WorkerClient, submission_cut
 
 MAX_RESTARTS = 4
@@ -94,7 +91,7 @@ class Session:
             return
         entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
         if index not in self.report and entries and isinstance(entries[0], dict):
-            self.report[index] = _clean_cell_entry(index, entries[0])
+            self.report[index] = clean_cell_entry(index, entries[0])
 
     def _cut(self) -> WorkerLost:
         self.cut = True
@@ -136,74 +133,6 @@ class Session:
                          "together): the tests still running or not yet run then got no "
                          "points; make the slow cells or functions faster")
         return found
-
-
-#: Sources longer than this are named by their first line only (never parsed).
-MAX_PARSED_SOURCE = 200_000
-
-
-def defined_names(source: str) -> list[str]:
-    """The top-level names a cell defines (functions, classes, assignments, imports), read
-    with ``ast`` (parsed, never run); [] when it does not parse or is too long."""
-    if len(source) > MAX_PARSED_SOURCE:
-        return []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
-    return list(dict.fromkeys(names))[:20]
-
-
-def first_line(source: str) -> str:
-    """The cell's first non-blank line, cut to 80 characters."""
-    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
-    return line if len(line) <= 80 else line[:77] + "..."
-
-
-def cell_name(index: int, source: str) -> str:
-    """How feedback names a cell: by what it defines, else by its first line (Jupyter shows
-    no cell numbers), with its position as a last resort."""
-    names = [n for n in defined_names(source) if not n.startswith("_")]
-    if names:
-        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-        return f"the cell defining {shown}"
-    line = first_line(source)
-    return f"the cell starting `{line}`" if line else f"code cell {index + 1}"
-
-
-def _named_entry(entry: dict, source: str) -> dict:
-    """A cell report entry with what the cell defines, its first line and its name."""
-    return {**entry, "defines": defined_names(source), "first_line": first_line(source),
-            "name": cell_name(entry["index"], source)}
-
-
-def _clean_cell_entry(index: int, entry: dict) -> dict:
-    """Only the fields we expect, as strings, from the untrusted report."""
-    clean: dict[str, Any] = {"index": index, "status": _short(entry.get("status"), 20),
-                             "notes": [_short(n, 300) for n in _list(entry.get("notes"))[:20]]}
-    error = entry.get("error")
-    if isinstance(error, dict):
-        clean["error"] = {k: _short(error.get(k), 4000) for k in ("type", "message", "traceback")}
-    return clean
-
-
-def _list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def code_cells(path: Path) -> list[tuple[int, str]]:
-    # as vetted: never through a link or a FIFO swapped in since (submissions.py)
-    nb = nbformat.reads(read_notebook_bytes(path).decode("utf-8"), as_version=4)
-    return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
 
 
 def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
@@ -285,7 +214,7 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
         name, _by_question(tests, outcomes), assignment=assignment, seed=seed,
         problems=problems, status=(TIMED_OUT if session.cut else
                                    "graded-with-worker-restarts" if problems else "graded"),
-        notebook={"cells": [_named_entry(session.report[i], sources.get(i, ""))
+        notebook={"cells": [named_entry(session.report[i], sources.get(i, ""))
                             for i in sorted(session.report)]},
         output=output).to_dict()
 

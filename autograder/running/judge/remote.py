@@ -17,8 +17,9 @@ import torch
 from torch import nn
 
 from ...checks import context
-from ...checks.calling import RemoteError, WorkerLost
+from ...checks.calling import RemoteError
 from ...worker import arrangements, wire
+from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
 
@@ -58,13 +59,13 @@ class RemoteFunction:
         reply = self.client.request(message, self.client.limits.call_timeout,
                                     answer=_answerer(request))
         observed = reply.get("observed")
-        self.last_observed = _clean_observed(observed if isinstance(observed, dict) else {})
+        self.last_observed = clean_observed(observed if isinstance(observed, dict) else {})
         before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
                   for name, p in a.named_parameters()}
         budget = wire.Budget()  # one for the reply: the arguments' states and the result
         _mirror(args, reply.get("args_after"), budget)
         if "error" in reply:
-            raise _remote_error(reply["error"])
+            raise remote_error(reply["error"])
         return _decode_result(reply.get("ok"), args, before, budget)
 
 
@@ -87,41 +88,6 @@ def _answerer(request: dict) -> Any:
             return {"error": "not a backward question the grader can answer"}
 
     return answer
-
-
-def _clean_observed(observed: dict) -> dict:
-    """Only the observations checks use, as plain values of the expected types. The worker
-    measured them in the student's process: hearsay, for advice only (docs/security.md)."""
-    clean: dict = {}
-    count = observed.get("saved_tensors")
-    if isinstance(count, int) and not isinstance(count, bool):
-        clean["saved_tensors"] = count
-    dtypes = observed.get("dtypes")
-    if isinstance(dtypes, list):
-        clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
-    if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
-        clean["tf32"] = observed["tf32"]
-    return clean
-
-
-def _remote_error(error: Any) -> Exception:
-    if not isinstance(error, dict):
-        return WorkerLost("its process sent a malformed error")
-    if error.get("wire"):
-        return RemoteError("ValueError", f"it returned a value the grader cannot read: "
-                           f"{_short(error.get('message'), 300)}", "")
-    return RemoteError(_short(error.get("type"), 100), _short(error.get("message"), 2000),
-                       _short(error.get("traceback"), 8000))
-
-
-def _short(text: Any, limit: int) -> str:
-    """At most ``limit`` characters of a field that should be a string; ``str()`` of anything
-    else (a list of millions of numbers the worker put there) would build a far longer one."""
-    if isinstance(text, str):
-        return text[:limit]
-    if text is None or isinstance(text, (bool, int, float)):
-        return str(text)[:limit]
-    return f"<{type(text).__name__}>"
 
 
 def _decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> Any:
@@ -164,8 +130,8 @@ def _own_param(args: tuple, before: dict, ref: Any) -> Any:
             and isinstance(args[ref[1]], nn.Module)):
         return None
     if ref[0] == "before":
-        return before.get((ref[1], _short(ref[2], 200)))
-    return dict(args[ref[1]].named_parameters()).get(_short(ref[2], 200))
+        return before.get((ref[1], worker_text(ref[2], 200)))
+    return dict(args[ref[1]].named_parameters()).get(worker_text(ref[2], 200))
 
 
 def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
@@ -293,7 +259,7 @@ class RemoteNamespace(dict):
             except wire.WireError as exc:
                 dict.__setitem__(self, name, wire.Opaque(f"unreadable value ({exc})", False))
         elif "error" in reply:
-            raise _remote_error(reply["error"])
+            raise remote_error(reply["error"])
         else:
             self.missing.add(name)
             return False

@@ -21,7 +21,8 @@ from ..judge import uids
 from ..resultdoc import ResultDoc
 from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, read_notebook_bytes, seed_of
-from .docker_engine import ContainerError, ContainerLimits, engine, remove_orphans
+from ..container_protocol import ContainerError
+from .docker_engine import ContainerLimits, engine, remove_orphans
 
 
 def zip_points(zip_path: Path) -> dict[str, float]:

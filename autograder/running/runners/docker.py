@@ -23,9 +23,9 @@ from __future__ import annotations
 import socket
 import sys
 
+from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
 from .container import ContainerRunner
-from .docker_engine import (CAPABILITIES, IMAGES, MAX_ANSWER_BYTES, ContainerError,
-                            ContainerLimits, box_config, owner_label, parse_answer,
+from .docker_engine import (CAPABILITIES, IMAGES, ContainerLimits, box_config, owner_label,
                             warm_gpu_image)
 from .base import Setup
 from ..judge.sandbox import Limits

@@ -1,7 +1,8 @@
 """What both Docker runners share about the engine, on the host: the engine itself, the images,
 what confines a container that holds student code (``ContainerLimits``, ``box_config``), the
 label that says which grader made a container and the cleanup of those a killed grader left
-behind, and the reading of a judge's answer. The base of both runners is ``container``.
+behind. The base of both runners is ``container``; the judge's answer is read with
+``running.container_protocol``.
 
 The host side only: it never imports torch and never runs a check. The runners are
 ``runners.docker.DockerRunner`` (``docker``, ``docker-gpu``: the judge inside each
@@ -11,12 +12,11 @@ container for the run).
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from dataclasses import dataclass
 
-from ..results import MAX_DOCUMENT_BYTES
+from ..container_protocol import ContainerError
 from ..judge.sandbox import Limits
 
 
@@ -28,12 +28,7 @@ IMAGES = {"cpu": f"{IMAGE_REPOSITORY}:cpu", "cuda": f"{IMAGE_REPOSITORY}:cuda"}
 # with no GPU requested), so tests can check that image on a machine that has none. Never set
 # it for real grading: a GPU run must fail without a GPU, never fall back to the CPU.
 CUDA_ON_CPU_VARIABLE = "AUTOGRADER_TEST_CUDA_ON_CPU"
-RESULT_MARKER = "AUTOGRADER-RESULT-V1 "  # same as entry.container (which imports torch)
 CAPABILITIES = ["SETUID", "SETGID", "SETPCAP", "KILL"]
-
-
-class ContainerError(RuntimeError):
-    """The container could not be run or gave no usable result (the grader's fault)."""
 
 
 @dataclass(frozen=True)
@@ -124,24 +119,6 @@ def _running(pid: int) -> bool:
     except PermissionError:
         pass
     return True
-
-
-#: The most of a container's output (or the judge's answer) the host reads: the result
-#: document is capped at 1 MiB in the container (results.capped); anything past this is cut
-#: and the document then fails to parse, as a grader error, never a grader out of memory.
-MAX_ANSWER_BYTES = 4 * MAX_DOCUMENT_BYTES
-
-
-def parse_answer(stdout: str, stderr: str) -> dict:
-    """The result document after ``RESULT_MARKER`` in a judge's output (a JSON object), else
-    ``ContainerError`` with the last line of ``stderr``."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(RESULT_MARKER):
-            doc = json.loads(line[len(RESULT_MARKER):])
-            if isinstance(doc, dict):
-                return doc
-    tail = (stderr.strip().splitlines() or ["no output"])[-1][:500]
-    raise ContainerError(f"the judge printed no result ({tail})")
 
 
 def has_image(client, image: str) -> bool:

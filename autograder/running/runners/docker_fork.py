@@ -9,9 +9,9 @@ import socket
 import threading
 from pathlib import Path
 
+from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
 from .container import ContainerRunner
-from .docker_engine import (CAPABILITIES, MAX_ANSWER_BYTES, ContainerError, ContainerLimits,
-                            box_config, owner_label, parse_answer)
+from .docker_engine import CAPABILITIES, ContainerLimits, box_config, owner_label
 from .base import Setup
 from ..judge.sandbox import Limits
 from ..submissions import Submission

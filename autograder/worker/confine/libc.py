@@ -58,7 +58,7 @@ class Libc:
     def drop_bounding_set(self) -> None:
         """Empty the capability bounding set (no exec can ever regain a capability). Needs
         CAP_SETPCAP; every refusal but the kernel's ``EINVAL`` past its last capability
-        raises (it used to end the loop silently, leaving the set full)."""
+        raises (a loop that ended silently would leave the set full)."""
         for cap in range(64):
             if self.lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
                 err = ctypes.get_errno()

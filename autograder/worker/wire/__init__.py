@@ -6,19 +6,19 @@ layers from numbers and names. A float subclass whose ``__eq__`` lies is sent as
 float value, so the judge compares the number, not the object.
 
 The package holds the limits and budgets (``limits``), the worker's side (``encoding``) and
-the judge's (``decoding``, with ``decoding_arrays`` and ``decoding_modules``); its public
-names are all here: ``wire.encode``, ``wire.decode``, ``wire.Budget``, ``wire.WireError``...
+the judge's (``decoding``, with ``decoding_arrays``, ``decoding_modules`` and the field checks
+they share, ``fields``); its public names are all here: ``wire.encode``, ``wire.decode``,
+``wire.Budget``, ``wire.WireError``...
 """
 
 from .decoding import OPTIMIZERS, Opaque, decode, decode_optimizer
-from .decoding_arrays import NP_DTYPES, decode_ndarray, decode_tensor
+from .decoding_arrays import decode_ndarray, decode_tensor
 from .decoding_modules import decode_module
 from .encoding import (dtype_name, encode, encode_module, encode_ndarray, encode_optimizer,
                        encode_tensor)
 from .limits import (BUDGET_BYTES, BUDGET_ELEMENTS, BUDGET_ITEMS, BUDGET_TEXT, DTYPES, LAYERS,
                      MAX_DEPTH, MAX_DIMS, MAX_ELEMENTS, MAX_ITEMS, MAX_LAYERS, MAX_TEXT,
-                     RECORDING_MARK, Budget, RecordingMark,
-                     WireError)
+                     NP_DTYPES, RECORDING_MARK, Budget, RecordingMark, WireError)
 
 __all__ = [
     "BUDGET_BYTES", "BUDGET_ELEMENTS", "BUDGET_ITEMS", "BUDGET_TEXT", "DTYPES", "LAYERS",

@@ -1,6 +1,7 @@
 """Decoding, on the judge's side: numbers and names in, objects out; nothing is evaluated.
 ``decode`` rebuilds any value ``encode`` sent (scalars, strings, lists, tuples, dicts, devices
-and dtypes here; tensors and arrays in ``decoding_arrays``, modules in ``decoding_modules``),
+and dtypes here; tensors and arrays in ``decoding_arrays``, modules in ``decoding_modules``,
+each field checked by ``fields``),
 optimizers over the caller's own parameters (``decode_optimizer``), and ``Opaque`` for what
 the wire does not carry.
 """
@@ -13,9 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .decoding_arrays import (_guarded, _int, _ndarray, _np_dtype, _tensor, _torch_dtype,
-                              _unfloat)
-from .decoding_modules import _module
+from .decoding_arrays import decode_ndarray, decode_tensor
+from .decoding_modules import decode_module
+from .fields import guarded, integer, number, numpy_dtype, torch_dtype
 from .limits import MAX_DEPTH, MAX_ITEMS, MAX_TEXT, Budget, WireError
 
 
@@ -29,7 +30,7 @@ class Opaque:
         return f"<{self.type_name} object>"
 
 
-@_guarded
+@guarded
 def decode(d: Any, depth: int = 0, budget: Budget | None = None) -> Any:
     """Rebuild a value from ``encode``'s data within ``budget`` (a fresh one when None); raise
     ``WireError``, and nothing else, on anything malformed or over the budget."""
@@ -51,9 +52,9 @@ def _decode(d: Any, depth: int, budget: Budget) -> Any:
             raise WireError("bool expected")
         return d["v"]
     if t == "int":
-        return _int(d.get("v"), "int")
+        return integer(d.get("v"), "int")
     if t == "float":
-        return _unfloat(d.get("v"))
+        return number(d.get("v"))
     if t == "str":
         if not isinstance(d.get("v"), str):
             raise WireError("str expected")
@@ -63,7 +64,7 @@ def _decode(d: Any, depth: int, budget: Budget) -> Any:
         value = _decode(d.get("v"), depth + 1, budget)
         if not isinstance(value, (bool, int, float)):
             raise WireError("numpy scalar expected")
-        return np.dtype(_np_dtype(d.get("dtype"))).type(value)
+        return np.dtype(numpy_dtype(d.get("dtype"))).type(value)
     if t in ("list", "tuple"):
         items = d.get("v")
         if not isinstance(items, list) or len(items) > MAX_ITEMS:
@@ -83,13 +84,13 @@ def _decode(d: Any, depth: int, budget: Budget) -> Any:
     if t == "device":
         return _device(d.get("v"))
     if t == "dtype":
-        return _torch_dtype(d.get("v"))
+        return torch_dtype(d.get("v"))
     if t == "tensor":
-        return _tensor(d, depth, budget)
+        return decode_tensor(d, depth, budget)
     if t == "ndarray":
-        return _ndarray(d, budget)
+        return decode_ndarray(d, budget)
     if t == "module":
-        return _module(d, budget)
+        return decode_module(d, budget)
     if t == "optimizer":
         return _optimizer(d, depth, None, budget)
     if t == "opaque":
@@ -101,7 +102,7 @@ def _decode(d: Any, depth: int, budget: Budget) -> Any:
 def _key(k: Any) -> Any:
     if isinstance(k, (list, dict)) or isinstance(k, Opaque):
         raise WireError("unhashable dict key")
-    hash(k)  # a tuple holding a list: TypeError, made a WireError by ``_guarded``
+    hash(k)  # a tuple holding a list: TypeError, made a WireError by ``guarded``
     return k
 
 
@@ -115,7 +116,7 @@ OPTIMIZERS = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam, "AdamW": torch.o
               "RMSprop": torch.optim.RMSprop, "Adagrad": torch.optim.Adagrad}
 
 
-@_guarded
+@guarded
 def decode_optimizer(d: Any, depth: int, resolve=None, budget: Budget | None = None) -> Any:
     """Rebuild a known optimizer class over the parameters it holds. ``resolve(ref)`` returns the
     caller's own parameter object for a reference, so identity survives the trip. Within
@@ -147,7 +148,7 @@ def _optimizer(d: Any, depth: int, resolve, budget: Budget) -> Any:
             ref = entry.get("ref")
             own = resolve(ref) if (resolve and ref is not None) else None
             params.append(own if own is not None else
-                          nn.Parameter(_tensor(entry.get("tensor"), depth + 1,
+                          nn.Parameter(decode_tensor(entry.get("tensor"), depth + 1,
                                                budget).detach()))
         values = {k: _decode(v, depth + 1, budget) for k, v in settings.items()
                   if isinstance(k, str) and k != "params"}

@@ -10,20 +10,20 @@ from typing import Any
 import torch
 from torch import nn
 
-from .decoding_arrays import _guarded, _int, _tensor, _unfloat
+from .decoding_arrays import decode_tensor
+from .fields import guarded, integer, number
 from .limits import LAYERS, MAX_LAYERS, Budget, WireError
 
 
-@_guarded
+@guarded
 def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
-    """A module from ``encode_module``'s data, within ``budget``; raises ``WireError`` only."""
-    return _module(d, budget if budget is not None else Budget())
+    """A module from ``encode_module``'s data, within ``budget`` (a fresh one when None);
+    raises ``WireError`` only.
 
-
-def _module(d: Any, budget: Budget) -> nn.Module:
-    """The declared parameter count is checked against the budget first; the layers are then
+    The declared parameter count is checked against the budget first; the layers are then
     made on the meta device (no memory), and each gets the tensor the reply sent for it, which
-    ``_tensor`` charges to the budget: nothing is sized by the declaration alone."""
+    ``decode_tensor`` charges to the budget: nothing is sized by the declaration alone."""
+    budget = budget if budget is not None else Budget()
     arch = d.get("arch") if isinstance(d, dict) else None
     if not isinstance(arch, list) or not 1 <= len(arch) <= MAX_LAYERS:
         raise WireError(f"module architecture expected (1 to {MAX_LAYERS} layers)")
@@ -42,7 +42,7 @@ def _module(d: Any, budget: Budget) -> nn.Module:
     for name, tensor in expected.items():
         if name not in state:
             raise WireError(f"module state lacks {name}")
-        values[name] = _tensor(state[name], 1, budget).detach()
+        values[name] = decode_tensor(state[name], 1, budget).detach()
         if values[name].shape != tensor.shape:
             raise WireError(f"module state {name} has the wrong shape")
     # assign: the meta parameters are replaced by the sent tensors (the sender's dtype and
@@ -59,12 +59,12 @@ def _layer_spec(item: Any) -> tuple[str, dict]:
         raise WireError("unknown layer")
     kind, args = item
     if kind == "Linear":
-        n_in, n_out = _int(args.get("in"), "in"), _int(args.get("out"), "out")
+        n_in, n_out = integer(args.get("in"), "in"), integer(args.get("out"), "out")
         if n_in < 0 or n_out < 0:
             raise WireError("a Linear layer's sizes must not be negative")
         return kind, {"in": n_in, "out": n_out, "bias": bool(args.get("bias", True))}
     if kind == "Dropout":
-        return kind, {"p": _unfloat(args.get("p", 0.5))}
+        return kind, {"p": number(args.get("p", 0.5))}
     return kind, {}
 
 

@@ -31,6 +31,8 @@ BUDGET_TEXT = 1_000_000  # characters of all strings
 DTYPES = {name: getattr(torch, name) for name in (
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "bool", "complex64", "complex128")}
+NP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64")
 
 
 class RecordingMark(nn.Module):
@@ -55,7 +57,7 @@ class WireError(ValueError):
     nothing else for anything the worker sends (``MemoryError`` included)."""
 
 
-def _count(n: int) -> str:
+def count_text(n: int) -> str:
     """``3.6e9`` for a large count, ``720`` for a small one."""
     return f"{n:,}" if n <= 10**7 else f"{n:.2g}".replace("e+0", "e").replace("e+", "e")
 
@@ -74,25 +76,25 @@ class Budget:
         """Refuse ``count`` more elements without charging them (a module's declared size,
         checked before its layers are sized)."""
         if count > self.elements - self.used_elements:
-            raise WireError(f"{what} declaring {_count(count)} {unit}; the grader accepts at "
-                            f"most {_count(self.elements)} elements in one value")
+            raise WireError(f"{what} declaring {count_text(count)} {unit}; the grader accepts at "
+                            f"most {count_text(self.elements)} elements in one value")
 
     def take_elements(self, count: int, itemsize: int, what: str) -> None:
         self.check_elements(count, what)
         if count * itemsize > self.nbytes - self.used_bytes:
-            raise WireError(f"{what} declaring {_count(count * itemsize)} bytes; the grader "
-                            f"accepts at most {_count(self.nbytes)} bytes in one value")
+            raise WireError(f"{what} declaring {count_text(count * itemsize)} bytes; the grader "
+                            f"accepts at most {count_text(self.nbytes)} bytes in one value")
         self.used_elements += count
         self.used_bytes += count * itemsize
 
     def take_items(self, count: int, what: str) -> None:
         if count > self.items - self.used_items:
-            raise WireError(f"{what} of {_count(count)} entries; the grader accepts at most "
-                            f"{_count(self.items)} list, tuple or dict entries in one value")
+            raise WireError(f"{what} of {count_text(count)} entries; the grader accepts at most "
+                            f"{count_text(self.items)} list, tuple or dict entries in one value")
         self.used_items += count
 
     def take_text(self, count: int) -> None:
         if count > self.text - self.used_text:
-            raise WireError(f"a string of {_count(count)} characters; the grader accepts at "
-                            f"most {_count(self.text)} characters of text in one value")
+            raise WireError(f"a string of {count_text(count)} characters; the grader accepts at "
+                            f"most {count_text(self.text)} characters of text in one value")
         self.used_text += count

@@ -1,0 +1,83 @@
+"""The notebook's code cells as the judge reads and names them: the cells themselves
+(``code_cells``), what a cell defines (``defined_names``, read with ``ast``, never run), how
+feedback names it (``cell_name``), and the worker's report on one cell, cleaned
+(``clean_cell_entry``) and named (``named_entry``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..submissions import read_notebook_bytes
+from .reports import worker_text
+
+
+#: Sources longer than this are named by their first line only (never parsed).
+MAX_PARSED_SOURCE = 200_000
+
+
+def defined_names(source: str) -> list[str]:
+    """The top-level names a cell defines (functions, classes, assignments, imports), read
+    with ``ast`` (parsed, never run); [] when it does not parse or is too long."""
+    if len(source) > MAX_PARSED_SOURCE:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    return list(dict.fromkeys(names))[:20]
+
+
+def first_line(source: str) -> str:
+    """The cell's first non-blank line, cut to 80 characters."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def cell_name(index: int, source: str) -> str:
+    """How feedback names a cell: by what it defines, else by its first line (Jupyter shows
+    no cell numbers), with its position as a last resort."""
+    names = [n for n in defined_names(source) if not n.startswith("_")]
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return f"the cell defining {shown}"
+    line = first_line(source)
+    return f"the cell starting `{line}`" if line else f"code cell {index + 1}"
+
+
+def named_entry(entry: dict, source: str) -> dict:
+    """A cell report entry with what the cell defines, its first line and its name."""
+    return {**entry, "defines": defined_names(source), "first_line": first_line(source),
+            "name": cell_name(entry["index"], source)}
+
+
+def code_cells(path: Path) -> list[tuple[int, str]]:
+    """``(index, source)`` of every code cell of the notebook at ``path``, read as vetted:
+    never through a link or a FIFO swapped in since (``submissions.read_notebook_bytes``)."""
+    nb = nbformat.reads(read_notebook_bytes(path).decode("utf-8"), as_version=4)
+    return [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+
+
+def clean_cell_entry(index: int, entry: dict) -> dict:
+    """Only the fields we expect, as strings, from the worker's report on one cell."""
+    notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
+    clean: dict[str, Any] = {"index": index, "status": worker_text(entry.get("status"), 20),
+                             "notes": [worker_text(n, 300) for n in notes[:20]]}
+    error = entry.get("error")
+    if isinstance(error, dict):
+        clean["error"] = {k: worker_text(error.get(k), 4000)
+                          for k in ("type", "message", "traceback")}
+    return clean

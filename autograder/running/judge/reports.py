@@ -1,0 +1,49 @@
+"""What the worker reports, as the judge keeps it. The worker runs student code, so everything
+it sends is untrusted data: only the fields the judge uses are kept, of the types it expects,
+every string cut to a length (``worker_text``): what the arrangements observed during a call
+(``clean_observed``) and an error raised in the worker (``remote_error``); a cell's report is
+``cells.clean_cell_entry``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...checks.calling import RemoteError, WorkerLost
+
+
+def worker_text(text: Any, limit: int) -> str:
+    """At most ``limit`` characters of a field that should be a string; ``str()`` of anything
+    else (a list of millions of numbers the worker put there) would build a far longer one."""
+    if isinstance(text, str):
+        return text[:limit]
+    if text is None or isinstance(text, (bool, int, float)):
+        return str(text)[:limit]
+    return f"<{type(text).__name__}>"
+
+
+def clean_observed(observed: dict) -> dict:
+    """Only the observations checks use, as plain values of the expected types. The worker
+    measured them in the student's process: hearsay, for advice only (docs/security.md)."""
+    clean: dict = {}
+    count = observed.get("saved_tensors")
+    if isinstance(count, int) and not isinstance(count, bool):
+        clean["saved_tensors"] = count
+    dtypes = observed.get("dtypes")
+    if isinstance(dtypes, list):
+        clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
+    if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
+        clean["tf32"] = observed["tf32"]
+    return clean
+
+
+def remote_error(error: Any) -> Exception:
+    """The exception to raise in the judge for the worker's ``error`` reply: a ``RemoteError``
+    with its type, message and traceback cut, ``WorkerLost`` for a malformed one."""
+    if not isinstance(error, dict):
+        return WorkerLost("its process sent a malformed error")
+    if error.get("wire"):
+        return RemoteError("ValueError", f"it returned a value the grader cannot read: "
+                           f"{worker_text(error.get('message'), 300)}", "")
+    return RemoteError(worker_text(error.get("type"), 100), worker_text(error.get("message"), 2000),
+                       worker_text(error.get("traceback"), 8000))
