@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from autograder.checks.seeding import submission_seed
 from autograder.reporting import exports, feedback
-from autograder.reporting.documents import Grades, iter_results
+from autograder.reporting.documents import iter_results
+from autograder.running.outputs.final_grades import Grades
 from autograder.running.batch.shards import listing_digest, shard_of
 from autograder.running.names import NAME_MAX, fit, name_bytes, out_path, raw, relative, text
 from autograder.running.resultdoc import ResultDoc
@@ -240,7 +241,7 @@ def test_a_result_document_that_cannot_be_written_is_its_row(tmp_path):
 @given(st.one_of(FS_NAME, ANY_TEXT))
 def test_the_console_prints_any_name_or_path(name):
     """A folder staff name that is not UTF-8 (``caf\\xe9/``) is printed, escaped as in reports."""
-    from autograder.running.batch.progress import printable
+    from autograder.running.names import printable
 
     shown = printable(f"grading from /in/{name}")
     shown.encode("utf-8")

@@ -24,7 +24,8 @@ from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
 from ...harness import GraderFault, collecting
 from .remote import RemoteNamespace, _short
 from ..resultdoc import TIMED_OUT, ResultDoc
-from .sandbox import Limits, SandboxError
+from ..limits import Limits
+from .sandbox import SandboxError
 from ..submissions import read_notebook_bytes
 from .worker_client import WorkerClient, submission_cut
 

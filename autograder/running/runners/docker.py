@@ -28,7 +28,7 @@ from .docker_engine import (CAPABILITIES, IMAGES, MAX_ANSWER_BYTES, ContainerErr
                             ContainerLimits, box_config, owner_label, parse_answer,
                             warm_gpu_image)
 from .base import Setup
-from ..judge.sandbox import Limits
+from ..limits import Limits
 from ..submissions import Submission
 
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.container"]

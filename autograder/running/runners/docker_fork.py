@@ -13,7 +13,7 @@ from .container import ContainerRunner
 from .docker_engine import (CAPABILITIES, MAX_ANSWER_BYTES, ContainerError, ContainerLimits,
                             box_config, owner_label, parse_answer)
 from .base import Setup
-from ..judge.sandbox import Limits
+from ..limits import Limits
 from ..submissions import Submission
 
 
