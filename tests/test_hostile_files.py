@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.running import results, submissions
-from autograder.running.outputs import cells, final_grades
+from autograder.running.outputs import cells as csv_cells, final_grades
 from autograder.running.names import printable
 from autograder.running.names import raw, text as shown
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
@@ -271,19 +271,19 @@ def test_csv_cells_are_never_formulas_and_read_back_exactly():
                     max_size=6))
     def roundtrip(cells):
         buf = io.StringIO(newline="")
-        csv.writer(buf).writerow(cells.safe_row(cells))
+        csv.writer(buf).writerow(csv_cells.safe_row(cells))
         back = next(csv.reader(io.StringIO(buf.getvalue(), newline="")))
         for cell, text in zip(cells, back):
             if isinstance(cell, float):
                 assert float(text) == cell  # numbers stay numbers, negatives included
             else:
                 assert not FORMULA.match(text) or _number(text)
-                assert cells.from_spreadsheet(text) == cell
+                assert csv_cells.from_spreadsheet(text) == cell
         assert len(back) == len(cells)
 
     roundtrip()
-    assert cells.spreadsheet_safe("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
-    assert cells.spreadsheet_safe("-2.5") == "-2.5"
+    assert csv_cells.spreadsheet_safe("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
+    assert csv_cells.spreadsheet_safe("-2.5") == "-2.5"
 
 
 def test_markdown_feedback_keeps_student_text_inert():
@@ -425,11 +425,11 @@ def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
 
     # each file exactly one row, saying what happened
     header, *rows = tables["final_grades.csv"]
-    names = [cells.from_spreadsheet(r[0]) for r in rows[1:]]
+    names = [csv_cells.from_spreadsheet(r[0]) for r in rows[1:]]
     assert sorted(names) == sorted(map(shown, EXPECTED)), names
-    by_name = {raw(cells.from_spreadsheet(r[0])): dict(zip(header, r)) for r in rows[1:]}
+    by_name = {raw(csv_cells.from_spreadsheet(r[0])): dict(zip(header, r)) for r in rows[1:]}
     for name, phrase in EXPECTED.items():
-        status = cells.from_spreadsheet(by_name[name]["grading_status"])
+        status = csv_cells.from_spreadsheet(by_name[name]["grading_status"])
         if phrase:
             assert phrase in status and status.startswith(shown(name)), (name, status)
         else:
