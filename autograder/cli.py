@@ -153,7 +153,6 @@ def _grade(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     options = grade_options(args)
     display = choose(machine=args.json)
-    shard = options.shard
     try:
         status = grade_folder(options, display)
     except RunnerStartError as exc:
@@ -163,7 +162,7 @@ def _grade(args: argparse.Namespace) -> int:
         return GRADER_FAILED
     # 3: some grader errors, still results; a shard's reports are written once, by
     # `autograder merge`, from every shard's results
-    if status in (0, 3) and not args.no_reports and shard is None:
+    if status in (0, 3) and not args.no_reports and options.shard is None:
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
         reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback,
