@@ -19,8 +19,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .authoring.layout import ASSIGNMENTS, Layout, find_project
+
+if TYPE_CHECKING:  # imported where used: `autograder --help` imports no batch code
+    from .running.batch.options import Options
 
 
 class UsageError(Exception):
@@ -122,39 +126,43 @@ def _assign(args: argparse.Namespace) -> int:
     return status
 
 
-def _grade(args: argparse.Namespace) -> int:
-    from .running.batch.folder import RunnerStartError, grade_folder
-    from .running.batch.progress import choose
+def grade_options(args: argparse.Namespace) -> Options:
+    """``autograder grade``'s arguments as the batch's options (checked: ``grade_problem``)."""
+    from .running.batch.options import Options
     from .running.batch.selection import Selection
+    from .running.batch.shards import parse
+    from .running.limits import Limits
 
-    from .running.judge.sandbox import Limits
+    return Options(
+        folder=Path(args.path), layout=_layout(args), out=Path(args.output),
+        assignment=args.assignment, seed=args.seed, runner=args.runner, jobs=args.jobs,
+        limits=Limits.timed(args.timeout, args.submission_timeout),
+        selection=Selection(resume=args.resume, only=tuple(args.only or ()),
+                            question=args.question),
+        roster=_roster(args.roster), feedback=args.feedback,
+        shard=parse(args.shard) if args.shard else None)
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from .running.batch.folder import grade_folder
+    from .running.batch.group import RunnerStartError
+    from .running.batch.progress import choose
 
     problem = grade_problem(args)
     if problem:
         raise UsageError(problem)
-    layout = _layout(args)
-    limits = Limits.timed(args.timeout, args.submission_timeout)
-    selection = Selection(resume=args.resume, only=tuple(args.only or ()),
-                          question=args.question)
-    roster = _roster(args.roster)
+    options = grade_options(args)
     display = choose(machine=args.json)
-    from .running.batch.shards import parse
-
-    shard = parse(args.shard) if args.shard else None
     try:
-        status = grade_folder(Path(args.path), layout,
-                              assignment=args.assignment, out=Path(args.output),
-                              seed=args.seed, runner=args.runner, jobs=args.jobs,
-                              limits=limits, selection=selection, display=display,
-                              roster=roster, feedback=args.feedback, shard=shard)
+        status = grade_folder(options, display)
     except RunnerStartError as exc:
-        from .running.batch.progress import printable
+        from .running.names import printable
 
         print(printable(f"error: {exc}", lines=False)[:2000], file=sys.stderr)
         return GRADER_FAILED
     # 3: some grader errors, still results; a shard's reports are written once, by
     # `autograder merge`, from every shard's results
-    if status in (0, 3) and not args.no_reports and shard is None:
+    if status in (0, 3) and not args.no_reports and options.shard is None:
         # the grades CSVs are written by now; a reports step that fails says so (one line)
         # and the run is not reported as a success
         reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback,
@@ -168,7 +176,7 @@ def _roster(path: str | None) -> dict[str, str] | None:
     error, found before anything is graded."""
     if not path:
         return None
-    from .running.batch.roster import read_roster
+    from .running.outputs.roster import read_roster
 
     try:
         return read_roster(Path(path))
@@ -177,7 +185,7 @@ def _roster(path: str | None) -> dict[str, str] | None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .reporting.documents import assignment_dirs
+    from .running.outputs.final_grades import assignment_dirs
 
     out = Path(args.output)
     if not assignment_dirs(out):  # a typo'd -o: nothing to report, and nothing is written
@@ -209,8 +217,7 @@ def _write_reports(out: Path, roster: str | None, say, detail: str | None = None
                    written_names: bool = False) -> int:
     """Feedback, class reports and exports from the results in ``out``."""
     from .reporting.build import write_reports
-
-    from .running.batch.progress import printable
+    from .running.names import printable
 
     try:
         for path in write_reports(out, Path(roster) if roster else None, detail=detail,

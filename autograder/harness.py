@@ -8,8 +8,9 @@ A hidden test in a master notebook is one line::
 
 ``expect`` looks the check up, reads the names it needs from the student's globals, runs it
 with the grading seed and raises ``AssertionError(message)`` when it fails, which is what
-otter's exception-based tests count as a failure. This module is the one place that reads the
-seed from the environment: a grading run is reproduced with ``AUTOGRADER_SEED=<seed>``.
+otter's exception-based tests count as a failure. The sealed judge gives the seed explicitly
+(``collecting``); under stock ``otter run`` (runner ``otter``) it comes from the environment
+(``seeding.seed_from``): a grading run is reproduced with ``AUTOGRADER_SEED=<seed>``.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from typing import Any, Iterator
 from .checks import find
 from .checks.calling import RemoteError, WorkerLost
 from .checks.result import GRADER, CheckResult
-from .checks.seeding import generator
+from .checks.seeding import generator, seed_from
 
-SEED_VARIABLE = "AUTOGRADER_SEED"
 _run_seed: int | None = None
 
 
@@ -57,14 +57,8 @@ def grading_seed() -> int:
     """This grading run's seed: ``$AUTOGRADER_SEED`` if set, else a fresh one, fixed per process."""
     global _run_seed
     if _run_seed is None:
-        text = os.environ.get(SEED_VARIABLE, "").strip()
-        if text:
-            try:
-                _run_seed = int(text)
-            except ValueError:
-                raise ValueError(f"{SEED_VARIABLE} must be an integer, got {text!r}") from None
-        else:
-            _run_seed = secrets.randbelow(2**31)
+        given = seed_from(os.environ)
+        _run_seed = secrets.randbelow(2**31) if given is None else given
     return _run_seed
 
 

@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
 
     light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
-    from autograder.running.judge.sandbox import Limits, gpu_devices, with_gpu
+    from autograder.running.judge.sandbox import gpu_devices
+    from autograder.running.limits import Limits, with_gpu
     from autograder.running.judge.tests_zip import load_tests
 
     cuda = torch.cuda.is_available()

@@ -68,7 +68,8 @@ def worker(confinement: str, cuda: bool) -> dict:
     then reporting its address space, open files and threads."""
     from autograder.running.judge import uids
     from autograder.running.judge.remote import RemoteNamespace
-    from autograder.running.judge.sandbox import Limits, SandboxError, with_gpu
+    from autograder.running.judge.sandbox import SandboxError
+    from autograder.running.limits import Limits, with_gpu
     from autograder.running.judge.worker_client import WorkerClient
 
     limits = Limits(confinement=confinement, cuda=cuda)

@@ -22,7 +22,7 @@ from autograder.checks.seeding import submission_seed
 from autograder.reporting import class_report
 from autograder.reporting.documents import load_results
 from autograder.running.batch.progress import RichDisplay, eta_text, summary_lines
-from autograder.running.batch.roster import identity
+from autograder.running.outputs.roster import identity
 from conftest import need, root_problem
 from notebooks import solution, with_answer
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
-from autograder.running.judge.sandbox import Limits
+from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
 root, work = Path(sys.argv[1]), Path(sys.argv[2])
 nb = nbformat.read(root / "solutions" / "autograd-exercises.ipynb", as_version=4)

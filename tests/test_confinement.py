@@ -27,7 +27,7 @@ import pytest
 
 from autograder.running.judge import cgroups, sandbox, uids, fork_client as zygote
 from autograder.running.judge.core import judge
-from autograder.running.judge.sandbox import Limits
+from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
 from conftest import need
 from notebooks import ROOT, template

@@ -48,7 +48,7 @@ def grade(folder: Path, out: Path, runner: str, *extra: str, build: Path | None 
 def setup(assignment: str, zip_path: Path):
     """What a runner of ``assignment`` is made from (``zip_path``: conftest's ``zips``)."""
     from autograder.running.runners.base import Setup
-    from autograder.running.judge.sandbox import Limits
+    from autograder.running.limits import Limits
 
     return Setup(zip_path, assignment, SEED, Limits())
 

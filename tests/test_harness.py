@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from autograder.harness import run_check
 
 
@@ -21,6 +23,17 @@ def test_same_seed_same_result():
     first, second = (run_check({"square_grads": wrong}, "autograd-exercises",
                                "q1_accumulation/square_grads_uncleared", 7) for _ in range(2))
     assert first == second and not first.passed
+
+
+def test_is_autograder_seed_read_one_way_everywhere():
+    """Does every entry point read ``AUTOGRADER_SEED`` by the one rule (spaces around an integer
+    allowed; empty is unset; anything else one line naming the variable)?"""
+    from autograder.checks.seeding import seed_from
+
+    assert [seed_from(env) for env in ({"AUTOGRADER_SEED": "17"}, {"AUTOGRADER_SEED": " 0 "},
+                                       {"AUTOGRADER_SEED": ""}, {})] == [17, 0, None, None]
+    with pytest.raises(ValueError, match="AUTOGRADER_SEED must be an integer, got 'x1'"):
+        seed_from({"AUTOGRADER_SEED": "x1"})
 
 
 def test_seed_comes_from_the_environment():

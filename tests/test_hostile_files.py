@@ -32,9 +32,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.running.batch import grades_csv
 from autograder.running import results, submissions
-from autograder.running.batch.progress import printable
+from autograder.running.outputs import cells as csv_cells, final_grades
+from autograder.running.names import printable
 from autograder.running.names import raw, text as shown
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
@@ -271,19 +271,19 @@ def test_csv_cells_are_never_formulas_and_read_back_exactly():
                     max_size=6))
     def roundtrip(cells):
         buf = io.StringIO(newline="")
-        csv.writer(buf).writerow(grades_csv.safe_row(cells))
+        csv.writer(buf).writerow(csv_cells.safe_row(cells))
         back = next(csv.reader(io.StringIO(buf.getvalue(), newline="")))
         for cell, text in zip(cells, back):
             if isinstance(cell, float):
                 assert float(text) == cell  # numbers stay numbers, negatives included
             else:
                 assert not FORMULA.match(text) or _number(text)
-                assert grades_csv.from_spreadsheet(text) == cell
+                assert csv_cells.from_spreadsheet(text) == cell
         assert len(back) == len(cells)
 
     roundtrip()
-    assert grades_csv.spreadsheet_safe("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
-    assert grades_csv.spreadsheet_safe("-2.5") == "-2.5"
+    assert csv_cells.spreadsheet_safe("=cmd|' /C calc'!A0") == "'=cmd|' /C calc'!A0"
+    assert csv_cells.spreadsheet_safe("-2.5") == "-2.5"
 
 
 def test_markdown_feedback_keeps_student_text_inert():
@@ -425,11 +425,11 @@ def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
 
     # each file exactly one row, saying what happened
     header, *rows = tables["final_grades.csv"]
-    names = [grades_csv.from_spreadsheet(r[0]) for r in rows[1:]]
+    names = [csv_cells.from_spreadsheet(r[0]) for r in rows[1:]]
     assert sorted(names) == sorted(map(shown, EXPECTED)), names
-    by_name = {raw(grades_csv.from_spreadsheet(r[0])): dict(zip(header, r)) for r in rows[1:]}
+    by_name = {raw(csv_cells.from_spreadsheet(r[0])): dict(zip(header, r)) for r in rows[1:]}
     for name, phrase in EXPECTED.items():
-        status = grades_csv.from_spreadsheet(by_name[name]["grading_status"])
+        status = csv_cells.from_spreadsheet(by_name[name]["grading_status"])
         if phrase:
             assert phrase in status and status.startswith(shown(name)), (name, status)
         else:
@@ -471,7 +471,7 @@ def test_a_failing_reports_step_exits_nonzero_in_one_line(tmp_path):
     exit status says so (4) and stderr holds one line naming the problem."""
     graded = tmp_path / "out" / ASSIGNMENT
     (graded / "results").mkdir(parents=True)
-    grades_csv.write(graded / "final_grades.csv", [results.Graded("a.ipynb", {}, "x")],
+    final_grades.write(graded / "final_grades.csv", [results.Graded("a.ipynb", {}, "x")],
                      {"q1_accumulation": 5.0})
     (graded / "results" / "a.ipynb.json").write_text("{not json")
     proc = subprocess.run(CLI + ["report", "-o", str(tmp_path / "out")], cwd=ROOT,

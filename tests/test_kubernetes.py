@@ -185,7 +185,7 @@ def test_pod_entry_refuses_settings_that_cannot_work(tmp_path):
             "AUTOGRADER_RESULTS": str(sealed / "r")}
     if os.geteuid() == 0:
         s = settings(good)
-        assert (str(s["shard"]), s["seed"], s["limits"].confinement) == ("2/2", 5, "container")
+        assert (str(s.shard), s.seed, s.limits.confinement) == ("2/2", 5, "container")
     for change, said in (({"AUTOGRADER_SEED": ""}, "AUTOGRADER_SEED is not set"),
                          ({"JOB_COMPLETION_INDEX": "2"}, "shard 3 of AUTOGRADER_SHARDS=2"),
                          ({"AUTOGRADER_SHARDS": "x"}, "AUTOGRADER_SHARDS=x: not a number"),

@@ -229,7 +229,7 @@ def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path)
 
     from autograder.running.judge import uids
     from autograder.running.judge.core import judge
-    from autograder.running.judge.sandbox import Limits
+    from autograder.running.limits import Limits
     from autograder.running.judge.tests_zip import load_tests
 
     path = tmp_path / "variant.ipynb"

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
 from autograder.running.files import write_atomic
+from autograder.running.outputs.roster import read_roster
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 
 HIDDEN_FAIL = {
@@ -66,14 +67,14 @@ def test_is_the_html_self_contained_and_escaped():
 def test_does_the_canvas_csv_use_the_roster_then_the_path(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("file,student_id\nalan-turing.ipynb,s123\n")
-    ids = exports.read_roster(roster)
+    ids = read_roster(roster)
     assert exports.student_id("a/alan-turing.ipynb", ids) == "s123"
     # not the stem: a/hw.ipynb and b/hw.ipynb would share one id
     assert exports.student_id("a/ada-lovelace.ipynb", ids) == "a/ada-lovelace"
 
 
 def grades_of(*files):
-    from autograder.reporting.documents import Grades
+    from autograder.running.outputs.final_grades import Grades
 
     header = ["file", "q1", "total_points_earned", "percent_correct", "grading_status"]
     return Grades(header, {"q1": 1.0}, [dict(zip(header, [f, "1", "1", "1", "Completed"]))

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autograder.reporting.written import answers, pages, questions, scores
+from autograder.authoring import written as questions
+from autograder.reporting.written import pages, scores
+from autograder.running.batch import written_answers as answers
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = "autograd-exercises"
@@ -188,20 +190,19 @@ def test_does_a_rewritten_blank_scores_file_keep_what_a_grader_filled_in(tmp_pat
                        min_size=1))
 def test_do_written_columns_count_what_is_graded_and_leave_the_rest_empty(tmp_path_factory,
                                                                           table):
-    from autograder.reporting.documents import load_grades
-    from autograder.running.batch import grades_csv
+    from autograder.running.outputs import final_grades
     from autograder.running.results import Graded
 
     folder = tmp_path_factory.mktemp("g")
     graded = [Graded(f, {"q1": (auto, 3.5)}, "Completed") for f, (auto, _) in table.items()]
     given_points = {(f, "q1_written"): w for f, (_, w) in table.items()}
-    grades_csv.write(folder / "final_grades.csv", graded, {"q1": 3.5},
+    final_grades.write(folder / final_grades.FILE, graded, {"q1": 3.5},
                      ({"q1_written": 2.0}, given_points))
-    grades = load_grades(folder)
+    grades = final_grades.read(folder)
     assert grades.possible == {"q1": 3.5, "q1_written": 2.0}
     for row in grades.rows:
         auto, written = table[row["file"]]
         assert row["q1_written"] == ("" if written is None else f"{written:g}")
         assert float(row["total_points_earned"]) == auto + (written or 0)
         assert float(row["percent_correct"]) == round((auto + (written or 0)) / 5.5, 4)
-        assert row[grades_csv.UNGRADED] == str(int(written is None))
+        assert row[final_grades.UNGRADED] == str(int(written is None))

@@ -63,8 +63,8 @@ def normalize(nb: nbformat.NotebookNode, prefix: str) -> nbformat.NotebookNode:
 def solution_from_autograder(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The notebook a perfect student submits: otter's autograder notebook, with each written
     answer in place of the placeholder cell and otter's solution tag removed; the staff's
-    rubric cells (``reporting.written.questions``) are left out: no student submits them."""
-    from ..reporting.written.questions import is_rubric
+    rubric cells (``written.is_rubric``) are left out: no student submits them."""
+    from .written import is_rubric
 
     cells = []
     for cell in nb.cells:

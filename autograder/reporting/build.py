@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from ..running.outputs import final_grades, grading_json
+from ..running.outputs.final_grades import assignment_dirs
+from ..running.outputs.roster import read_roster
 from . import class_report, exports, feedback, written as by_hand
-from .documents import assignment_dirs, load_grades
 
 
 class ReportsIncomplete(ValueError):
@@ -34,7 +35,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
             (``exports.CanvasError``) or some feedback files could not be written.
     """
     say = say or print
-    ids = exports.read_roster(roster) if roster else _recorded_roster(out)
+    ids = read_roster(roster) if roster else grading_json.roster(grading_json.read(out))
     detail = detail or _recorded_detail(out)
     written, refused = [], []
     seed = by_hand.seed_of(out)
@@ -50,7 +51,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
             refused.append(str(exc))
         written.append(class_report.write(folder))
         try:
-            path, said = exports.write_canvas(folder, load_grades(folder), ids)
+            path, said = exports.write_canvas(folder, final_grades.read(folder), ids)
         except exports.CanvasError as exc:
             refused.append(f"{folder.name}: {exc}")
         else:
@@ -63,24 +64,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
     return written
 
 
-def _recorded(out: Path) -> dict:
-    """What the grading run recorded in ``out/grading.json`` (``{}`` without one)."""
-    try:
-        run = json.loads((out / "grading.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return run if isinstance(run, dict) else {}
-
-
 def _recorded_detail(out: Path) -> str:
     """The feedback detail the grading run recorded, else ``full``."""
-    detail = _recorded(out).get("feedback")
+    detail = grading_json.read(out).get("feedback")
     return detail if detail in feedback.DETAIL else "full"
-
-
-def _recorded_roster(out: Path) -> dict[str, str] | None:
-    """The roster the grading run recorded (file -> id), or ``None``."""
-    roster = _recorded(out).get("roster")
-    if not isinstance(roster, dict) or not roster:
-        return None
-    return {str(k): str(v) for k, v in roster.items()}

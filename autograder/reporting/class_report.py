@@ -13,7 +13,6 @@ are wrong (``signature``), largest groups first: they are where the next named m
 from __future__ import annotations
 
 import base64
-import csv
 import json
 import math
 from collections import Counter
@@ -21,12 +20,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..running.files import write_atomic
-from ..running.batch.grades_csv import from_spreadsheet
-from ..running.batch.progress import printable
-from ..running.batch.roster import ABSENT
+from ..running.names import printable, relative
+from ..running.outputs import final_grades, timings as run_timings
+from ..running.outputs.final_grades import Grades
+from ..running.outputs.roster import read_absent
 from . import plots
-from ..running.names import relative
-from .documents import Grades, iter_results, load_grades, load_timings, stem
+from .documents import iter_results, stem
 from .feedback import environment
 
 GRADED = "graded"
@@ -226,7 +225,7 @@ def write(folder: Path) -> Path:
     Args:
         folder: ``OUT/<assignment>``, holding ``final_grades.csv`` and ``results/``.
     """
-    grades, timings = load_grades(folder), load_timings(folder)
+    grades, timings = final_grades.read(folder), run_timings.read(folder)
     docs = [_slim(d) for d in iter_results(folder)]  # never a class of full documents
     rates, common = pass_rates(grades), misconceptions(docs)
     pngs = figures(grades, rates, common, timings)
@@ -243,20 +242,9 @@ def write(folder: Path) -> Path:
         others=other_failures(docs), unnamed=unnamed(docs), spread=score_spread(grades),
         links={f: feedback_link(f) for f in has_feedback},
         mean=_mean([float(r["total_points_earned"]) for r in grades.rows]),
-        possible=sum(grades.possible.values()), absent=absent(folder.parent))
+        possible=sum(grades.possible.values()), absent=read_absent(folder.parent))
     write_atomic(report / "class_report.html", html)
     return report / "class_report.html"
-
-
-def absent(out: Path) -> list[dict[str, str]]:
-    """The roster's rows no notebook matched, as the grading run wrote them
-    (``OUT/not_submitted.csv``: ``student_id,file``); none without the file."""
-    try:
-        with open(out / ABSENT, newline="", encoding="utf-8") as f:
-            return [{"student_id": from_spreadsheet(r.get("student_id") or ""),
-                     "file": from_spreadsheet(r.get("file") or "")} for r in csv.DictReader(f)]
-    except OSError:
-        return []
 
 
 def _slim(doc: dict) -> dict:

@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 from ..running.files import write_atomic
-from ..running.batch.grades_csv import safe_row
-from ..running.batch.roster import read_roster, roster_id  # noqa: F401 - read_roster re-exported
 from ..running.names import folded
-from .documents import Grades, iter_results, stem
+from ..running.outputs.cells import safe_row
+from ..running.outputs.final_grades import Grades
+from ..running.outputs.roster import roster_id
+from .documents import iter_results, stem
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

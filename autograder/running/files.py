@@ -1,7 +1,9 @@
-"""Writing result files so that a batch stopped midway never leaves a half-written one."""
+"""Writing result files so that a batch stopped midway never leaves a half-written one, and
+reading a JSON file of ours back."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -26,3 +28,13 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON object of ours that is no result document (``grading.json``, ``timings.json``,
+    ``shard.json``), or ``None`` when it is missing, unreadable or not an object."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -11,7 +11,9 @@ it): every part of the grader after ``find`` knows the submission by that text o
 disk; a name holding a lone surrogate that fsencode refuses is encoded ``surrogatepass``
 rather than raising), and ``out_path`` the one way a file named after a submission (its result
 document, its feedback) is named: every part within ``NAME_MAX`` bytes, a long part cut and
-told apart from every other by a digest of the whole.
+told apart from every other by a digest of the whole. ``printable`` is the rule for any text
+the grader prints (a path staff gave, a message holding a name): no control character reaches
+the terminal.
 
 Hand-written, not a library: Python's codecs either refuse these names (``utf-8``), are not
 reversible (``backslashreplace`` leaves a literal backslash ambiguous) or escape all that is
@@ -65,6 +67,27 @@ def text(name: str) -> str:
         else:
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     return "".join(out)
+
+
+# C0 and C1 control characters and DEL: an ANSI escape in a file name (``\x1b[2J``) would
+# otherwise clear or recolour the staff's terminal, a CR overwrite the line before it. By hand:
+# rich's own strip_control_codes removes only BEL, BS, VT, FF and CR, and lets ESC and C1 through
+# Surrogates too: a path staff gave that is not UTF-8 (``caf\xe9/``) cannot be printed as is.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(message: str, *, lines: bool = True) -> str:
+    """``message`` with every control character shown as an escape (``\\x1b``), never sent to the
+    terminal, and a byte that is not UTF-8 as ``names.text`` shows it (``\\xe9``); with
+    ``lines`` its line breaks stay line breaks (our own messages use them)."""
+    def shown(match: re.Match) -> str:
+        if "\udc80" <= match.group() <= "\udcff":
+            return text(match.group())
+        return repr(match.group())[1:-1]
+
+    if lines:
+        return "\n".join(_CONTROL.sub(shown, line) for line in str(message).split("\n"))
+    return _CONTROL.sub(shown, str(message))
 
 
 def raw(shown: str) -> str:

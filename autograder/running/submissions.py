@@ -31,7 +31,7 @@ class Submission:
         seed: the seed its hidden inputs are drawn from (``batch`` derives it from the run's
             seed and the submission's identity); ``None``: the runner's own seed.
         other: the assignment it is for, when that is not the one graded (``-a``): it is no
-            submission of that one (no row, no 0 in its gradebook); ``batch.unplaced``.
+            submission of that one (no row, no 0 in its gradebook); ``outputs.unplaced``.
     """
 
     path: Path

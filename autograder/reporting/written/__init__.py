@@ -7,21 +7,20 @@ grading pages, scores files, and the scores merged into the grades, feedback and
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ...running.batch import grades_csv
+from ...authoring.written import WrittenQuestion
+from ...running.batch import written_answers as answers
+from ...running.outputs import final_grades, grading_json, written_questions as questions
+from ...running.outputs.final_grades import Grades, assignment_dirs
 from ...running.resultdoc import ResultDoc
-from ..documents import Grades, assignment_dirs, iter_results, load_grades
-from . import answers, pages, questions, scores
+from ..documents import iter_results
+from . import pages, scores
 
 
 def seed_of(out: Path) -> object:
     """The run's seed (``out/grading.json``), the key of the pseudonyms."""
-    try:
-        return json.loads((out / "grading.json").read_text(encoding="utf-8")).get("seed")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return grading_json.read(out).get("seed")
 
 
 def check(out: Path, paths: list[Path]) -> scores.Scores:
@@ -31,7 +30,7 @@ def check(out: Path, paths: list[Path]) -> scores.Scores:
     for folder in assignment_dirs(out):
         found = questions.load(folder)
         if found:
-            known[folder.name] = (found, {r["file"] for r in load_grades(folder).rows})
+            known[folder.name] = (found, {r["file"] for r in final_grades.read(folder).rows})
     if not known:
         raise scores.ScoresError(f"{out}: no written questions in this output (graded "
                                  "before written answers were collected?)")
@@ -50,7 +49,7 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
     found = questions.load(folder)
     if not found:
         return [], []
-    grades = load_grades(folder)
+    grades = final_grades.read(folder)
     docs = [{"file": d["file"], "error": d.get("error") if d.get("status") == "rejected"
              else None, answers.KEY: d.get(answers.KEY)} for d in iter_results(folder)]
     written = pages.write(folder, found, docs, seed, names)
@@ -71,7 +70,7 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
                      "written answers: every one graded"]
 
 
-def apply(folder: Path, grades: Grades, found: list[questions.WrittenQuestion],
+def apply(folder: Path, grades: Grades, found: list[WrittenQuestion],
           merged: dict[tuple[str, str], scores.Score]) -> None:
     """Rewrite ``final_grades.csv`` from the result documents (as ``autograder merge`` does)
     with the written questions' columns and points."""
@@ -79,7 +78,7 @@ def apply(folder: Path, grades: Grades, found: list[questions.WrittenQuestion],
     possible = {q: p for q, p in grades.possible.items() if q not in names}
     rows = [ResultDoc.read(folder / "results" / f"{r['file']}.json").row() for r in grades.rows]
     given = {k: s.points for k, s in merged.items()}
-    grades_csv.write(folder / "final_grades.csv", rows, possible,
+    final_grades.write(folder / final_grades.FILE, rows, possible,
                      ({q.name: q.points for q in found}, given))
 
 
@@ -89,7 +88,7 @@ def for_feedback(folder: Path) -> dict[str, list[dict]] | None:
     found, merged = questions.load(folder), scores.load_merged(folder)
     if not found or merged is None:
         return None
-    files = {file for file, _ in merged} | {r["file"] for r in load_grades(folder).rows}
+    files = {file for file, _ in merged} | {r["file"] for r in final_grades.read(folder).rows}
     return {f: [{"name": q.name, "possible": q.points,
                  "points": merged.get((f, q.name), scores.Score(None)).points,
                  "comment": merged.get((f, q.name), scores.Score(None)).comment}

@@ -26,8 +26,8 @@ from markupsafe import Markup
 
 from ...running.files import write_atomic
 from ..feedback import TEMPLATES, environment
-from . import answers as written_answers
-from .questions import WrittenQuestion
+from ...authoring.written import WrittenQuestion
+from ...running.batch import written_answers
 
 SCRIPT = TEMPLATES / "written_page.js"
 

@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...running.batch.grades_csv import from_spreadsheet, safe_row
+from ...authoring.written import WrittenQuestion
 from ...running.files import write_atomic
-from .questions import WrittenQuestion
+from ...running.outputs.cells import from_spreadsheet, safe_row
 
 HEADER = ["file", "question", "points", "comment"]
 BLANK, MERGED = "scores.csv", "merged_scores.csv"

@@ -65,7 +65,7 @@ def catching(stop: Stop) -> Iterator[Stop]:
 
 
 def react(stop: Stop, plans: list, say: Callable[[str], None]) -> None:
-    """Act on the Ctrl-Cs not acted on yet (``plans``: the batch's ``folder._Group`` s): the
+    """Act on the Ctrl-Cs not acted on yet (``plans``: the batch's ``group.Group`` s): the
     first cancels what has not started, the second abandons what is in flight (its results
     not written; the batch then closes its runners, removing their containers)."""
     while stop.acted < stop.presses:

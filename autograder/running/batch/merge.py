@@ -2,7 +2,7 @@
 
 The result documents each shard's manifest lists (``documents``: name and digest) are copied
 as they are (byte for byte), and nothing else; ``final_grades.csv`` is written
-again from them by the same code and rules as a whole run (``grades_csv``, and the rows
+again from them by the same code and rules as a whole run (``outputs.final_grades``, and the rows
 ``--resume`` reads back from disk), so the merged output equals a single run's with the same
 seed, timings aside. Reports are written afterwards from the merged results (``cli``).
 
@@ -22,14 +22,11 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from ...reporting.documents import load_grades
-from . import grades_csv, unplaced
-from ..files import write_atomic
-from ..results import Graded
-from ..resultdoc import DocumentError, ResultDoc
-from .selection import read_json, write_timings
+from ..files import read_json
 from ..names import text
-from ..results import result_path
+from ..outputs import final_grades, grading_json, timings, unplaced
+from ..resultdoc import DocumentError, ResultDoc
+from ..results import Graded, result_path
 from .shards import MANIFEST, MANIFEST_VERSION, file_digest, parse
 from .stale import strays
 
@@ -125,23 +122,21 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
                 break
         seconds: dict[str, float] = {}
         for folder in folders:
-            timings = read_json(folder / assignment / "timings.json") or {}
-            seconds.update({k: v for k, v in timings.items() if isinstance(v, (int, float))})
-        write_timings(target / "timings.json", seconds)
+            seconds.update(timings.read(folder / assignment))
+        timings.write(target, seconds)
         possible = _points(folders, assignment)
         rows = [_row(result_path(target / "results", name), name) for name in sorted(files)]
-        grades_csv.write(target / "final_grades.csv", rows, possible)
+        final_grades.write(target / final_grades.FILE, rows, possible)
         say(f"{assignment}: {len(rows)} submission(s) from {len(folders)} shard(s): wrote "
-            f"{target / 'final_grades.csv'}")
+            f"{target / final_grades.FILE}")
     unplaced.write(out, sorted(entry for folder in folders  # each shard lists its part
                                for entry in unplaced.read(folder / unplaced.FILE)))
-    first = read_json(folders[0] / "grading.json") or {}
+    first = grading_json.read(folders[0])
     runners = sorted({m.get("runner") for m in manifests if m.get("runner")})
-    write_atomic(out / "grading.json", json.dumps(
-        {"seed": manifests[0]["seed"], "folder": first.get("folder"),
-         "runner": "+".join(runners) or first.get("runner"),
-         "feedback": first.get("feedback"), "roster": first.get("roster"),
-         "merged_from": [str(f) for f in folders]}, indent=2) + "\n")
+    grading_json.write(out, seed=manifests[0]["seed"], folder=first.get("folder"),
+                       runner="+".join(runners) or first.get("runner"),
+                       feedback=first.get("feedback"), roster=first.get("roster"),
+                       merged_from=[str(f) for f in folders])
 
 
 def _collect(folders: list[Path], manifests: list[dict]) -> dict[str, dict[str, Path]]:
@@ -202,8 +197,8 @@ def _listed(folder: Path, manifest: dict) -> dict[str, dict[str, str | None]]:
 def _points(folders: list[Path], assignment: str) -> dict[str, float]:
     """Points per question, from the shards' CSVs (equal: the zips are)."""
     for folder in folders:
-        if (folder / assignment / "final_grades.csv").exists():
-            return load_grades(folder / assignment).possible
+        if (folder / assignment / final_grades.FILE).exists():
+            return final_grades.read(folder / assignment).possible
     return {}
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ..outputs.roster import match
 from ..submissions import Submission
-from .roster import match
 from .selection import Selection, matches
 
 

@@ -4,33 +4,11 @@ per-submission lines elsewhere (logs, CI), and with ``--json`` one JSON summary 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator, TextIO
 
-from ..names import text as text_of
-
-
-# C0 and C1 control characters and DEL: an ANSI escape in a file name (``\x1b[2J``) would
-# otherwise clear or recolour the staff's terminal, a CR overwrite the line before it. By hand:
-# rich's own strip_control_codes removes only BEL, BS, VT, FF and CR, and lets ESC and C1 through
-# Surrogates too: a path staff gave that is not UTF-8 (``caf\xe9/``) cannot be printed as is.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def printable(text: str, *, lines: bool = True) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``), never sent to the
-    terminal, and a byte that is not UTF-8 as ``names.text`` shows it (``\\xe9``); with
-    ``lines`` its line breaks stay line breaks (our own messages use them)."""
-    def shown(match: re.Match) -> str:
-        if "\udc80" <= match.group() <= "\udcff":
-            return text_of(match.group())
-        return repr(match.group())[1:-1]
-
-    if lines:
-        return "\n".join(_CONTROL.sub(shown, line) for line in str(text).split("\n"))
-    return _CONTROL.sub(shown, str(text))
+from ..names import printable
 
 
 class Display:

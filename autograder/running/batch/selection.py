@@ -6,11 +6,9 @@ others' results and rows stay exactly as they were.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_atomic
 from ..names import text
 from ..resultdoc import DocumentError, ResultDoc
 from ..results import result_path
@@ -47,11 +45,23 @@ def result_file(results: Path, sub: Submission) -> Path:
     return result_path(results, sub.name)
 
 
-def pick(subs: list[Submission], results: Path,
-         sel: Selection) -> tuple[list[Submission], dict[str, ResultDoc]]:
+@dataclass(frozen=True)
+class Picked:
+    """What a run grades of one assignment's submissions.
+
+    Attributes:
+        now: the submissions to grade now.
+        docs: the documents on disk a partial run keeps or merges into, by name.
+    """
+
+    now: list[Submission]
+    docs: dict[str, ResultDoc]
+
+
+def pick(subs: list[Submission], results: Path, sel: Selection) -> Picked:
     """The submissions to grade now, and the documents on disk a partial run keeps or merges
-    into (by name). Read before anything is graded: a document that is not ours (stock otter's,
-    an older grader's, another file) is a ``DocumentError`` naming it, never guessed at."""
+    into. Read before anything is graded: a document that is not ours (stock otter's, an older
+    grader's, another file) is a ``DocumentError`` naming it, never guessed at."""
     now, docs = [], {}
     for sub in subs:
         path = result_file(results, sub)
@@ -62,23 +72,7 @@ def pick(subs: list[Submission], results: Path,
         graded = sub.name in docs and not docs[sub.name].is_grader_error
         if matches(sub, sel.only) and not (sel.resume and graded):
             now.append(sub)
-    return now, docs
-
-
-def read_json(path: Path) -> dict | None:
-    """A JSON object of ours that is no result document (``timings.json``), or ``None``."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def write_timings(path: Path, seconds: dict[str, float]) -> None:
-    """Merge ``seconds`` (file -> wall-clock seconds) into ``path`` (``timings.json``)."""
-    old = read_json(path) or {}
-    old.update({k: round(v, 3) for k, v in seconds.items()})
-    write_atomic(path, json.dumps(dict(sorted(old.items())), indent=2) + "\n")
+    return Picked(now, docs)
 
 
 def on_disk(docs: dict[str, ResultDoc], subs: list[Submission]) -> list:

@@ -32,7 +32,7 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
     (confinement ``"join"``, the judge service), held by ``join_pidfd``."""
     from ..judge.core import judge
-    from ..judge.sandbox import Limits
+    from ..limits import Limits
     from ..judge.tests_zip import load_tests
 
     if job.get("require_cuda"):

@@ -35,8 +35,12 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..judge.sandbox import Limits
+from ..limits import Limits
+
+if TYPE_CHECKING:  # imported in ``settings``: the first run only checks the environment
+    from ..batch.options import Options
 
 GRADING = Path("/grading")
 DEFAULTS = {"AUTOGRADER_SUBMISSIONS": "/grading/submissions",
@@ -61,8 +65,12 @@ def sealed_off(path: Path) -> bool:
     return False
 
 
-def settings(env: dict[str, str]) -> dict:
-    """The shard, seed, folders and limits from ``env``; ``PodError`` naming the variable."""
+def settings(env: dict[str, str]) -> Options:
+    """The batch's options from ``env`` (the shard, seed, folders, jobs and limits; the
+    ``pod`` runner); ``PodError`` naming the variable."""
+    from ...authoring.layout import Layout
+    from ...checks.seeding import seed_from
+    from ..batch.options import Options
     from ..batch.shards import Shard
 
     def number(name: str, default: str, kind=int):
@@ -75,7 +83,11 @@ def settings(env: dict[str, str]) -> dict:
             raise PodError(f"{name}={text}: out of range")
         return value
 
-    if not env.get("AUTOGRADER_SEED"):
+    try:
+        seed = seed_from(env)
+    except ValueError as exc:
+        raise PodError(str(exc)) from None
+    if seed is None:
         raise PodError("AUTOGRADER_SEED is not set: every shard of a run needs the same seed")
     count = number("AUTOGRADER_SHARDS", "1")
     if env.get("JOB_COMPLETION_INDEX") is not None:
@@ -93,12 +105,15 @@ def settings(env: dict[str, str]) -> dict:
             raise PodError(f"{name}={path}: student code could reach it (mount it under "
                            f"{GRADING}, which is root-only in the grading image)")
     seconds = number("AUTOGRADER_TIMEOUT", "30", float)
-    return {"shard": Shard(index, count), "seed": number("AUTOGRADER_SEED", "0"),
-            "jobs": number("AUTOGRADER_JOBS", "1"),
-            "submissions": folders["AUTOGRADER_SUBMISSIONS"],
-            "zips": folders["AUTOGRADER_ZIPS"], "results": folders["AUTOGRADER_RESULTS"],
-            "limits": Limits.timed(seconds, number("AUTOGRADER_SUBMISSION_TIMEOUT", "300",
-                                                   float), confinement="container")}
+    return Options(
+        folder=folders["AUTOGRADER_SUBMISSIONS"],
+        # the zips folder is laid out as a build folder; there is no project (no masters) here
+        layout=Layout(root=GRADING, build=folders["AUTOGRADER_ZIPS"]),
+        out=folders["AUTOGRADER_RESULTS"] / f"shard-{index}-of-{count}", seed=seed,
+        runner="pod", jobs=number("AUTOGRADER_JOBS", "1"),
+        limits=Limits.timed(seconds, number("AUTOGRADER_SUBMISSION_TIMEOUT", "300", float),
+                            confinement="container"),
+        shard=Shard(index, count))
 
 
 def prepare_scratch() -> None:
@@ -131,8 +146,6 @@ def _hide_seed(env: dict[str, str]) -> None:
 
 
 def main(env: dict[str, str] | None = None) -> int:
-    from ...authoring.layout import Layout
-
     env = dict(os.environ if env is None else env)
     if os.geteuid() != 0:
         print("error: the pod runner's judge must run as root in its container (runAsUser: "
@@ -148,7 +161,7 @@ def main(env: dict[str, str] | None = None) -> int:
         with os.fdopen(int(hidden), "rb") as f:
             env["AUTOGRADER_SEED"] = f.read().decode()
     try:
-        s = settings(env)
+        options = settings(env)
     except PodError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -156,18 +169,12 @@ def main(env: dict[str, str] | None = None) -> int:
         _hide_seed(env)  # never returns
     from ..batch.folder import grade_folder
     from ..batch.progress import choose
-
     from ..runners import pod as pod_runner
 
     prepare_scratch()
-    shard = s["shard"]
-    pod_runner.POOL = pod_runner.UidPool((shard.index - 1) * s["jobs"], s["jobs"])
-    out = s["results"] / f"shard-{shard.index}-of-{shard.count}"
-    # the zips folder is laid out as a build folder; there is no project (no masters) here
-    layout = Layout(root=GRADING, build=s["zips"])
-    return grade_folder(s["submissions"], layout, assignment=None, out=out, seed=s["seed"],
-                        runner="pod", jobs=s["jobs"], limits=s["limits"],
-                        display=choose(machine=False), shard=shard)
+    pod_runner.POOL = pod_runner.UidPool((options.shard.index - 1) * options.jobs,
+                                         options.jobs)
+    return grade_folder(options, choose(machine=False))
 
 
 if __name__ == "__main__":

@@ -85,8 +85,7 @@ def notebook(root: Path, assignment: str):
 
 
 def seed_for(root: Path, notebook: bytes) -> int:
-    """``AUTOGRADER_SEED`` (staff reproducing a grade), else this attempt's own seed
-    (``seeding.attempt_seed``): the variant's seed (0 without one) and the submitted notebook's
+    """This attempt's own seed (``seeding.attempt_seed``): the variant's seed (0 without one) and the submitted notebook's
     bytes. With ``singleVariant`` every attempt has the same variant, so the variant's seed
     alone would draw the same hidden inputs each time and the feedback of one attempt would be
     an answer key for the next. ``data.json`` (the ``data`` of a question's ``grade()``) holds
@@ -95,8 +94,6 @@ def seed_for(root: Path, notebook: bytes) -> int:
     same inputs."""
     from ...checks.seeding import attempt_seed
 
-    if os.environ.get("AUTOGRADER_SEED"):
-        return int(os.environ["AUTOGRADER_SEED"])
     try:
         data = json.loads((root / "data" / "data.json").read_text(encoding="utf-8"))
         base = int(data["variant_seed"]) % 2**31
@@ -105,12 +102,13 @@ def seed_for(root: Path, notebook: bytes) -> int:
     return attempt_seed(base, notebook)
 
 
-def grade(root: Path) -> dict:
-    """Grade the submission; our result document (the questions asked for only)."""
+def grade(root: Path, seed: int | None = None) -> dict:
+    """Grade the submission with ``seed`` (``None``: this attempt's, ``seed_for``); our result
+    document (the questions asked for only)."""
     assignment, zip_path, wanted = question(root)
     sub = notebook(root, assignment)  # before torch is imported: a bad file is told at once
     from ..judge.core import judge
-    from ..judge.sandbox import Limits
+    from ..limits import Limits
     from ..judge.tests_zip import load_tests
     from ..submissions import read_notebook_bytes
     from .run_autograder import STUDENT_UID
@@ -122,7 +120,8 @@ def grade(root: Path) -> dict:
     seconds = float(os.environ.get("AUTOGRADER_TIMEOUT", "30"))
     limits = Limits.timed(seconds, float(os.environ.get("AUTOGRADER_SUBMISSION_TIMEOUT", "300")),
                           confinement="container")
-    seed = seed_for(root, read_notebook_bytes(sub.path))
+    if seed is None:
+        seed = seed_for(root, read_notebook_bytes(sub.path))
     print(f"seed {seed} (AUTOGRADER_SEED={seed} grades this attempt again)")
     return judge(sub.path, sub.name, assignment, tests, seed=seed, uid=STUDENT_UID,
                  limits=limits)
@@ -184,9 +183,12 @@ def write(root: Path, results: dict) -> None:
 
 def main(root: Path = ROOT) -> int:
     """Always leaves a results.json; exit status 0 unless our side failed."""
+    from ...checks.seeding import seed_from
+
     try:
         lock_down(root)
-        results = results_json(grade(root))
+        # AUTOGRADER_SEED: staff reproducing a recorded grade
+        results = results_json(grade(root, seed_from(os.environ)))
         status = 0
     except NotGradable as exc:
         results = {"gradable": False, "score": 0.0, "message": str(exc),

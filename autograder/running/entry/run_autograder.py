@@ -15,8 +15,8 @@ visibility of the hidden tests' results (default ``after_published``).
 The judge runs here as root; the notebook's code runs in a worker as a sandbox uid (the
 range ``uids.CONTAINER_UIDS``; ``sandbox`` mode ``"container"``). Before that, the source,
 submission and results folders are made root-only, so the notebook can neither read the tests
-nor write a result. The seed comes from ``AUTOGRADER_SEED`` when set (to reproduce a grade),
-else from the submission itself (``seed_for``: its bytes and ``submission_metadata.json``),
+nor write a result. The seed comes from ``AUTOGRADER_SEED`` when set (to reproduce a grade:
+``seeding.seed_from``, read once in ``main``), else from the submission itself (``seed_for``: its bytes and ``submission_metadata.json``),
 so every resubmission draws new hidden inputs and a regrade the same.
 """
 
@@ -55,16 +55,12 @@ def lock_down(root: Path, scratch: Path = Path("/student")) -> None:
 
 
 def seed_for(root: Path, notebook: bytes) -> int:
-    """``AUTOGRADER_SEED`` (staff reproducing a grade), else this attempt's own seed
-    (``seeding.attempt_seed``): the notebook's bytes and Gradescope's record of the submission
+    """This attempt's own seed (``seeding.attempt_seed``): the notebook's bytes and Gradescope's record of the submission
     in ``submission_metadata.json`` (its ``id`` and ``created_at``). Every resubmission draws
     new hidden inputs, so the feedback of one (shown when hidden results are visible) is no
     answer key for the next; a regrade of a submission draws the same."""
     from ...checks.seeding import attempt_seed
-    from ...harness import SEED_VARIABLE
 
-    if os.environ.get(SEED_VARIABLE):
-        return int(os.environ[SEED_VARIABLE])
     try:
         metadata = json.loads((root / METADATA).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -125,7 +121,7 @@ def grade(root: Path, seed: int | None = None) -> dict:
     """Grade the one notebook under ``root/submission`` with ``seed`` (None: this attempt's,
     ``seed_for``); return our result document."""
     from ..judge.core import judge
-    from ..judge.sandbox import Limits
+    from ..limits import Limits
     from ..judge.tests_zip import load_test_folder
     from ..submissions import read_notebook_bytes
 
@@ -207,8 +203,10 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
                         choices=("hidden", "after_published", "after_due_date", "visible"))
     args = parser.parse_args(argv)
     try:
+        from ...checks.seeding import seed_from
+
         lock_down(root)
-        return write_results(root, None, args.hidden_visibility)
+        return write_results(root, seed_from(os.environ), args.hidden_visibility)
     except Exception as exc:  # noqa: BLE001 - never a missing or silent result
         traceback.print_exc()
         (root / "results").mkdir(parents=True, exist_ok=True)

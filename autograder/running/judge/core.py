@@ -22,7 +22,8 @@ from ...harness import GraderFault, collecting
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace
 from ..resultdoc import TIMED_OUT, ResultDoc
-from .sandbox import Limits, SandboxError
+from ..limits import Limits
+from .sandbox import SandboxError
 from .worker_client import WorkerClient, submission_cut
 
 MAX_RESTARTS = 4

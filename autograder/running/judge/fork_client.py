@@ -29,7 +29,8 @@ from pathlib import Path
 
 from . import sandbox
 from .fork_channel import ZygoteChannel
-from .sandbox import Limits, SandboxError
+from ..limits import Limits
+from .sandbox import SandboxError
 
 SPAWN_TIMEOUT = 30.0
 

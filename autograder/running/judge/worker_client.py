@@ -15,6 +15,7 @@ import time
 from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
+from ..limits import Limits
 from . import cgroups, sandbox, fork_client as zygote
 from .uids import kill_uid
 
@@ -48,7 +49,7 @@ def cuda_mismatch(state: object) -> str | None:
     return None
 
 
-def submission_cut(limits: sandbox.Limits) -> str:
+def submission_cut(limits: Limits) -> str:
     """Why a worker stopped when the whole submission's time ran out (not one step's)."""
     return (f"the submission used up its time limit ({limits.submission_timeout:g} s for all "
             "its cells and tests together)")
@@ -64,7 +65,7 @@ class WorkerClient:
         deadline: ``time.monotonic()`` past which no request may run (the submission's).
     """
 
-    def __init__(self, uid: int, limits: sandbox.Limits, deadline: float | None = None):
+    def __init__(self, uid: int, limits: Limits, deadline: float | None = None):
         self.limits, self.uid = limits, uid
         self.deadline = deadline if deadline is not None else float("inf")
         self.proc = zygote.shared(limits.confinement).spawn(uid, limits)

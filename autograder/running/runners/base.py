@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..resultdoc import ResultDoc
-from ..judge.sandbox import Limits
+from ..limits import Limits
 from ..submissions import Submission
 
 

@@ -28,7 +28,7 @@ from .container import ContainerRunner
 from .docker_engine import (CAPABILITIES, IMAGES, ContainerLimits, box_config, owner_label,
                             warm_gpu_image)
 from .base import Setup
-from ..judge.sandbox import Limits
+from ..limits import Limits
 from ..submissions import Submission
 
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.container"]

@@ -17,7 +17,7 @@ import socket
 from dataclasses import dataclass
 
 from ..container_protocol import ContainerError
-from ..judge.sandbox import Limits
+from ..limits import Limits
 
 
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own

@@ -13,7 +13,7 @@ from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
 from .container import ContainerRunner
 from .docker_engine import CAPABILITIES, ContainerLimits, box_config, owner_label
 from .base import Setup
-from ..judge.sandbox import Limits
+from ..limits import Limits
 from ..submissions import Submission
 
 

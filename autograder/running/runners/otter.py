@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ...harness import SEED_VARIABLE
+from ...checks.seeding import SEED_VARIABLE
 from ..resultdoc import TIMED_OUT, ResultDoc
 from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, seed_of

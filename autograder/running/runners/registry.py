@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .base import Runner, Setup
-from ..judge.sandbox import Limits, gpu_devices, with_gpu
+from ..judge.sandbox import gpu_devices
+from ..limits import Limits, with_gpu
 
 AUTO = "auto"
 

@@ -1,45 +1,19 @@
-"""otter's ``final_grades.csv``: same columns, same points-per-question first row."""
+"""``OUT/<assignment>/final_grades.csv``: otter's columns and points-per-question first row,
+written here (``write``) and read back here (``read``) by the reports and ``autograder merge``."""
 
 from __future__ import annotations
 
 import csv
 import io
-import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import write_atomic
-
 from ..results import Graded
+from .cells import from_spreadsheet, safe_row
 
+FILE = "final_grades.csv"
 POINTS_ROW = "points-per-question"
-#: What a spreadsheet takes for the start of a formula (OWASP's CSV injection list), and the
-#: quote that neutralises it (also doubled before a leading quote, so that reading back is exact).
-#: By hand, not a package (defusedcsv): a few lines, and our reports must read the CSV back to
-#: the exact names, which needs the reversible rule below.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-QUOTE = "'"
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-
-
-def spreadsheet_safe(cell) -> str:
-    """``cell`` as CSV text no spreadsheet evaluates: text starting like a formula
-    (``=cmd|...``, ``+``, ``-``, ``@``, tab, CR) or with a quote gets a leading ``'``;
-    numbers (``-0.5``) stay numbers."""
-    text = str(cell)
-    if text.startswith((*FORMULA_START, QUOTE)) and not _NUMBER.fullmatch(text):
-        return QUOTE + text
-    return text
-
-
-def from_spreadsheet(text: str) -> str:
-    """The cell ``spreadsheet_safe`` was given (for reading our CSVs back)."""
-    return text[1:] if text.startswith(QUOTE) else text
-
-
-def safe_row(cells: list) -> list[str]:
-    return [spreadsheet_safe(c) for c in cells]
-
-
 #: The last column once written answers are merged: how many of the row's are not graded yet.
 UNGRADED = "written_ungraded"
 
@@ -81,3 +55,40 @@ def write(path: Path, graded: list[Graded], questions: dict[str, float],
 
 def _num(x: float) -> str:
     return f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Grades:
+    """``final_grades.csv`` as read back.
+
+    Attributes:
+        header: the column names.
+        possible: question -> points possible (the points-per-question row).
+        rows: one dict per submission, column -> text exactly as in the CSV.
+    """
+
+    header: list[str]
+    possible: dict[str, float]
+    rows: list[dict[str, str]]
+
+    @property
+    def questions(self) -> list[str]:
+        return [c for c in self.header[1:] if c in self.possible]
+
+
+def read(folder: Path) -> Grades:
+    """``folder/final_grades.csv``, with its points-per-question row taken apart."""
+    with open(folder / FILE, newline="", encoding="utf-8") as f:
+        # as written, before spreadsheet_safe quoted the cells that look like formulas
+        rows = [{from_spreadsheet(k): from_spreadsheet(v) for k, v in r.items()}
+                for r in csv.DictReader(f)]
+    header = list(rows[0].keys()) if rows else []
+    points = next((r for r in rows if r["file"] == POINTS_ROW), {})
+    skip = {"file", "total_points_earned", "percent_correct", "grading_status", UNGRADED}
+    possible = {k: float(v) for k, v in points.items() if k not in skip}
+    return Grades(header, possible, [r for r in rows if r["file"] != POINTS_ROW])
+
+
+def assignment_dirs(out: Path) -> list[Path]:
+    """Every ``OUT/<assignment>`` folder that holds a ``final_grades.csv``."""
+    return sorted(p.parent for p in out.glob(f"*/{FILE}"))

@@ -8,12 +8,11 @@ run's summary lists them and ``OUT/unplaced.csv`` holds one row each (``file,rea
 from __future__ import annotations
 
 import csv
-import io
 import os
 from pathlib import Path
 
 from ..files import write_atomic
-from .grades_csv import from_spreadsheet, safe_row
+from .cells import csv_text, from_spreadsheet
 
 #: ``OUT/unplaced.csv``: one row per file of the folder that was not graded, with the reason.
 FILE = "unplaced.csv"
@@ -39,15 +38,6 @@ def ignored(folder: Path) -> list[tuple[str, str]]:
                 kind = Path(entry).suffix or "no extension"
                 found.append((name, f"not a notebook ({kind}): only .ipynb files are graded"))
     return sorted(found)
-
-
-def csv_text(header: list[str], rows: list[list[str]]) -> str:
-    """A small CSV of ours, every cell spreadsheet-safe (``grades_csv.safe_row``)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(safe_row(list(row)) for row in rows)
-    return buf.getvalue()
 
 
 def write(out: Path, entries: list[tuple[str, str]]) -> Path | None:

@@ -1,7 +1,9 @@
-"""Who a submission belongs to: the roster (``file,student_id``) and a submission's identity.
+"""Who a submission belongs to: the roster (``file,student_id``) and a submission's identity,
+and ``OUT/not_submitted.csv``, the roster's rows no notebook matched.
 
-Grading uses the identity to derive each submission's seed (``checks.seeding``); the Canvas
-export uses the same roster for its ids, so both agree on who is who.
+Grading uses the identity to derive each submission's seed (``checks.seeding``) and records the
+roster in ``grading.json``; the Canvas export uses the same roster for its ids, so both agree
+on who is who.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import csv
 from pathlib import Path
 
 from ..files import write_atomic
-from .unplaced import SHOWN, csv_text
+from .cells import csv_text, from_spreadsheet
+from .unplaced import SHOWN
 
 
 COLUMNS = ("file", "student_id")
@@ -109,6 +112,16 @@ def write_absent(out: Path, absent: list[dict]) -> None:
         return
     write_atomic(path, csv_text(["student_id", "file"],
                                 [[a["student_id"], a["file"]] for a in absent]))
+
+
+def read_absent(out: Path) -> list[dict]:
+    """The rows of ``OUT/not_submitted.csv`` (none when it is missing)."""
+    try:
+        with open(out / ABSENT, newline="", encoding="utf-8") as f:
+            return [{"student_id": from_spreadsheet(r.get("student_id") or ""),
+                     "file": from_spreadsheet(r.get("file") or "")} for r in csv.DictReader(f)]
+    except OSError:
+        return []
 
 
 def absent_lines(absent: list[dict], out: Path) -> list[str]:

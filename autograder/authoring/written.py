@@ -4,27 +4,24 @@ Each one is a ``# BEGIN QUESTION`` block whose config says ``manual: true``: its
 before ``# BEGIN SOLUTION`` are the prompt, the solution block's markdown cells the model
 answer, and a solution-block markdown cell starting with ``**Rubric`` the rubric the staff
 wrote for the graders. otter assign drops every solution-block cell from the student notebook,
-so the rubric never reaches students (``authoring.assign`` also keeps it out of
-``solutions/``, the notebook a perfect student submits). ``step:`` in the question config
-(otter ignores keys it does not know) sets the points step of the grading page (default 0.5).
+so the rubric never reaches students (``assign`` also keeps it out of ``solutions/``, the
+notebook a perfect student submits). ``step:`` in the question config (otter ignores keys it
+does not know) sets the points step of the grading page (default 0.5).
 
-Grading snapshots them to ``OUT/<assignment>/written/questions.json``: the pages, the scores
-check and the reports read that, so a run's reports never depend on a master edited since.
+Grading snapshots them (``running.outputs.written_questions``), so a run's reports never
+depend on a master edited since.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from ...running.files import write_atomic
-
 RUBRIC_MARK = "**Rubric"
 DEFAULT_STEP = 0.5
-QUESTIONS_FILE = "questions.json"
 
 
 @dataclass(frozen=True)
@@ -88,29 +85,3 @@ def from_master(master: Path) -> list[WrittenQuestion]:
             parts["rubric" if block == "solution" and is_rubric(cell) else block].append(
                 _source(cell))
     return found
-
-
-def snapshot(master: Path, folder: Path) -> list[WrittenQuestion]:
-    """The written questions of ``master``, saved to ``folder`` (``OUT/<assignment>``); none
-    without the master (a pod given only the zips grades the auto-graded questions)."""
-    if not master.exists():
-        return []
-    found = from_master(master)
-    save(folder, found)
-    return found
-
-
-def save(folder: Path, questions: list[WrittenQuestion]) -> None:
-    """``folder/written/questions.json`` (``folder``: ``OUT/<assignment>``); nothing when the
-    assignment has no written question."""
-    if questions:
-        write_atomic(folder / "written" / QUESTIONS_FILE,
-                     json.dumps([asdict(q) for q in questions], indent=2) + "\n")
-
-
-def load(folder: Path) -> list[WrittenQuestion]:
-    """The snapshot ``save`` wrote, or ``[]`` (no written question, or graded without)."""
-    path = folder / "written" / QUESTIONS_FILE
-    if not path.exists():
-        return []
-    return [WrittenQuestion(**q) for q in json.loads(path.read_text(encoding="utf-8"))]

@@ -15,9 +15,9 @@ import json
 import re
 
 from ...authoring.assign import WRITTEN_PLACEHOLDER
-from ...running.resultdoc import ResultDoc
-from ...running.submissions import MAX_BYTES, Submission, read_notebook_bytes
-from .questions import WrittenQuestion
+from ...authoring.written import WrittenQuestion
+from ..resultdoc import ResultDoc
+from ..submissions import MAX_BYTES, Submission, read_notebook_bytes
 
 KEY = "written"
 BEGIN, END = "<!-- BEGIN QUESTION -->", "<!-- END QUESTION -->"
