@@ -15,7 +15,7 @@ import time
 from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
-from . import cgroups, sandbox, fork_client as zygote
+from . import cgroups, sandbox, zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
