@@ -9,8 +9,7 @@ and the interpreter's specialised bytecode for all of them. A fork inherits it.
 
 Nothing here comes from a submission, a hidden test or a seed: the zygote rehearses before the
 judge reads any of them, and what it leaves behind is torch's and the worker's own state
-(``Worker``'s namespace is dropped; torch's generator is reseeded by every worker's cells
-as they choose, and by ``arrangements.seeded_torch`` where a check asks).
+(``Worker``'s namespace is dropped, torch's random generator is put back as it was).
 """
 
 from __future__ import annotations
@@ -70,13 +69,16 @@ def adam(model):
 
 def rehearse() -> None:
     """Grade the rehearsal notebook once through ``Worker`` and the wire, both ways, on one
-    thread (a process that forks must not start any: torch's pool stays unstarted)."""
-    threads = torch.get_num_threads()
+    thread (a process that forks must not start any: torch's pool stays unstarted), leaving
+    torch's random generator as it found it: a worker's unseeded draws are what they would be
+    without the rehearsal."""
+    threads, generator = torch.get_num_threads(), torch.random.get_rng_state()
     torch.set_num_threads(1)
     try:
         _rehearse()
     finally:
         torch.set_num_threads(threads)
+        torch.random.set_rng_state(generator)
 
 
 def _rehearse() -> None:
