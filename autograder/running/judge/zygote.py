@@ -2,8 +2,8 @@
 workers, learn how they ended (its control socket, read by a thread of its own), stop it.
 
 One zygote serves every worker of a grading process (threads share it; requests are
-serialised). ``shared(confinement)`` starts it on first use and again if it died. Two ways to
-start one:
+serialised). ``shared(confinement)`` starts it on first use (or ``prestart`` before that, not
+waiting for it) and again if it died. Two ways to start one:
 
 - ``Zygote.start``: a new Python process. For ``"namespaces"`` confinement it is built into
   the jail first (own mount, network, IPC and UTS namespaces, the minimal read-only root of
@@ -69,12 +69,20 @@ class Zygote:
         self.replies: queue.Queue = queue.Queue()
         self.alive = True
         self.errors = bytearray()
+        self.reader: threading.Thread | None = None  # from the handshake on
         if process is not None and process.stderr is not None:
             threading.Thread(target=self._keep_errors, args=(process.stderr,),
                              daemon=True).start()
+
+    def handshake(self) -> None:
+        """Wait for the zygote's ``ready`` (once; its imports take seconds), then read its
+        messages on a thread of its own. ``SandboxError`` if it did not start."""
+        if self.reader is not None:
+            return
         ready = self._receive(START_TIMEOUT)
         if not isinstance(ready, dict) or "ready" not in ready:
             self.close()
+            self.alive = False
             time.sleep(0.1)  # let the error reader see the zygote's last words
             raise SandboxError("the worker zygote did not start"
                                + (f": {self.error_text()}" if self.error_text() else ""))
@@ -162,6 +170,8 @@ class Zygote:
         except OSError:
             pass
         self.sock.close()
+        if self.process is not None and self.reader is None:
+            self.process.kill()  # never used: still importing, nothing to finish
         if self.process is not None:
             try:
                 self.process.wait(timeout=5)
@@ -176,6 +186,8 @@ class Zygote:
     # -- starting -------------------------------------------------------------------------
     @classmethod
     def start(cls, confinement: str) -> "Zygote":
+        """A new zygote process, confined as ``confinement`` says, not waited for yet
+        (``handshake``)."""
         if confinement not in ("namespaces", "container", "join"):
             raise SandboxError(f"unknown confinement mode {confinement!r}")
         if os.geteuid() != 0:
@@ -250,6 +262,7 @@ class Zygote:
                 os._exit(status)
         theirs.close()
         zygote = cls(confinement, ours, pid)
+        zygote.handshake()
         _SHARED[confinement] = zygote
         return zygote
 
@@ -298,14 +311,32 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared(confinement: str) -> Zygote:
-    """This process's zygote for ``confinement``, started (again) when needed."""
+    """This process's zygote for ``confinement``, started (again) when needed, once it is
+    ready."""
     with _SHARED_LOCK:
         zygote = _SHARED.get(confinement)
         if zygote is None or not zygote.alive:
             if zygote is not None:
                 zygote.close()
             zygote = _SHARED[confinement] = Zygote.start(confinement)
+        try:
+            zygote.handshake()
+        except SandboxError:
+            del _SHARED[confinement]
+            raise
         return zygote
+
+
+def prestart(confinement: str) -> None:
+    """Start this process's zygote for ``confinement`` now, without waiting for it, so that
+    its imports (torch, the rehearsal: seconds) run beside the judge's own; ``shared`` then
+    waits for it. A zygote that cannot start says why at ``shared``."""
+    with _SHARED_LOCK:
+        if confinement not in _SHARED:
+            try:
+                _SHARED[confinement] = Zygote.start(confinement)
+            except SandboxError:
+                pass
 
 
 @atexit.register
