@@ -16,7 +16,8 @@ around the judge's own functions here (nothing in the package is changed; the ti
 little host CPU of their own, so the totals are taken without them): per phase the judge's main-thread CPU (``host``), the worker's CPU
 (``worker``, from ``/proc/<worker>/schedstat``) and the wall time. Nested phases are shown
 indented under the phase they belong to; the worker's confinement is its CPU from the fork to
-its first line.
+its first line. The spawn phases run beside the previous submission (``spares``), off the
+judge's path.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import notebooks  # noqa: E402 - the tests' notebook helpers
 from autograder.harness import collecting  # noqa: E402
 from autograder.running.judge import cgroups, core, remote, uids, zygote  # noqa: E402
 from autograder.running.judge.sandbox import Limits  # noqa: E402
+from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
 from autograder.running.judge.worker_client import WorkerClient  # noqa: E402
 
@@ -49,8 +51,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 #: (phase, owner, function name, nested under): the seams timed in the sealed run
 PHASES = [
     ("judge", core, "judge", None),
-    ("spawn: zygote forks", zygote.Zygote, "spawn", "judge"),
-    ("spawn: cgroup + read-back", cgroups, "place", "judge"),
+    ("spawn: zygote forks", zygote.Zygote, "spawn", None),
+    ("spawn: cgroup + read-back", cgroups, "place", None),
     ("cells", core.Session, "_run_cell", "judge"),
     ("checks (run_test)", core, "run_test", "judge"),
     ("calls", remote.RemoteFunction, "__call__", "checks (run_test)"),
@@ -87,13 +89,19 @@ def on_cpu(pid: int | None) -> float:
         return 0.0
 
 
+def _worker_pid(owner) -> int | None:
+    """The worker a timed method talks to: its own (``WorkerClient``) or its client's."""
+    client = owner if isinstance(owner, WorkerClient) else getattr(owner, "client", None)
+    proc = getattr(client, "proc", None)
+    return proc.pid if proc is not None else None
+
+
 class Timers:
     """Host CPU, worker CPU, wall time and count per phase."""
 
     def __init__(self) -> None:
         self.host, self.worker, self.wall = (collections.defaultdict(float) for _ in range(3))
         self.count: collections.Counter = collections.Counter()
-        self.current: WorkerClient | None = None
         self.originals: list[tuple] = []
 
     def wrap(self, phase: str, owner, name: str) -> None:
@@ -101,7 +109,7 @@ class Timers:
         self.originals.append((owner, name, original))
 
         def timed(*args, **kwargs):
-            pid = self.current.proc.pid if self.current is not None else None
+            pid = _worker_pid(args[0]) if args else None
             host, wall, worker = time.thread_time(), time.perf_counter(), on_cpu(pid)
             try:
                 return original(*args, **kwargs)
@@ -120,7 +128,6 @@ class Timers:
         self.originals.append((WorkerClient, "_confined", confined))
 
         def hello(client: WorkerClient) -> None:
-            self.current = client
             confined(client)
             self.worker["spawn: worker confines itself"] += on_cpu(client.proc.pid)
 
@@ -159,10 +166,12 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
     """CPU (judge, zygote and workers) and wall seconds per notebook through the sealed judge."""
     tests = load_tests(ROOT / "build" / assignment / f"{assignment}-autograder.zip")
     path = ROOT / "solutions" / f"{assignment}.ipynb"
+    spares = Spares(core.grading_limits(LIMITS))
 
     def once(s: int) -> None:
-        with uids.lease() as uid:
-            doc = core.judge(path, path.name, assignment, tests, seed=s, uid=uid, limits=LIMITS)
+        with spares.take() as (uid, worker):  # as the sealed runner does
+            doc = core.judge(path, path.name, assignment, tests, seed=s, uid=uid, limits=LIMITS,
+                             worker=worker)
         if doc["status"] != "graded":
             raise SystemExit(f"{assignment}: {doc['status']}: {doc.get('error')}")
 
@@ -172,8 +181,10 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
     cpu, zcpu, wall = process_cpu(), tree_cpu(pid), time.perf_counter()
     for i in range(n):
         once(seed + 1 + i)
+    elapsed = time.perf_counter() - wall
+    spares.close()  # its worker's exit is counted: one spare for the n notebooks' last
     total = process_cpu() - cpu + tree_cpu(pid) - zcpu
-    return total / n, (time.perf_counter() - wall) / n
+    return total / n, elapsed / n
 
 
 def report(timers: Timers, n: int) -> None:
