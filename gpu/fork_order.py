@@ -1,5 +1,5 @@
 """Fork order: CUDA cannot be used in a child forked after its parent initialised CUDA. The
-zygote (``autograder.worker.fork_server``) forks every worker, so its warm-up, and the
+zygote (``autograder.worker.zygote``) forks every worker, so its warm-up, and the
 judge's entry points it is forked from, must leave CUDA untouched.
 
 Each check runs in a fresh Python process: a parent step under a tracer that records every
@@ -31,8 +31,8 @@ PARENTS = {
     # the three entry points that fork the zygote from themselves (``Zygote.fork_here``)
     "zygote": ("import autograder.running.entry.container, autograder.running.entry.pod\n"
                "import autograder.running.entry.judge_service\n"
-               "from autograder.worker.fork_server import warm_up\nwarm_up(optimizers=True)\n"),
-    "control": ("from autograder.worker.fork_server import warm_up\nwarm_up(optimizers=False)\n"
+               "from autograder.worker.zygote import warm_up\nwarm_up(rehearse=True)\n"),
+    "control": ("from autograder.worker.zygote import warm_up\nwarm_up(rehearse=False)\n"
                 "import torch\ntorch.cuda.is_available()\ntry:\n    torch.cuda.init()\n"
                 "except Exception as exc:\n    NOTE = f'{type(exc).__name__}: {exc}'[:200]\n"),
 }

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.running.judge import cgroups, sandbox, uids, fork_client as zygote
+from autograder.running.judge import cgroups, sandbox, uids, zygote
 from autograder.running.judge.core import judge
 from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests

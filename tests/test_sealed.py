@@ -99,3 +99,40 @@ def test_empty_folder_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p", str(tmp_path),
                            "-o", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "no .ipynb files to grade" in proc.stderr
+
+
+def test_the_rehearsal_leaves_torch_as_it_found_it():
+    """Does the zygote's rehearsal leave torch's random generator and thread count as they
+    were, and start no thread (a process that forks must have none)?"""
+    import os
+
+    import torch
+
+    from autograder.worker.rehearsal import rehearse
+
+    generator, threads = torch.random.get_rng_state(), torch.get_num_threads()
+    tasks = len(os.listdir("/proc/self/task"))
+    rehearse()
+    assert torch.equal(torch.random.get_rng_state(), generator)
+    assert torch.get_num_threads() == threads
+    assert len(os.listdir("/proc/self/task")) == tasks
+
+
+@pytest.mark.needs_root
+def test_a_prestarted_zygote_serves_workers_and_an_unused_one_is_stopped():
+    """Is a zygote started ahead of need (``prestart``) the one ``shared`` hands out, ready;
+    and is one that never served a worker stopped at once when it is closed?"""
+    from autograder.running.judge import zygote
+
+    for started in list(zygote._SHARED.values()):
+        started.close()
+    zygote._SHARED.clear()
+    zygote.prestart("namespaces")
+    early = zygote._SHARED["namespaces"]
+    assert zygote.shared("namespaces") is early and early.reader is not None
+    early.close()
+    zygote._SHARED.clear()
+    zygote.prestart("namespaces")
+    unused = zygote._SHARED.pop("namespaces")
+    unused.close()
+    assert unused.process.poll() is not None

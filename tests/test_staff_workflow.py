@@ -100,7 +100,7 @@ def _sleeper(path: Path, seconds: float) -> None:
 
 
 def _descendants(pid: int) -> set[int]:
-    """Every process below ``pid`` now: the fork server, the workers (sessions of their own,
+    """Every process below ``pid`` now: the zygote, the workers (sessions of their own,
     but still its children)."""
     parents = {}
     for entry in Path("/proc").iterdir():
@@ -196,7 +196,7 @@ def test_does_a_second_ctrl_c_abandon_what_is_in_flight_without_a_traceback(buil
         == ["a0.ipynb.json"]
     assert list(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) \
         == ["a0.ipynb"]
-    assert below  # the fork server and the sleeper's worker, at least
+    assert below  # the zygote and the sleeper's worker, at least
     assert not _alive(below)  # all gone
 
 

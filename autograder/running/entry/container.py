@@ -73,7 +73,7 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     worker zygote is forked from this process with torch imported: the judge and the
     notebook's workers share one ``import torch``."""
     if zygote:
-        from ..judge.fork_client import Zygote
+        from ..judge.zygote import Zygote
 
         Zygote.fork_here("container")
     light_otter()

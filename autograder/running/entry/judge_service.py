@@ -115,9 +115,9 @@ def _hold(conn: socket.socket) -> None:
 
 
 def serve(path: str) -> None:
-    from ..judge.fork_client import Zygote
+    from ..judge.zygote import Zygote
 
-    Zygote.fork_here("join", optimizers=True)
+    Zygote.fork_here("join", rehearse=True)
     light_otter()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path + ".new")

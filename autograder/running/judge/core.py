@@ -45,8 +45,10 @@ class TestSpec:
 class Session:
     """One submission's worker, replaced when it dies; remembers which cells to replay."""
 
-    def __init__(self, cells: list[tuple[int, str]], uid: int, limits: Limits, deadline: float):
+    def __init__(self, cells: list[tuple[int, str]], uid: int, limits: Limits, deadline: float,
+                 first: WorkerClient | None = None):
         self.cells, self.uid, self.limits, self.deadline = cells, uid, limits, deadline
+        self.first = first  # a worker for ``uid`` confined ahead of need (``spares``)
         self.report: dict[int, dict] = {}
         self.bad: set[int] = set()
         self.restarts = 0
@@ -70,7 +72,8 @@ class Session:
                     raise self._cut()
                 self._retire()
                 self.restarts += 1
-            self.client = WorkerClient(self.uid, self.limits, self.deadline)
+            self.client, self.first = self.first or WorkerClient(self.uid, self.limits), None
+            self.client.deadline = self.deadline
             self.env = RemoteNamespace(self.client)
             for index, source in self.cells:
                 if index not in self.bad:
@@ -191,11 +194,13 @@ def grading_limits(limits: Limits) -> Limits:
 
 
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
-          uid: int, limits: Limits) -> dict:
+          uid: int, limits: Limits, worker: WorkerClient | None = None) -> dict:
     """Grade ``path``; return its result document (``ResultDoc.to_dict``: the JSON a container
-    sends back), deterministic for a notebook and seed."""
+    sends back), deterministic for a notebook and seed. ``worker``: one already confined for
+    ``uid`` under ``grading_limits(limits)`` (``spares``), used first."""
     limits = grading_limits(limits)
-    session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout)
+    session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout,
+                      worker)
     outcomes: list[tuple[str, dict]] = []
     with _LOCK:
         _LIVE.add(session)

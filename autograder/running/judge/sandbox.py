@@ -93,7 +93,7 @@ def zygote_command(fd: int, confinement: str, worker_dir: str = CONTAINER_WORKER
     only the worker's copy (``worker_dir``) and the venv's site-packages on the path."""
     paths = [worker_dir, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
-            f"from autograder.worker.fork_server import serve_zygote; "
+            f"from autograder.worker.zygote import serve_zygote; "
             f"serve_zygote({fd}, {confinement!r})")
     return [os.path.realpath(sys.executable), "-I", "-S", "-c", code]
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
 from ..limits import Limits
-from . import cgroups, sandbox, fork_client as zygote
+from . import cgroups, sandbox, zygote
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20

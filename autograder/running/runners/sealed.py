@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from ..judge import uids
-from ..judge.core import abandon, judge
+import threading
+
+from ..judge.core import abandon, grading_limits, judge
 from ..resultdoc import ResultDoc
 from .base import Runner, Setup
 from ..judge.sandbox import SandboxError
+from ..judge.spares import Spares
 from ..submissions import Submission, seed_of
 from ..judge.tests_zip import load_tests, points_per_question
 
@@ -17,6 +19,8 @@ class SealedRunner(Runner):
     def __init__(self, setup: Setup):
         self.tests = load_tests(setup.zip_path)
         self.assignment, self.seed, self.limits = setup.assignment, setup.seed, setup.limits
+        self.spares: Spares | None = None  # made by the first submission (CUDA asked then)
+        self.lock = threading.Lock()
 
     def points(self) -> dict[str, float]:
         return points_per_question(self.tests)
@@ -38,9 +42,15 @@ class SealedRunner(Runner):
         """A judge still running here (a second Ctrl-C abandoned its submission) stops now:
         its worker is killed, nothing of it is left running."""
         abandon()
+        if self.spares is not None:
+            self.spares.close()
 
     def _judge(self, sub: Submission, tests: list, seed: int) -> dict:
-        """The judge's document for ``sub``, its worker under a uid leased for it."""
-        with uids.lease() as uid:
+        """The judge's document for ``sub``, its worker under a uid leased for it: the one
+        confined while the previous submission was graded, when there is one."""
+        with self.lock:
+            if self.spares is None:
+                self.spares = Spares(grading_limits(self.limits))
+        with self.spares.take() as (uid, worker):
             return judge(sub.path, sub.name, self.assignment, tests, seed=seed, uid=uid,
-                         limits=self.limits)
+                         limits=self.limits, worker=worker)

@@ -1,6 +1,6 @@
 """Decoding modules, on the judge's side: a flat ``nn.Sequential`` (or one layer) of the known
-layers, its declared size checked against the reply's ``Budget`` first, its layers made on the
-meta device and then given the tensors the reply sent.
+layers, its declared size checked against the reply's ``Budget`` first, its layers made
+around the tensors the reply sent.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
     """A module from ``encode_module``'s data, within ``budget`` (a fresh one when None);
     raises ``WireError`` only.
 
-    The declared parameter count is checked against the budget first; the layers are then
-    made on the meta device (no memory), and each gets the tensor the reply sent for it, which
-    ``decode_tensor`` charges to the budget: nothing is sized by the declaration alone."""
+    The declared parameter count is checked against the budget first; each parameter is
+    then the tensor the reply sent for it, which ``decode_tensor`` charges to the budget, checked
+    against the shape its layer declares: nothing is sized by the declaration alone. The
+    layers are made around those tensors (no initial values drawn and thrown away)."""
     budget = budget if budget is not None else Budget()
     arch = d.get("arch") if isinstance(d, dict) else None
     if not isinstance(arch, list) or not 1 <= len(arch) <= MAX_LAYERS:
@@ -30,24 +31,24 @@ def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
     specs = [_layer_spec(item) for item in arch]
     budget.check_elements(sum(_layer_params(kind, args) for kind, args in specs), "a module",
                           "parameters")
-    with torch.device("meta"):
-        layers = [_layer(kind, args) for kind, args in specs]
-    module = nn.Sequential(*layers) if d.get("sequential") else layers[0]
+    sequential = bool(d.get("sequential"))
     state = d.get("state") or {}
     if not isinstance(state, dict):
         raise WireError("module state expected")
-    expected = module.state_dict(keep_vars=True)
-    budget.take_items(len(expected), "a module state")
-    values = {}
-    for name, tensor in expected.items():
-        if name not in state:
-            raise WireError(f"module state lacks {name}")
-        values[name] = decode_tensor(state[name], 1, budget).detach()
-        if values[name].shape != tensor.shape:
-            raise WireError(f"module state {name} has the wrong shape")
-    # assign: the meta parameters are replaced by the sent tensors (the sender's dtype and
-    # device kept: a float64 net stays one), requires_grad as the layer's own
-    module.load_state_dict(values, assign=True)
+    shapes = [_layer_shapes(kind, args) for kind, args in specs[:None if sequential else 1]]
+    budget.take_items(sum(map(len, shapes)), "a module state")
+    layers = []
+    for i, ((kind, args), wanted) in enumerate(zip(specs, shapes)):
+        values = {}
+        for leaf, shape in wanted.items():
+            name = f"{i}.{leaf}" if sequential else leaf
+            if name not in state:
+                raise WireError(f"module state lacks {name}")
+            values[leaf] = decode_tensor(state[name], 1, budget).detach()
+            if tuple(values[leaf].shape) != shape:
+                raise WireError(f"module state {name} has the wrong shape")
+        layers.append(_layer(kind, args, values))
+    module = nn.Sequential(*layers) if sequential else layers[0]
     module.train(bool(d.get("training", True)))
     return module
 
@@ -74,9 +75,28 @@ def _layer_params(kind: str, args: dict) -> int:
     return 0
 
 
-def _layer(kind: str, args: dict) -> nn.Module:
+def _layer_shapes(kind: str, args: dict) -> dict[str, tuple[int, ...]]:
+    """The parameters a layer of ``kind`` holds, by name, with their shapes."""
     if kind == "Linear":
-        return nn.Linear(args["in"], args["out"], bias=args["bias"])
+        return {"weight": (args["out"], args["in"]), **({"bias": (args["out"],)}
+                                                          if args["bias"] else {})}
+    return {}
+
+
+def _layer(kind: str, args: dict, values: dict[str, torch.Tensor]) -> nn.Module:
+    """A layer holding ``values`` as its parameters (the sender's dtype and device kept: a
+    float64 net stays one), each requiring grad as a new layer's would. A Linear is made as
+    ``nn.Linear.__init__`` makes it, without drawing initial values that would be replaced."""
+    if kind == "Linear":
+        layer = nn.Linear.__new__(nn.Linear)
+        nn.Module.__init__(layer)
+        layer.in_features, layer.out_features = args["in"], args["out"]
+        layer.weight = nn.Parameter(values["weight"])
+        if args["bias"]:
+            layer.bias = nn.Parameter(values["bias"])
+        else:
+            layer.register_parameter("bias", None)
+        return layer
     if kind == "Dropout":
         return nn.Dropout(args["p"])
     return LAYERS[kind]()

@@ -20,8 +20,8 @@ MAX_DIMS = 16  # dimensions of one tensor or array
 # Decoding budgets (docs/decoding-budgets.md): what the judge may build for one reply of the
 # worker (a call's result and the state of its arguments after it, or a looked-up value),
 # checked against what the reply *declares* (shapes, layer sizes, lengths) before anything is
-# built. A module's layers are sized on the meta device first, so the judge never allocates on
-# the worker's word. The largest value a check sends or expects holds ~720 elements (logreg's
+# built. A module is sized from its declared layers first, so the judge never allocates on the
+# worker's word. The largest value a check sends or expects holds ~720 elements (logreg's
 # 120 x 6 inputs): these are three orders of magnitude above any correct answer.
 BUDGET_ELEMENTS = 1_000_000  # tensor/array elements declared (meta tensors and grads included)
 BUDGET_BYTES = 16 * 2**20  # those elements at their dtype's size

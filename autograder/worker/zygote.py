@@ -1,6 +1,7 @@
-"""The zygote: a fork server that has already imported torch, so a student's worker starts in
-milliseconds instead of paying ``import torch`` (about 1 s) and torch's lazy imports (about
-0.8 s more the first time an optimizer is built) for every submission.
+"""The zygote: the process that forks every worker, having already imported torch and
+rehearsed (``rehearsal``), so a student's worker starts in milliseconds instead of paying
+``import torch`` (about 1 s), torch's lazy imports (about 0.8 s more the first time an
+optimizer is built) and torch's first calls for every submission.
 
 It is secret-free: started before the judge reads any submission, hidden test or seed, it never
 receives anything but "fork a worker for uid U with these limits" and the three pipe ends that
@@ -39,19 +40,23 @@ MAX_MESSAGE = 1 << 16
 REQUESTS_FD, REPLIES_FD, PIDFD_FD = 3, 4, 5
 
 
-def warm_up(optimizers: bool = True) -> None:
+def warm_up(rehearse: bool = True) -> None:
     """Import what every worker needs, without starting a thread or touching a GPU (a process
-    that forks must not have either): torch, numpy, the worker's own modules, and with
-    ``optimizers`` the lazy imports that building the first optimizer triggers
-    (``torch._dynamo``, sympy: 800 modules, 0.7-0.8 s)."""
+    that forks must not have either): torch, numpy, the worker's own modules; with
+    ``rehearse`` (a zygote that serves many workers) also the lazy imports that building the
+    first optimizer triggers (``torch._dynamo``, sympy: 800 modules, 0.7-0.8 s) and one run of
+    ``rehearsal``, so that no worker pays torch's and the wire's first calls again."""
     environment = dict(os.environ)
     import numpy  # noqa: F401
     import torch
 
     from . import main  # noqa: F401 - wire, cells, context with it
 
-    if optimizers:
+    if rehearse:
         torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+        from .rehearsal import rehearse as run
+
+        run()
     # torch._dynamo sets TORCHINDUCTOR_CACHE_DIR in passing: workers get the environment the
     # zygote was started with, nothing of its own
     os.environ.clear()
