@@ -174,6 +174,7 @@ DOCKER_SAMPLE = ("solutions/autograd-exercises.ipynb", "solutions/autograd-porti
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.needs_root
+@pytest.mark.xdist_group("docker-rows")  # both runners on one worker: sealed_graded once
 @pytest.mark.parametrize("runner", ["docker", "docker-fork"])
 def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
         samples, sealed_graded, build_dir, tmp_path, runner):
