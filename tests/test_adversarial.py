@@ -33,6 +33,7 @@ import pytest
 
 from autograder.running.judge import uids
 from notebooks import ROOT
+from points import EXERCISES, question_points
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.mark.needs_root]
@@ -49,8 +50,7 @@ SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
 CLI = [sys.executable, "-m", "autograder"]
 PORT = 47613  # the network notebook connects here (127.0.0.1 and ::1)
 ABSTRACT = b"\0autograder-hostile-probe"  # and to this abstract unix socket
-POSSIBLE = {"q1_accumulation": 5.0, "q2_saved": 4.0, "q3_multipath": 4.0, "q4_vjp": 4.0,
-            "q5_numpy": 4.0}
+POSSIBLE = question_points(ASSIGNMENT)
 FORGED = [Path(p) for p in ("/tmp/PWNED-forge-results",
                             "/PWNED-forge-results", "/etc/PWNED-forge-results",
                             "/usr/PWNED-forge-results", "/dev/shm/PWNED-forge-results",
@@ -300,7 +300,7 @@ def test_solutions_in_the_same_batch_keep_full_marks(batch, name):
     assert doc["status"] == "graded"
     assert {q: v["points"] for q, v in doc["questions"].items()} == POSSIBLE
     row = batch["rows"][f"{name}.ipynb"]
-    assert float(row["total_points_earned"]) == 21 and row["grading_status"] == "Completed"
+    assert float(row["total_points_earned"]) == EXERCISES and row["grading_status"] == "Completed"
 
 
 @pytest.mark.parametrize("batch,name,question,phrase", per_runner(cases), indirect=["batch"])
@@ -311,7 +311,7 @@ def test_attack_earns_nothing_on_its_question(batch, name, question, phrase):
     assert attacked["points"] == 0.0, [t["message"][:300] for t in attacked["tests"]]
     assert not any(t["passed"] for t in attacked["tests"])
     total = sum(v["points"] for v in doc["questions"].values())
-    assert total < 21
+    assert total < EXERCISES
     row = batch["rows"][f"{name}.ipynb"]
     assert float(row[question]) == 0.0 and row["grading_status"].startswith("Completed")
     assert abs(float(row["total_points_earned"]) - total) < 1e-9

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BLIND = ROOT / "tests" / "files" / "blind"
 ROUNDS = sorted(p.name for p in BLIND.glob("round-*"))
 
-pytestmark = [pytest.mark.slow, pytest.mark.needs_root]
+# one xdist worker holds the module, so the rounds are graded once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.needs_root, pytest.mark.xdist_group("blind")]
 
 
 def _labels():
@@ -25,18 +26,20 @@ def _labels():
 
 @pytest.fixture(scope="module")
 def graded(build_dir, tmp_path_factory) -> dict[str, dict[str, dict]]:
-    """Round -> the file as in final_grades.csv -> its result document."""
-    found = {}
-    for name in ROUNDS:
-        out = tmp_path_factory.mktemp(name)
-        proc = subprocess.run(
-            [sys.executable, "-m", "autograder", "--build", str(build_dir), "grade", "-p",
-             str(BLIND / name), "-o", str(out), "--seed", "11", "--runner", "sealed",
-             "--jobs", "1", "--no-reports"],
-            capture_output=True, text=True, check=False)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        docs = [json.loads(path.read_text()) for path in out.glob("*/results/**/*.json")]
-        found[name] = {doc["file"]: doc for doc in docs}
+    """Round -> the file as in its labels -> its result document: every round in one batch
+    (the folder of rounds, its README and labels listed as not notebooks)."""
+    out = tmp_path_factory.mktemp("blind")
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "--build", str(build_dir), "grade", "-p",
+         str(BLIND), "-o", str(out), "--seed", "11", "--runner", "sealed", "--jobs", "1",
+         "--no-reports"],
+        capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found: dict[str, dict[str, dict]] = {name: {} for name in ROUNDS}
+    for path in out.glob("*/results/**/*.json"):
+        doc = json.loads(path.read_text())
+        name, notebook = doc["file"].split("/", 1)
+        found[name][notebook] = doc
     return found
 
 

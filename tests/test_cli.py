@@ -18,6 +18,7 @@ import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS, PROJECT_ENV, find_project
 from notebooks import ROOT
+from points import EXERCISES
 
 CLI = [sys.executable, "-m", "autograder"]
 # Run with the private checkout's python: the solution plus a cell importing what no warm-up
@@ -226,5 +227,5 @@ def test_checkout_under_a_private_folder_grades_full_marks(zips, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = json.loads(proc.stdout.splitlines()[-1])
     assert "LAZY-IMPORTS-OK colorsys torch.utils.benchmark" in doc["output"], doc
-    assert doc["points"] == 21 and doc["status"] == "graded", doc
+    assert doc["points"] == EXERCISES and doc["status"] == "graded", doc
 

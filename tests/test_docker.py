@@ -19,6 +19,7 @@ import pytest
 
 from conftest import image_problem, need, owned_containers
 from notebooks import ROOT, grade_rows
+from points import ALAN_TURING, EXERCISES
 
 CLI = [sys.executable, "-m", "autograder"]
 HOSTILE = ROOT / "tests" / "files" / "hostile"
@@ -54,7 +55,8 @@ def setup(assignment: str, zip_path: Path):
 
 
 def two_samples(tmp_path: Path, assignment: str) -> list:
-    """The perfect and one mistaken sample submission (21 and 14.5 points), as submissions."""
+    """The perfect and one mistaken sample submission (ada-lovelace, alan-turing), as
+    submissions."""
     from autograder.running.submissions import find
 
     folder = tmp_path / "in"
@@ -179,6 +181,7 @@ DOCKER_SAMPLE = ("solutions/autograd-exercises.ipynb", "solutions/autograd-porti
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.needs_root
+@pytest.mark.xdist_group("docker-rows")  # both runners on one worker: sealed_graded once
 @pytest.mark.parametrize("runner", ["docker", "docker-fork"])
 def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
         samples, sealed_graded, build_dir, tmp_path, runner):
@@ -244,7 +247,7 @@ def _gradescope_tar(zip_path: Path, notebook: Path) -> bytes:
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.parametrize("notebook, expected", [
-    (ROOT / "solutions" / "autograd-exercises.ipynb", 21.0),
+    (ROOT / "solutions" / "autograd-exercises.ipynb", EXERCISES),
     (HOSTILE / "forge-results.ipynb", None),
 ])
 def test_gradescope_zip_in_the_image_with_gradescope_layout(zips, tmp_path, notebook, expected):
@@ -277,7 +280,7 @@ def test_gradescope_zip_in_the_image_with_gradescope_layout(zips, tmp_path, note
     if expected is not None:
         assert score == expected, results
     else:
-        assert score < 21.0, results
+        assert score < EXERCISES, results
 
 
 @pytest.mark.slow
@@ -307,8 +310,8 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
     with open(out / "final_grades.csv", newline="") as f:
         rows = {r["file"]: r for r in csv.DictReader(f)}
     assert float(rows["autograd-exercises.ipynb"]["percent_correct"]) == 1.0, rows
-    # alan-turing's mistakes cost the same points for any seed: 14.5 of 21
-    assert float(rows["alan-turing.ipynb"]["total_points_earned"]) == 14.5, rows
+    # alan-turing's mistakes cost the same points for any seed
+    assert float(rows["alan-turing.ipynb"]["total_points_earned"]) == ALAN_TURING, rows
 
 
 @pytest.mark.slow
@@ -331,7 +334,7 @@ def test_spare_containers_are_used_then_removed(zips, tmp_path):
     finally:
         runner.close()
     assert {r.name: sum(s for s, _ in r.scores.values()) for r in results} == {
-        "ada-lovelace.ipynb": 21.0, "alan-turing.ipynb": 14.5}
+        "ada-lovelace.ipynb": EXERCISES, "alan-turing.ipynb": ALAN_TURING}
     left = {c.id for c in owned_containers(os.getpid())} - before
     assert left == set()
 
@@ -396,12 +399,12 @@ def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
     first, second = two_samples(tmp_path, assignment)
     runner = ForkRunner(setup(assignment, zips[assignment]), client=engine())
     try:
-        assert sum(s for s, _ in runner.grade(first).row().scores.values()) == 21.0
+        assert sum(s for s, _ in runner.grade(first).row().scores.values()) == EXERCISES
         old = runner.service.container.id
         runner.service.container.kill()
         graded = runner.grade(second).row()
         assert graded.status == "Completed", graded.status
-        assert sum(s for s, _ in graded.scores.values()) == 14.5
+        assert sum(s for s, _ in graded.scores.values()) == ALAN_TURING
         assert runner.service.container.id != old
     finally:
         runner.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from notebooks import ROOT
+from points import ALAN_TURING, EXERCISES
 
 ASSIGNMENT = "autograd-exercises"
 SEED = 20261130
@@ -221,13 +222,13 @@ def test_solution_gets_full_marks_on_the_plain_base(plain_base_image):
     assert status == 0, log[-3000:]
     questions = [t for t in results["tests"] if t["name"].startswith("q")]
     assert len(questions) == 5, results
-    assert sum(t["score"] for t in questions) == 21.0, results
+    assert sum(t["score"] for t in questions) == EXERCISES, results
     assert "output" not in results, results  # no grader error, no submission problem
 
 
 @_apply
 def test_mistakes_cost_their_points_and_their_messages_show_after_publishing(plain_base_image):
-    """alan-turing's notebook (14.5 of 21 for any seed): are the hidden tests' named-mistake
+    """alan-turing's notebook (the same points for any seed): are the hidden tests' named-mistake
     messages in results.json, at Gradescope's after_published visibility (not hidden)?"""
     status, results, log = _run_autograder(
         plain_base_image[0], ROOT / "submissions" / ASSIGNMENT / "alan-turing.ipynb")
@@ -356,7 +357,7 @@ def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it(grad
                   "previous_submissions": []}
     second_meta = {"id": 1002, "created_at": "2026-12-01T10:07:00.000000-08:00",
                    "previous_submissions": [{"submission_time": first_meta["created_at"],
-                                             "score": 14.5}]}
+                                             "score": ALAN_TURING}]}
     first, second, again = (_gradescope_run(IMAGES["cpu"], gradescope, notebook, meta)
                             for meta in (first_meta, second_meta, first_meta))
     one, two = first["autograder.json"], second["autograder.json"]
@@ -367,7 +368,7 @@ def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it(grad
     strip = lambda m: re.sub(r"\[grading seed \d+\]", "", m)  # noqa: E731
     assert any(strip(hidden(one)[k]) != strip(hidden(two)[k]) for k in hidden(one))
     total = lambda doc: sum(v["points"] for v in doc["questions"].values())  # noqa: E731
-    assert total(one) == total(two) == 14.5
+    assert total(one) == total(two) == ALAN_TURING
     assert again["autograder.json"] == one
     assert again["results.json"] == first["results.json"]
 

@@ -39,6 +39,7 @@ from autograder.running.names import raw, text as shown
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
+from points import EXERCISES
 
 ASSIGNMENT = "autograd-exercises"
 SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
@@ -435,7 +436,7 @@ def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
         else:
             assert status.startswith("Completed"), (name, status)
     for name in FULL_MARKS:  # the perfect notebook keeps full marks, beside all this
-        assert float(by_name[name]["total_points_earned"]) == 21, (name, by_name[name])
+        assert float(by_name[name]["total_points_earned"]) == EXERCISES, (name, by_name[name])
 
     # the 5000 failing cells: a capped document that says what was cut
     doc = json.loads((graded / "results" / "many-errors.ipynb.json").read_text())

@@ -306,7 +306,7 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
 @STUDENT_ENV
 def test_stock_otter_run_without_the_autograder_package_fails_loudly(student_python, zips,
                                                                     tmp_path):
-    """The solution (21/21) through stock ``otter run`` where ``autograder`` is not installed:
+    """The solution (full marks) through stock ``otter run`` where ``autograder`` is not installed:
     a non-zero exit naming the missing package, and no score, never a quietly low one."""
     assignment = "autograd-exercises"
     zip_path = zips[assignment]

@@ -31,6 +31,7 @@ from autograder.running.names import NAME_MAX, fit, name_bytes, out_path, raw, r
 from autograder.running.resultdoc import ResultDoc
 from autograder.running.submissions import find
 from notebooks import ROOT, grade_rows
+from points import EXERCISES
 
 ASSIGNMENT = "autograd-exercises"
 SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
@@ -189,7 +190,7 @@ ODD_NAMES = {  # file name on disk -> what it is
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_one_batch_of_odd_names_grades_each_in_full(tmp_path):
-    """The solution under every odd name, one sealed run: every copy 21/21 under its own
+    """The solution under every odd name, one sealed run: every copy full marks under its own
     printable name, its own document, feedback page and Canvas id (a roster tells the NFC and
     NFD students apart; without one their ids would clash and the gradebook is refused)."""
     folder = tmp_path / "in"
@@ -206,7 +207,8 @@ def test_one_batch_of_odd_names_grades_each_in_full(tmp_path):
     rows = grade_rows(out)[ASSIGNMENT]
     for name, what in ODD_NAMES.items():
         row = rows[text(name)]
-        assert (row["total_points_earned"], row["grading_status"]) == ("21", "Completed"), what
+        assert (row["total_points_earned"], row["grading_status"]) == (f"{EXERCISES:g}",
+                                                                 "Completed"), what
     assert "2 autograd-exercises submissions have names that print alike" in proc.stdout
     assert len(list((out / ASSIGNMENT / "results").iterdir())) == len(ODD_NAMES)
     pages = list((out / ASSIGNMENT / "feedback").glob("*.html"))

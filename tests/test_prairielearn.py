@@ -12,6 +12,7 @@ import tarfile
 import pytest
 
 from notebooks import ROOT
+from points import ALAN_TURING, EXERCISES
 
 QUESTION = ROOT / "deploy" / "prairielearn" / "questions" / "autograd-exercises"
 needs_image = pytest.mark.needs_docker  # the engine and the CPU image
@@ -81,16 +82,16 @@ def test_solution_gets_full_marks():
 @pytest.mark.slow
 @needs_image
 def test_notebook_with_mistakes_gets_its_points_and_named_mistakes():
-    """alan-turing scores 14.5 of 21 (any seed: the variant's, 3 here, and the notebook's own
-    bytes draw it), and the failed
-    hidden test says which mistake it found, as in the sealed runner's feedback."""
+    """alan-turing scores its golden's points for any seed (the variant's, 3 here, and the
+    notebook's own bytes draw it), and the failed hidden test says which mistake it found, as
+    in the sealed runner's feedback."""
     results, code = run_question(
         {"autograd-exercises.ipynb": (ROOT / "submissions" / "autograd-exercises" /
                                       "alan-turing.ipynb").read_bytes()})
     assert code == 0 and results["gradable"] is True
-    assert results["score"] == round(14.5 / 21, 6), results["message"]
-    assert sum(t["points"] for t in results["tests"]) == 14.5
-    assert sum(t["max_points"] for t in results["tests"]) == 21
+    assert results["score"] == round(ALAN_TURING / EXERCISES, 6), results["message"]
+    assert sum(t["points"] for t in results["tests"]) == ALAN_TURING
+    assert sum(t["max_points"] for t in results["tests"]) == EXERCISES
     failed = {t["name"]: t for t in results["tests"] if t["points"] < t["max_points"]}
     test = failed["q1_accumulation: q1_accumulation - 3"]
     assert test["points"] == 0 and test["max_points"] == 1.25
@@ -151,5 +152,5 @@ def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it():
         seed.search(m).group(1) for m in two.values()}
     # other inputs, other expected values (not only another seed in the tag)
     assert any(seed.sub("", one[name]) != seed.sub("", two[name]) for name in one)
-    assert first[0]["score"] == second[0]["score"] == round(14.5 / 21, 6)
+    assert first[0]["score"] == second[0]["score"] == round(ALAN_TURING / EXERCISES, 6)
     assert again[0] == first[0]

@@ -213,11 +213,10 @@ SEALED = [v for v in VARIANTS if v.name in (
 
 
 @pytest.fixture(scope="module")
-def exercises_zip(tmp_path_factory):
-    from autograder.authoring.layout import Layout
-    from autograder.running.batch.folder import ensure_zip
-
-    return ensure_zip("autograd-exercises", Layout.at(ROOT, tmp_path_factory.mktemp("build")))
+def exercises_zip(zips):
+    """The suite's one build of the zip (conftest's ``assigned``), not an ``otter assign`` of
+    this module's own on each worker."""
+    return zips["autograd-exercises"]
 
 
 @pytest.mark.slow

@@ -207,8 +207,16 @@ def test_does_a_golden_allow_only_a_last_digit_of_float32():
     assert same_up_to_float32(pinned.replace("-0.207757", "-0.207758"), pinned)
     for other in (pinned.replace("-0.207757", "-0.207767"), pinned.replace("19606", "19607"),
                   pinned.replace("rtol=1e-05", "rtol=1e-04"), pinned.replace("expected", "got"),
-                  pinned.replace(", -0.207757", "")):
+                  pinned.replace(", -0.207757", ""), pinned.replace("0.683634", "0.683636")):
         assert not same_up_to_float32(other, pinned), other
+    # fewer digits printed, a wider unit: a loss to 4 digits, a largest error to 2
+    losses = "losses [0.6931, 0.0328, 0.0448] (largest error 0.25)"
+    assert same_up_to_float32(losses.replace("0.0448", "0.0449"), losses)
+    assert same_up_to_float32(losses.replace("0.25", "0.26"), losses)
+    assert same_up_to_float32("0.1 and 1e-05", "0.0999999 and 9.99999e-06")  # a carry
+    for other in (losses.replace("0.0448", "0.0450"), losses.replace("0.25", "0.27"),
+                  losses.replace("0.0328", "0.328")):
+        assert not same_up_to_float32(other, losses), other
 
 
 SPELLED_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",

@@ -14,6 +14,7 @@ import pytest
 
 from autograder.running.resultdoc import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
 from notebooks import ROOT
+from points import EXERCISES
 
 CLI = [sys.executable, "-m", "autograder", "--root", str(ROOT)]
 ASSIGNMENT = "autograd-exercises"
@@ -160,7 +161,7 @@ def test_resume_grades_a_grader_error_again_and_keeps_the_graded(tmp_path):
     assert summary["graded_now"] == 1 and summary["grader_errors"] == []
     ada = ResultDoc.read(results / "ada.ipynb.json")
     assert ada.status == "graded" and ada.row().status == "Completed"
-    assert sum(p for p, _ in ada.row().scores.values()) == 21.0
+    assert sum(p for p, _ in ada.row().scores.values()) == EXERCISES
     assert kept.read_bytes() == before
 
 
@@ -170,7 +171,7 @@ def test_the_otter_runner_writes_documents_feedback_and_honours_the_time_limit(t
     proc = grade(folder, tmp_path / "out", "--runner", "otter")
     assert proc.returncode == 0, proc.stderr
     doc = ResultDoc.read(tmp_path / "out" / ASSIGNMENT / "results" / "ada.ipynb.json")
-    assert sum(p for p, _ in doc.row().scores.values()) == 21.0, doc
+    assert sum(p for p, _ in doc.row().scores.values()) == EXERCISES, doc
     assert (tmp_path / "out" / ASSIGNMENT / "feedback" / "ada.md").exists()
     # one kernel runs the whole notebook: the submission timeout bounds that run
     proc = grade(folder, tmp_path / "slow", "--runner", "otter", "--submission-timeout", "1",

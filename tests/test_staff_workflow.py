@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from notebooks import ROOT
+from points import EXERCISES
 
 CLI = [sys.executable, "-m", "autograder.cli"]
 SOLUTION = ROOT / "solutions" / "autograd-exercises.ipynb"
@@ -169,14 +170,15 @@ def test_does_one_ctrl_c_stop_write_what_is_done_and_resume(build_dir, tmp_path)
     # the one in flight finished and was written; nothing after it started
     done = rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")
     assert sorted(done) == ["a0.ipynb", "b-slow.ipynb"]
-    assert {r["total_points_earned"] for r in done.values()} == {"21"}
+    assert {r["total_points_earned"] for r in done.values()} == {f"{EXERCISES:g}"}
     assert sorted(p.name for p in (tmp_path / "out" / "autograd-exercises" / "results")
                   .iterdir()) == ["a0.ipynb.json", "b-slow.ipynb.json"]
     proc = run([*args, "--resume"], tmp_path, build_dir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "grading 4 of 6 submission(s)" in proc.stdout
     done = rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")
-    assert len(done) == 6 and {r["total_points_earned"] for r in done.values()} == {"21"}
+    assert len(done) == 6
+    assert {r["total_points_earned"] for r in done.values()} == {f"{EXERCISES:g}"}
 
 
 @pytest.mark.slow
@@ -465,7 +467,9 @@ def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_p
 
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "d1.ipynb": SOLUTION})
     _sleeper(subs / "b-slow.ipynb", 8)
-    _sleeper(subs / "c-slower.ipynb", 100)
+    # in flight when the second Ctrl-C comes (9 s after the resumed run starts it) even on a
+    # loaded machine; short, as docker-fork's grader exits only once that worker has ended
+    _sleeper(subs / "c-slower.ipynb", 30)
     proc = subprocess.Popen([*CLI, "--build", str(build_dir), "grade", "-p", "subs", "-o", "out",
                              "--runner", "docker-fork", "--jobs", "1", "--no-reports"],
                             cwd=tmp_path, text=True, stdout=subprocess.PIPE,

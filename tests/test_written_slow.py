@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import browser
+from points import EXERCISES, written_points
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "autograd-exercises"
@@ -141,17 +142,20 @@ def test_does_report_written_merge_scores_everywhere(graded, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "2 of 4 not graded yet" in proc.stdout
     grades = {r["file"]: r for r in rows(out / A / "final_grades.csv")}
-    assert grades["points-per-question"]["total_points_earned"] == "25"
+    # ada's auto-graded full marks and the 1.5 written points above, out of all the points
+    earned, total = EXERCISES + 1.5, EXERCISES + sum(written_points(A).values())
+    assert grades["points-per-question"]["total_points_earned"] == f"{total:g}"
     ada = grades["ada-lovelace.ipynb"]
     assert (ada["q1_written"], ada["q2_written"], ada["written_ungraded"]) == ("1.5", "", "1")
-    assert ada["total_points_earned"] == "22.5" and ada["percent_correct"] == "0.9"
+    assert ada["total_points_earned"] == f"{earned:g}"
+    assert ada["percent_correct"] == str(round(earned / total, 4))
     canvas = {r["SIS User ID"]: r[A] for r in rows(out / A / "canvas_gradebook.csv")}
-    assert canvas["ada-lovelace"] == "22.5"
+    assert canvas["ada-lovelace"] == f"{earned:g}"
     feedback = (out / A / "feedback" / "ada-lovelace.md").read_text()
     assert ("## q1_written (written, graded by hand): 1.5 / 2\n\n"
             "> Misses why retain_graph is not the fix.\n") in feedback
     assert "## q2_written (written, graded by hand): not graded yet / 2\n" in feedback
-    assert "**Score: 22.5 / 25**" in feedback
+    assert f"**Score: {earned:g} / {total:g}**" in feedback
     html = (out / A / "report" / "class_report.html").read_text()
     assert "<td>q1_written</td><td>2</td><td>0: 1, 1.5: 1</td><td>0</td>" in html
     assert "<td>q2_written</td><td>2</td><td></td><td>2</td>" in html
