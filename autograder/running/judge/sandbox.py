@@ -47,7 +47,11 @@ CONTAINER_WORKER_DIR = "/opt/agworker"
 WORKER_ENV = {"HOME": "/student", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
               "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 # which GPUs CUDA shows, as the judge was told: a worker must see the devices the judge sees
-WORKER_ENV.update({k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+# and which SIMD kernels torch, MKL and oneDNN pick, as the judge was told: a worker's float32
+# results come from the same kernels as the judge's references
+WORKER_ENV.update({k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                                              "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS",
+                                              "ONEDNN_MAX_CPU_ISA")
                    if k in os.environ})
 
 
