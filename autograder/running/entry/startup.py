@@ -5,9 +5,10 @@ grading (benchmarks/cold_start.py).
 - ``cold_start``: before anything of the submission is read, torch is imported once and the
   worker zygote forked from this process (``Zygote.fork_here``, as ``container.run`` does), so
   the judge and the notebook's workers share one ``import torch`` instead of paying for a
-  second one, and the optimizer machinery, in a zygote of their own. The environment block
-  the process started with (``/proc/self/environ``, which a fork inherits) is zeroed first: a
-  worker reads none of the judge's variables (``AUTOGRADER_SEED``) there. otter's and its
+  second one, and the optimizer machinery, in a zygote of their own. A fork inherits this
+  process's memory: the environment block it started with (``/proc/self/environ``) is zeroed
+  first, and with ``AUTOGRADER_SEED`` set (staff regrading) there is no fork at all (the judge
+  then starts the zygote as a new process, which holds nothing of the seed). otter's and its
   subpackages' ``__init__`` (pandas, nbconvert) are skipped: the judge uses only
   ``otter.test_files`` and ``AutograderConfig``.
 - ``exit_now``: once the results are written, the exit handlers run and the process ends
@@ -27,6 +28,9 @@ from typing import NoReturn
 #: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
 #: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
 UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
+#: The judge's seed when staff reproduce a grade (``harness.SEED_VARIABLE``; the harness is
+#: not imported before the fork: the workers must not hold it).
+SEED_VARIABLE = "AUTOGRADER_SEED"
 # /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
 ENV_START, ENV_END = 50 - 3, 51 - 3
 
@@ -67,11 +71,12 @@ def skip_inits(names: tuple[str, ...] = UNUSED_INITS) -> None:
 
 
 def cold_start() -> None:
-    """Fork the zygote with torch imported, from a clean environment block; skip otter's
-    unused ``__init__``. Never raises: without a forked zygote, the judge starts one as a new
-    process when it first needs a worker (``fork_client.shared``), with its own environment."""
+    """Fork the zygote with torch imported, from a clean environment block and without a
+    seed in the environment; skip otter's unused ``__init__``. Never raises: without a forked
+    zygote, the judge starts one as a new process when it first needs a worker
+    (``fork_client.shared``), with its own environment."""
     try:
-        if forget_environment_block():
+        if not os.environ.get(SEED_VARIABLE) and forget_environment_block():
             from ..judge.fork_client import Zygote
 
             Zygote.fork_here("container")
