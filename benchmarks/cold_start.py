@@ -9,12 +9,14 @@ timed from ``docker create`` to the container's exit (results.json is written ju
 ``measure(entry, runs, image)`` returns ``median_s``, ``worst_s``, ``samples`` (seconds, each
 run), ``cpu_s`` (the container's CPU seconds, each run), ``score`` and ``phases``: medians of
 the engine's steps (``create``, ``copy_in``, ``start``: the API calls; ``run``: the engine's
-StartedAt to FinishedAt; ``exit``: FinishedAt to the wait returning), and, from one extra
-traced run (``python -X importtime``, unbuffered, the engine's timestamp on every line, not
-counted in the samples), ``trace``: ``to_first_import`` (interpreter start), ``imports`` (the
-import time of the entry's process by package, exclusive, as importtime reports it: inflated
-by its own bookkeeping), ``to_seed_line`` (process start to the entry's line before grading),
-``to_last_line`` and ``after_last_line`` (the line after the results are written, to exit).
+StartedAt to FinishedAt; ``exit``: FinishedAt to the wait returning) and, from two extra
+traced runs (not counted in the samples): ``traced``, the entry point's own steps in order
+(``interpreter``, ``entry_imports``, ``cold_start``: torch and the zygote's fork,
+``judge_imports``, ``load_tests``: otter's test files from the zip, ``judge``: the notebook's
+cells and the tests, ``results``, ``exit``), each one's wall seconds (the engine's timestamps
+on its lines) and the judge process's CPU seconds, with ``zygote_and_workers_cpu``; and
+``imports``, the import time of the entry's process by package (``python -X importtime``,
+exclusive; wall clock, its own bookkeeping included).
 Each container gets 2 CPUs (``nano_cpus``), no network and 6 GB.
 """
 
@@ -127,13 +129,54 @@ class CpuWatch(threading.Thread):
             self.done.wait(0.02)
 
 
-def run_once(client, image: str, entry: str, trace: bool = False) -> dict:
+PYTHON = "/opt/autograder-env/bin/python"
+# The phase trace: the entry point run under marks of (process CPU seconds) at each step, one
+# line each on stderr; the engine's timestamp on each line gives the wall clock.
+DRIVER = """
+import importlib, sys, time
+def mark(name):
+    print(f"PHASE {name} {time.process_time():.4f}", file=sys.stderr, flush=True)
+def timed(module, name, label):
+    inner = getattr(module, name)
+    def wrapper(*args, **kwargs):
+        mark("before_" + label)
+        out = inner(*args, **kwargs)
+        mark(label)
+        return out
+    setattr(module, name, wrapper)
+mark("interpreter")
+pl = sys.argv[1] == "prairielearn"
+entry = importlib.import_module("autograder.running.entry." + ("prairielearn" if pl
+                                                                else "run_autograder"))
+mark("entry_imports")
+try:
+    from autograder.running.entry import startup
+except ImportError:
+    startup = None
+if startup:
+    startup.cold_start()
+    mark("cold_start")
+from autograder.running.judge import core, tests_zip
+mark("judge_imports")
+timed(tests_zip, "load_tests" if pl else "load_test_folder", "load_tests")
+timed(core, "judge", "judge")
+status = entry.main() if pl else entry.main([])
+mark("results")
+startup.exit_now(status) if startup else sys.exit(status)
+"""
+
+
+def run_once(client, image: str, entry: str, trace: str = "") -> dict:
     """One fresh container, create to exit: the seconds of each step, the container's CPU
-    seconds, its results.json and (``trace``) its timestamped log."""
+    seconds, its results.json and (``trace``: "imports" or "phases") its timestamped log."""
     files, command, environment, workdir, results_path = layout(entry)
     archive = _tar(files)
     if trace:
-        environment = {**environment, "PYTHONUNBUFFERED": "1", "PYTHONPROFILEIMPORTTIME": "1"}
+        environment = {**environment, "PYTHONUNBUFFERED": "1"}
+    if trace == "imports":
+        environment["PYTHONPROFILEIMPORTTIME"] = "1"
+    elif trace == "phases":
+        command = [PYTHON, "-c", DRIVER, entry]
     t0 = time.time()
     container = client.containers.create(image, command, environment=environment,
                                          working_dir=workdir, network_mode="none",
@@ -160,7 +203,7 @@ def run_once(client, image: str, entry: str, trace: bool = False) -> dict:
     finally:
         container.remove(force=True)
     return {"total": t_exit - t0, "cpu_s": watch.seconds, "status": status, "results": results,
-            "started": started, "log": log,
+            "started": started, "finished": finished, "log": log,
             "steps": {"create": t_create - t0, "copy_in": t_copy - t_create,
                       "start": t_start - t_copy, "run": finished - started,
                       "exit": t_exit - finished}}
@@ -169,27 +212,36 @@ def run_once(client, image: str, entry: str, trace: bool = False) -> dict:
 IMPORT_LINE = re.compile(r"^(\S+) import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
-def trace_phases(log: str, started: float) -> dict:
-    """From a traced run's log: when the interpreter first imported, each package's import
-    time (exclusive), and when the entry's first ``seed`` line and its last line came."""
+def import_times(log: str) -> dict:
+    """Each package's import time in the entry's process (exclusive, as importtime reports
+    it: wall clock, its own bookkeeping included), and their total."""
     imports = dict.fromkeys(PACKAGES + ("other",), 0.0)
-    first_import, seed_line, last_line = None, None, None
     for line in log.splitlines():
-        stamp, _, text = line.partition(" ")
-        at = _engine_time(stamp) - started if stamp[:1].isdigit() else None
         found = IMPORT_LINE.match(line)
         if found:
-            first_import = at if first_import is None else first_import
             root = found.group(5).split(".")[0]
             imports[root if root in imports else "other"] += int(found.group(2)) / 1e6
-        elif text.strip() and at is not None:
-            if seed_line is None and text.startswith("seed "):
-                seed_line = at
-            last_line = at
-    return {"to_first_import": first_import, "to_seed_line": seed_line,
-            "to_last_line": last_line,
-            "imports": {k: round(v, 3) for k, v in imports.items() if v},
-            "imports_total": round(sum(imports.values()), 3)}
+    return {**{k: round(v, 3) for k, v in imports.items() if v},
+            "total": round(sum(imports.values()), 3)}
+
+
+def phase_times(traced: dict) -> dict:
+    """The phase trace's steps in order: each one's wall seconds (between the engine's
+    timestamps of its mark and the one before; the first from StartedAt, ``exit`` to
+    FinishedAt) and the judge process's CPU seconds; ``zygote_and_workers_cpu`` the rest of
+    the container's CPU."""
+    phases, at, cpu = {}, traced["started"], 0.0
+    for line in traced["log"].splitlines():
+        stamp, _, text = line.partition(" ")
+        if text.startswith("PHASE "):
+            _, name, seconds = text.split()
+            when = _engine_time(stamp)
+            phases[name] = {"wall": round(when - at, 3), "cpu": round(float(seconds) - cpu, 3)}
+            at, cpu = when, float(seconds)
+    phases["exit"] = {"wall": round(traced["finished"] - at, 3), "cpu": None}
+    if traced["cpu_s"] is not None:
+        phases["zygote_and_workers_cpu"] = round(traced["cpu_s"] - cpu, 3)
+    return phases
 
 
 def measure(entry: str, runs: int = 5, image: str | None = None, trace: bool = True) -> dict:
@@ -207,12 +259,8 @@ def measure(entry: str, runs: int = 5, image: str | None = None, trace: bool = T
     phases = {step: round(statistics.median(d["steps"][step] for d in done), 3)
               for step in done[0]["steps"]}
     if trace:
-        traced = run_once(client, image, entry, trace=True)
-        run_s = traced["steps"]["run"]
-        phases["trace"] = {**trace_phases(traced["log"], traced["started"]),
-                           "run": round(run_s, 3)}
-        last = phases["trace"]["to_last_line"]
-        phases["trace"]["after_last_line"] = round(run_s - last, 3) if last else None
+        phases["traced"] = phase_times(run_once(client, image, entry, trace="phases"))
+        phases["imports"] = import_times(run_once(client, image, entry, trace="imports")["log"])
     scores = {_score(d["results"]) for d in done}
     return {"entry": entry, "image": image, "runs": runs,
             "median_s": round(statistics.median(samples), 3), "worst_s": max(samples),
