@@ -36,9 +36,11 @@ def grade_layout(student: dict[str, bytes], variant_seed: int = 3) -> dict[str, 
     return files
 
 
-def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
+def run_question(student: dict[str, bytes], environment: dict | None = None
+                 ) -> tuple[dict, int]:
     """Run the image the way PrairieLearn's grader host does: the question's image,
-    entrypoint, environment and timeout, no network (enableNetworking false)."""
+    entrypoint, environment (with ``environment`` added) and timeout, no network
+    (enableNetworking false)."""
     from autograder.running.runners.docker_engine import IMAGES, engine
 
     options = json.loads((QUESTION / "info.json").read_text())["externalGradingOptions"]
@@ -51,7 +53,8 @@ def run_question(student: dict[str, bytes]) -> tuple[dict, int]:
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
     container = client.containers.create(IMAGES["cpu"], options["entrypoint"],
-                                         environment=options["environment"],
+                                         environment={**options["environment"],
+                                                      **(environment or {})},
                                          network_mode="none", mem_limit="6g")
     try:
         container.put_archive("/", buf.getvalue())
@@ -77,6 +80,36 @@ def test_solution_gets_full_marks():
     assert results["tests"] and all(t["points"] == t["max_points"] > 0
                                     for t in results["tests"])
     assert {"name", "points", "max_points", "message"} <= set(results["tests"][0])
+
+
+@pytest.mark.slow
+@needs_image
+def test_the_notebook_finds_neither_the_judges_environment_nor_a_seed_in_its_memory():
+    """The notebook's worker is forked (through the zygote) from the judge, so it holds a copy
+    of the environment block the judge started with (what ``/proc/self/environ`` shows, there
+    to read in its own memory): the entry point zeroes it before it forks. With a regrade's
+    ``AUTOGRADER_SEED`` it does not fork: the zygote is a new process with its own
+    environment, so no copy of the seed's bytes is in the worker's memory either."""
+    import nbformat
+
+    from notebooks import solution
+
+    nb = solution("autograd-exercises")
+    nb.cells.insert(1, nbformat.v4.new_code_cell(
+        "import ctypes, os\n"
+        "_f = open('/proc/self/stat').read().rpartition(')')[2].split()\n"
+        "_block = ctypes.string_at(int(_f[47]), int(_f[48]) - int(_f[47]))\n"
+        "print('ENVIRON-BLOCK', repr(_block.replace(b'\\0', b' ').decode().strip()))\n"
+        "print('ENVIRON', sorted(os.environ))"))
+    student = {"autograd-exercises.ipynb": nbformat.writes(nb).encode()}
+    for environment in ({"AG_PROBE": "918273645"}, {"AUTOGRADER_SEED": "918273645"}):
+        results, code = run_question(student, environment=environment)
+        assert code == 0 and results["score"] == 1.0, results["message"]
+        block = next(ln for ln in results["output"].splitlines() if "ENVIRON-BLOCK" in ln)
+        if "AG_PROBE" in environment:
+            assert block == "ENVIRON-BLOCK ''", block  # forked: zeroed
+        assert "918273645" not in results["output"] and "AG_PROBE" not in results["output"]
+        assert "AUTOGRADER_SEED" not in results["output"]
 
 
 @pytest.mark.slow

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import traceback
 from pathlib import Path
 
@@ -203,4 +202,7 @@ def main(root: Path = ROOT) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .startup import cold_start, exit_now
+
+    cold_start()
+    exit_now(main())

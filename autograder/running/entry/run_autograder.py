@@ -216,4 +216,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from .startup import cold_start, exit_now
+
+    cold_start()
+    exit_now(main(sys.argv[1:]))

@@ -1,0 +1,94 @@
+"""The first and last steps of a grading container that grades one submission (PrairieLearn's
+and Gradescope's entry points): a cold container's time is mostly imports and teardown, not
+grading (benchmarks/cold_start.py).
+
+- ``cold_start``: before anything of the submission is read, torch is imported once and the
+  worker zygote forked from this process (``Zygote.fork_here``, as ``container.run`` does), so
+  the judge and the notebook's workers share one ``import torch`` instead of paying for a
+  second one, and the optimizer machinery, in a zygote of their own. A fork inherits this
+  process's memory: the environment block it started with (``/proc/self/environ``) is zeroed
+  first, and with ``AUTOGRADER_SEED`` set (staff regrading) there is no fork at all (the judge
+  then starts the zygote as a new process, which holds nothing of the seed). otter's and its
+  subpackages' ``__init__`` (pandas, nbconvert) are skipped: the judge uses only
+  ``otter.test_files`` and ``AutograderConfig``.
+- ``exit_now``: once the results are written, the exit handlers run and the process ends
+  without tearing the interpreter down (a few tenths of a second for torch's modules).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import importlib.util
+import os
+import sys
+import traceback
+from typing import NoReturn
+
+#: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
+#: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
+UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
+#: The judge's seed when staff reproduce a grade (``harness.SEED_VARIABLE``; the harness is
+#: not imported before the fork: the workers must not hold it).
+SEED_VARIABLE = "AUTOGRADER_SEED"
+# /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
+ENV_START, ENV_END = 50 - 3, 51 - 3
+
+
+def forget_environment_block() -> bool:
+    """Move this process's environment to the heap (``os.environ`` keeps every variable) and
+    zero the block it started with, which ``/proc/self/environ`` shows in it and in every
+    process forked from it. False where the block could not be found."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rpartition(")")[2].split()
+        start, end = int(fields[ENV_START]), int(fields[ENV_END])
+    except (OSError, IndexError, ValueError):
+        return False
+    if not 0 < start < end:
+        return False
+    variables = dict(os.environ)
+    os.environ.clear()  # unsetenv: libc's pointers into the block are gone
+    os.environ.update(variables)  # setenv copies each one to the heap
+    ctypes.memset(start, 0, end - start)
+    return True
+
+
+def skip_inits(names: tuple[str, ...] = UNUSED_INITS) -> None:
+    """Make ``import a.b.c`` skip the ``__init__`` of the packages ``names`` (outermost
+    first): each gets its module object, not executed. Only in a one-job process, where
+    nothing needs those packages' own names."""
+    for name in names:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.submodule_search_locations is None:
+            return
+        sys.modules[name] = importlib.util.module_from_spec(spec)  # not executed
+        parent, _, child = name.rpartition(".")
+        if parent:
+            setattr(sys.modules[parent], child, sys.modules[name])
+
+
+def cold_start() -> None:
+    """Fork the zygote with torch imported, from a clean environment block and without a
+    seed in the environment; skip otter's unused ``__init__``. Never raises: without a forked
+    zygote, the judge starts one as a new process when it first needs a worker
+    (``fork_client.shared``), with its own environment."""
+    try:
+        if not os.environ.get(SEED_VARIABLE) and forget_environment_block():
+            from ..judge.fork_client import Zygote
+
+            Zygote.fork_here("container")
+        skip_inits()
+    except Exception:  # noqa: BLE001 - the entry point still writes a result
+        traceback.print_exc()
+
+
+def exit_now(status: int) -> NoReturn:
+    """Run the exit handlers (the zygote is closed), flush, and end with ``status`` without
+    the interpreter's teardown."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
