@@ -3,7 +3,7 @@ torch, numpy, pytest, PyYAML, attrs and pygments (the lent H200 image, Python 3.
 otter or nbformat, pinned to the versions of docker/requirements.lock, for this Python and
 for 3.12 (compiled ones). ``gpu/run.sh`` installs them there with ``pip --no-index``.
 
-The judge imports ``otter.test_files`` only (``container_entry.light_otter``: not otter's
+The judge imports ``otter.test_files`` only (``entry.startup.skip_inits``: not otter's
 API, so no pandas or nbconvert), ``nbformat`` and torch; the workers need torch and numpy.
 """
 

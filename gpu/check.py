@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from autograder.running.entry.container import light_otter
+    from autograder.running.entry.startup import skip_inits
 
-    light_otter()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
+    skip_inits()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
     from autograder.running.judge.sandbox import gpu_devices
     from autograder.running.limits import Limits, with_gpu

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
+from .startup import skip_inits
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 
 
@@ -53,18 +54,6 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
                  seed=int(job["seed"]), uid=uid, limits=limits)
 
 
-def light_otter() -> None:
-    """Make ``import otter.test_files`` skip ``otter/__init__.py``, which imports otter's whole
-    API (pandas, nbconvert: 0.4 s of every grading container) to define names the judge never
-    uses. Only in this one-job process, where nothing else imports otter."""
-    import importlib.util
-
-    if "otter" not in sys.modules:
-        spec = importlib.util.find_spec("otter")
-        if spec is not None and spec.submodule_search_locations:
-            sys.modules["otter"] = importlib.util.module_from_spec(spec)  # not executed
-
-
 def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     """Read one job, grade it, print the result line. Exit status 0 unless the job was
     unreadable (the result line says why either way).
@@ -76,7 +65,7 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
         from ..judge.zygote import Zygote
 
         Zygote.fork_here("container")
-    light_otter()
+    skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)
     job: dict = {}
     try:

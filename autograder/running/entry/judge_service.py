@@ -34,7 +34,8 @@ import threading
 from pathlib import Path
 
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
-from .container import grade_job, light_otter
+from .container import grade_job
+from .startup import skip_inits
 
 
 def check_target(pid: int, container: str = "") -> int:
@@ -118,7 +119,7 @@ def serve(path: str) -> None:
     from ..judge.zygote import Zygote
 
     Zygote.fork_here("join", rehearse=True)
-    light_otter()
+    skip_inits()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path + ".new")
     os.chmod(path + ".new", 0o666)  # the host may not be root; its folder keeps others out

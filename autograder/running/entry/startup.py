@@ -74,10 +74,10 @@ def cold_start() -> None:
     """Fork the zygote with torch imported, from a clean environment block and without a
     seed in the environment; skip otter's unused ``__init__``. Never raises: without a forked
     zygote, the judge starts one as a new process when it first needs a worker
-    (``fork_client.shared``), with its own environment."""
+    (``zygote.shared``), with its own environment."""
     try:
         if not os.environ.get(SEED_VARIABLE) and forget_environment_block():
-            from ..judge.fork_client import Zygote
+            from ..judge.zygote import Zygote
 
             Zygote.fork_here("container")
         skip_inits()
