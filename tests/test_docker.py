@@ -450,7 +450,6 @@ def test_docker_fork_one_job_starts_the_next_container_while_this_one_is_graded(
     import threading
     import time
 
-    from autograder.running.runners.docker_engine import engine
     from autograder.running.runners.docker_fork import ForkRunner
     from autograder.running.runners.registry import RUNNERS
 
