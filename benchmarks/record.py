@@ -39,6 +39,9 @@ def _throughput(record: dict) -> list[str]:
                      f"{r['seconds'] / r['n']:.3f} | {ratio} | {r['peak_extra_memory_mb']} MB |")
     lines += ["", "same points for every notebook: " + ", ".join(
         f"N={n}: ours {a['ours']}, with stock {a['stock']}" for n, a in record["agree"].items())]
+    for n, a in record["agree"].items():
+        for name, points in a["differ"].items():
+            lines.append(f"- N={n}, {name}: " + ", ".join(f"{m} {p}" for m, p in points.items()))
     return lines
 
 
@@ -64,5 +67,6 @@ def markdown(record: dict) -> str:
              f"seed {record['seed']}.", ""]
     lines += _floor(record) + _per_submission(record) + _throughput(record) + _cold(record)
     if record["images"]:
-        lines += ["", "images: " + ", ".join(f"{k} {v} MB" for k, v in record["images"].items())]
+        lines += ["", "images: " + ", ".join(f"{k} {v} MB" if v else f"{k} not built"
+                                             for k, v in record["images"].items())]
     return "\n".join(lines)

@@ -121,13 +121,27 @@ def throughput(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
     return {"mode": mode, "n": n, **row, "scores": scores(out, ASSIGNMENTS)}
 
 
+def agreement(graded: dict[str, dict[str, float]]) -> dict:
+    """Whether our modes gave every notebook the same points, and stock too; the points of
+    each notebook they did not agree on (a loaded machine can time a notebook out in one mode:
+    its row says so)."""
+    ours = [v for k, v in graded.items() if k != "stock"]
+    files = sorted(set().union(*graded.values())) if graded else []
+    differ = {f: {mode: points.get(f) for mode, points in graded.items()} for f in files
+              if len({points.get(f) for points in graded.values()}) > 1}
+    return {"ours": all(v == ours[0] for v in ours) if ours else None,
+            "stock": all(v == graded["stock"] for v in ours) if ours and "stock" in graded
+            else None, "differ": differ}
+
+
 def cold_starts(runs: int) -> dict:
     """``benchmarks/cold_start.py``'s figures for each entry point, or why there are none."""
     try:
         import cold_start
     except ImportError as exc:
-        print(f"cold start: skipped ({exc}: benchmarks/cold_start.py is not in this tree)")
-        return {"skipped": f"benchmarks/cold_start.py is not in this tree ({exc})"}
+        why = f"benchmarks/cold_start.py is not in this tree ({exc})"
+        print(f"cold start: skipped: {why}")
+        return {"skipped": why}
     found = {}
     for entry in COLD_ENTRIES:
         print(f"cold start of the {entry} entry point, {runs} runs ...", flush=True)
@@ -190,11 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes:
             if mode != "stock" or n in with_stock:
                 record["runs"].append(throughput(mode, batch, n, args, logs))
-        graded = {r["mode"]: r.pop("scores") for r in record["runs"] if r["n"] == n}
-        ours = [v for k, v in graded.items() if k != "stock"]
-        record["agree"][n] = {"ours": all(v == ours[0] for v in ours) if ours else None,
-                              "stock": (all(v == graded["stock"] for v in ours)
-                                        if ours and "stock" in graded else None)}
+        record["agree"][n] = agreement({r["mode"]: r.pop("scores") for r in record["runs"]
+                                        if r["n"] == n})
         shutil.rmtree(batch, ignore_errors=True)
     if args.cold_runs > 0:
         record["cold_start"] = cold_starts(args.cold_runs)
