@@ -5,6 +5,7 @@ shim (``docker/otter_grade_legacy.py``)."""
 
 from __future__ import annotations
 
+import csv
 import shutil
 import subprocess
 import sys
@@ -57,9 +58,18 @@ def patched_zip(assignment: str) -> Path:
     return target
 
 
+def not_completed(grades: Path) -> dict[str, str]:
+    """file -> otter's grading status, for every row of its ``final_grades.csv`` that otter
+    could not grade (a timeout, a container that failed)."""
+    with open(grades, newline="") as f:
+        return {row["file"]: row["grading_status"] for row in csv.DictReader(f)
+                if row["file"].endswith(".ipynb") and row["grading_status"] != "Completed"}
+
+
 def run_stock(assignments: tuple[str, ...], batch: Path, out: Path, jobs: int, timeout: int,
               logs: Path, tag: str = "") -> dict:
-    """One `otter grade` per assignment (otter grades one zip at a time), times summed."""
+    """One `otter grade` per assignment (otter grades one zip at a time), times summed, and
+    how many notebooks otter could not grade (the endless one: its timeout)."""
     total = {"seconds": 0.0, "peak_extra_memory_mb": 0}
     for assignment in assignments:
         files = sorted(str(p) for p in (batch / assignment).glob("*.ipynb"))
@@ -73,6 +83,11 @@ def run_stock(assignments: tuple[str, ...], batch: Path, out: Path, jobs: int, t
         if not (out / assignment / "final_grades.csv").exists():
             tail = log.read_text(errors="replace")[-2000:]
             raise SystemExit(f"otter grade wrote no final_grades.csv for {assignment}:\n{tail}")
+        failed = not_completed(out / assignment / "final_grades.csv")
+        if len(failed) == len(files):  # a stock run that failed fast would look fast
+            raise SystemExit(f"otter grade failed on every {assignment} notebook: "
+                             f"{next(iter(failed.values()))}")
+        total["not_completed"] = total.get("not_completed", 0) + len(failed)
         total["seconds"] += result["seconds"]
         total["peak_extra_memory_mb"] = max(total["peak_extra_memory_mb"],
                                             result["peak_extra_memory_mb"])
