@@ -82,11 +82,13 @@ clean:
 gradescope: install
 	$(PY) -m autograder.authoring.gradescope $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY))
 
-## Throughput: the same batch through stock `otter grade` (offline base, benchmarks/stock-otter/) and
-## each of our modes at N=60 and N=300 (ratios, memory, image sizes) and ours at N=10. Needs root and
-## a Docker engine. Writes benchmarks/results/<date>-throughput.{json,md}.
+## Throughput, every figure in one run: the floor (a solution and every hidden check in one
+## process), each isolating mode per correct submission with --jobs 1, the same batches through
+## stock `otter grade` (offline base, benchmarks/stock-otter/) and each of our modes at N=300 and
+## N=1000 (ratios, memory, image sizes), the entry points' cold start. Needs root and a Docker
+## engine; about an hour. Writes benchmarks/results/<date>-throughput.{json,md}.
 benchmark: image assign
-	$(PY) benchmarks/throughput.py --n 60,300 --scale 10 --record
+	$(PY) benchmarks/throughput.py --n 300,1000 --record
 
 ## The prepared GPU check's luggage (build/gpu-bundle/): wheels for what the judge needs beyond
 ## the GPU machine's torch, numpy and pytest. Then there: `bash gpu/run.sh` (see gpu/check.py).

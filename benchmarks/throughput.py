@@ -1,35 +1,43 @@
-"""Throughput benchmark: grade one batch of submissions with stock `otter grade` and with each
-of our modes, side by side in one run, and print ratios (not absolute times: these machines
-are noisy, so only figures measured in the same run are compared).
+"""Throughput benchmark: every figure measured side by side in one run on one machine, and
+compared only with figures of that same run (these machines are noisy, and stock `otter grade`
+alone varies threefold between machines).
 
-    python benchmarks/throughput.py [--n 60] [--scale 10,60,300]
-                                    [--modes stock,local,docker-fork,docker]
+    python benchmarks/throughput.py [--n 300,1000] [--stock-n 300] [--per-submission 10]
+                                    [--modes stock,local,docker-fork,docker] [--cold-runs 5]
+                                    [--record]
 
-The batch (``--n``, split evenly between the two assignments, drawn with ``--seed``):
-correct notebooks, notebooks with one of the project's own wrong variants
-(tests/files/variants), notebooks whose answer cell crashes, and one that never finishes (a
-top-level ``while True``), which every mode must stop at ``--timeout`` seconds.
+In order:
+
+1. The floor (``benchmarks/floor.py``, its own process): a solution notebook's code cells plus
+   every hidden check, in one process with no isolation; seconds per correct notebook, per
+   assignment (median and worst of several).
+2. Per correct submission, ``--jobs 1``: each isolating mode grades ``--per-submission``
+   copies of each assignment's solution, one at a time; the median of the batch's own
+   per-submission times (``timings.json``) against the floor. For ``docker-fork`` the next
+   container starts while this one is graded, so its start is not on this path.
+3. Throughput: each batch of ``--n`` (split evenly between the two assignments, drawn with
+   ``--seed``: correct notebooks, ones with one of the project's wrong variants, ones whose
+   answer cell crashes, and one that never finishes, stopped at ``--timeout`` seconds by
+   every mode) graded by every mode at ``--jobs``; stock `otter grade` only at the sizes in
+   ``--stock-n`` (default: every size; N=1000 with stock takes about 25 minutes). Ratios vs
+   stock at the same N, the peak extra memory per N (it should stay flat), and whether every
+   mode gave every notebook the same points.
+4. Cold start: ``benchmarks/cold_start.py``'s ``measure`` for the PrairieLearn and Gradescope
+   entry points (median and worst of ``--cold-runs``), when that module is in the tree.
 
 Modes:
-  stock   stock `otter grade` (otter's own in-kernel execution, one container per
-          submission, `--containers JOBS`) on the offline prebuilt base of
-          benchmarks/stock-otter/ (Debian python3 + torch + otter-grader from our
-          wheelhouse, plus our package: the hidden tests import it), the zip's setup files
-          rewritten by that recipe, through the labelled buildx shim (docker/otter_grade_legacy.py).
+  stock   stock `otter grade` (otter's own in-kernel execution, one container per submission,
+          ``--containers JOBS``) on the offline prebuilt base (benchmarks/stock_otter.py).
   local   `autograder grade --runner sealed`: the judge in one process, each submission's
           code in a worker forked from a torch-loaded zygote, in its own namespaces, as its own
           unprivileged uid (needs root).
-  docker-fork  `autograder grade --runner docker-fork`: a fresh container of
-          autograder-grader:cpu per submission, holding only that student's worker, forked
-          from one judge container's torch-loaded zygote (containers started ahead of need).
-  docker  `autograder grade --runner docker`: one container of autograder-grader:cpu per
-          submission with the judge inside it (containers started ahead of need).
+  docker-fork  `autograder grade --runner docker-fork`: a fresh container of the CPU image
+          per submission, holding only that student's worker, forked from one judge
+          container's torch-loaded zygote (containers started ahead of need).
+  docker  `autograder grade --runner docker`: one container of the CPU image per submission
+          with the judge inside it (containers started ahead of need).
 
-Also: peak extra memory in use on the machine during each run (MemTotal - MemAvailable,
-sampled every 0.1 s, minus the level before the run), the image sizes, and with ``--scale``
-the time of our modes for several batch sizes (it should grow linearly).
-
-Writes benchmarks/results/<date>-throughput.json and .md (``--record``) and prints the table.
+Prints the tables; ``--record`` writes benchmarks/results/<date>-throughput.json and .md.
 """
 
 from __future__ import annotations
@@ -38,234 +46,125 @@ import argparse
 import datetime as dt
 import json
 import os
-import random
 import shutil
+import statistics
 import subprocess
 import sys
-import threading
-import time
-import zipfile
 from pathlib import Path
 
-import nbformat
+import batches
+from measuring import engine, image_size_mb, scores, timed
+from record import markdown
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-import notebooks  # noqa: E402 - the tests' notebook helpers (variants, answer cells)
-
 ASSIGNMENTS = ("autograd-exercises", "autograd-porting")
-STOCK = ROOT / "benchmarks" / "stock-otter"  # the offline stock-otter recipe (its README)
 BENCH = ROOT / "build" / "bench"
-STOCK_BASE = "bench-otter-offline:7.0.0-torch2.13-cpu"
 OUR_IMAGE = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader") + ":cpu"
 PY = sys.executable
 AUTOGRADER = [PY, "-m", "autograder"]
+ISOLATING = ("local", "docker-fork", "docker")
+COLD_ENTRIES = ("prairielearn", "gradescope")
 
 
-# -- the batch -------------------------------------------------------------------------------
-def make_batch(n: int, seed: int, folder: Path) -> dict[str, list[str]]:
-    """Write ``n`` notebooks under ``folder/<assignment>/``; return the kind of each."""
-    rng = random.Random(seed)
-    wrong = [v for v in notebooks.variants() if v.kind == "wrong"]
-    kinds: dict[str, list[str]] = {}
-    shutil.rmtree(folder, ignore_errors=True)
-    for a_index, assignment in enumerate(ASSIGNMENTS):
-        count = n // len(ASSIGNMENTS) + (1 if a_index < n % len(ASSIGNMENTS) else 0)
-        (folder / assignment).mkdir(parents=True)
-        solution = notebooks.solution(assignment)
-        questions = sorted(notebooks.answer_cells(solution))
-        mine = [v for v in wrong if v.assignment == assignment]
-        timeout_at = rng.randrange(count) if a_index == 0 else -1
-        for i in range(count):
-            roll = rng.random()
-            if i == timeout_at:
-                kind, nb = "timeout", notebooks.with_answer(
-                    solution, rng.choice(questions), "while True:\n    pass\n")
-            elif roll < 0.4:
-                kind, nb = "correct", solution
-            elif roll < 0.85:
-                variant = rng.choice(mine)
-                kind, nb = "wrong", notebooks.with_answer(solution, variant.question,
-                                                          variant.source)
-            else:
-                kind, nb = "crash", notebooks.with_answer(
-                    solution, rng.choice(questions),
-                    "raise RuntimeError('a bug in the answer cell')\n")
-            name = f"s{rng.randrange(10**6):06d}-{i:03d}.ipynb"
-            nbformat.write(nb, folder / assignment / name)
-            kinds.setdefault(kind, []).append(f"{assignment}/{name}")
-    return kinds
-
-
-# -- measuring -------------------------------------------------------------------------------
-def used_memory() -> int:
-    info = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            key, value = line.split(":", 1)
-            info[key] = int(value.split()[0]) * 1024
-    return info["MemTotal"] - info["MemAvailable"]
-
-
-def timed(command: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
-          check: bool = True) -> dict:
-    """Run ``command``; its wall time and the peak extra memory in use meanwhile."""
-    baseline, peak, done = used_memory(), [0], threading.Event()
-
-    def sample() -> None:
-        while not done.wait(0.1):
-            peak[0] = max(peak[0], used_memory() - baseline)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    start = time.monotonic()
-    sampler.start()
-    with open(log, "w") as out:
-        proc = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                              env={**os.environ, **(env or {})})
-    wall = time.monotonic() - start
-    done.set()
-    sampler.join()
-    if check and proc.returncode != 0:
-        tail = log.read_text(errors="replace")[-2000:]
-        raise SystemExit(f"{' '.join(command[:6])} ... exited {proc.returncode}:\n{tail}")
-    return {"seconds": round(wall, 2), "peak_extra_memory_mb": round(peak[0] / 2**20)}
-
-
-def engine():
-    import docker
-
-    client = docker.from_env(timeout=600)
-    client.ping()
-    return client
-
-
-def image_size_mb(client, tag: str) -> int | None:
-    try:
-        return round(client.images.get(tag).attrs["Size"] / 1e6)
-    except Exception:  # noqa: BLE001
-        return None
-
-
-# -- stock otter grade on the offline base ----------------------------------------------------
-def stock_base(client) -> None:
-    """The offline stock-otter base (Debian python3, torch, otter-grader from our wheelhouse)
-    plus our package, which the hidden tests import. Built once (cached by the engine)."""
-    sys.path.insert(0, str(ROOT / "docker"))
-    import build_image
-
-    context = BENCH / "stock-base"
-    shutil.rmtree(context, ignore_errors=True)
-    build_image.link_wheelhouse("cpu", context)
-    shutil.copy2(STOCK / "requirements.lock", context / "requirements.lock")
-    build_image.our_wheel(context / "app")
-    dockerfile = (STOCK / "Dockerfile").read_text()
-    dockerfile += ("\n# benchmark only: the hidden tests import our package\n"
-                   "COPY app /tmp/app\n"
-                   "RUN /opt/otter-env/bin/pip install --no-cache-dir --no-index --no-deps "
-                   "/tmp/app/*.whl && rm -rf /tmp/app\n")
-    (context / "Dockerfile").write_text(dockerfile)
-    build_image.base_image(client)
-    for chunk in client.api.build(path=str(context), tag=STOCK_BASE, rm=True, forcerm=True,
-                                  decode=True):
-        if "error" in chunk:
-            raise SystemExit(f"stock base build failed: {chunk['error']}")
-
-
-def patched_zip(assignment: str) -> Path:
-    """The stock-otter recipe's rewrite of our otter zip's setup files (no conda, no downloads)."""
-    source = ROOT / "build" / assignment / f"{assignment}-autograder.zip"
-    target = BENCH / f"{assignment}-offline.zip"
-    subprocess.run([PY, str(STOCK / "patch_autograder_zip.py"), str(source), str(target)],
-                   check=True, stdout=subprocess.DEVNULL)
-    with zipfile.ZipFile(target, "a") as zf:
-        if not any(n.startswith("files/") for n in zf.namelist()):
-            # otter's Dockerfile has `ADD files* ...`: the classic builder (no buildx here)
-            # fails when nothing matches, BuildKit does not; an empty placeholder either way
-            zf.writestr("files/.keep", "")
-    return target
-
-
-def run_stock(batch: Path, out: Path, jobs: int, timeout: int, logs: Path, tag: str = "") -> dict:
-    """One `otter grade` per assignment (otter grades one zip at a time), times summed."""
-    total = {"seconds": 0.0, "peak_extra_memory_mb": 0}
-    for assignment in ASSIGNMENTS:
-        files = sorted(str(p) for p in (batch / assignment).glob("*.ipynb"))
-        (out / assignment).mkdir(parents=True, exist_ok=True)
-        result = timed([PY, str(ROOT / "docker" / "otter_grade_legacy.py"), "grade",
-                        "-n", f"bench-{assignment}", "-a", str(patched_zip(assignment)),
-                        "--image", STOCK_BASE, "--containers", str(jobs),
-                        "--timeout", str(timeout), "-o", str(out / assignment), *files],
-                       logs / f"stock-{assignment}{tag}.log", check=False)
-        if not (out / assignment / "final_grades.csv").exists():
-            tail = (logs / f"stock-{assignment}{tag}.log").read_text(errors="replace")[-2000:]
-            raise SystemExit(f"otter grade wrote no final_grades.csv for {assignment}:\n{tail}")
-        total["seconds"] += result["seconds"]
-        total["peak_extra_memory_mb"] = max(total["peak_extra_memory_mb"],
-                                            result["peak_extra_memory_mb"])
-    total["seconds"] = round(total["seconds"], 2)
-    return total
-
-
-def run_ours(runner: str, batch: Path, out: Path, jobs: int, timeout: int, logs: Path,
-             tag: str) -> dict:
+def run_ours(mode: str, batch: Path, out: Path, jobs: int, timeout: int, log: Path) -> dict:
     shutil.rmtree(out, ignore_errors=True)
-    return timed([*AUTOGRADER, "grade", "-p", str(batch), "-o", str(out), "--runner", runner,
-                  "--jobs", str(jobs), "--seed", "1", "--submission-timeout", str(timeout),
-                  "--timeout", str(timeout)], logs / f"{tag}.log")
+    return timed([*AUTOGRADER, "grade", "-p", str(batch), "-o", str(out),
+                  "--runner", {"local": "sealed"}.get(mode, mode), "--jobs", str(jobs),
+                  "--seed", "1", "--submission-timeout", str(timeout), "--timeout", str(timeout)],
+                 log)
 
 
-def scores(out: Path) -> dict[str, float]:
-    """file -> total points, from each assignment's final_grades.csv (to check that the
-    modes agree on the batch)."""
-    import csv
-
-    found = {}
-    for assignment in ASSIGNMENTS:
-        path = out / assignment / "final_grades.csv"
-        if not path.exists():
-            continue
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if row["file"] and row["file"] != "POSSIBLE":
-                    name = Path(row["file"]).name
-                    found[f"{assignment}/{name}"] = float(row["total_points_earned"] or 0)
+def floor(runs: int, logs: Path) -> dict:
+    """``floor.py`` in its own process: per assignment, seconds per correct notebook."""
+    print("measuring the floor (solution + every hidden check, one process) ...", flush=True)
+    proc = subprocess.run([PY, str(ROOT / "benchmarks" / "floor.py"), "--runs", str(runs)],
+                          cwd=ROOT, capture_output=True, text=True)
+    (logs / "floor.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"floor.py exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(f"  { {a: f['median_s'] for a, f in found.items()} }", flush=True)
     return found
 
 
-# -- reporting -------------------------------------------------------------------------------
-def table(record: dict) -> str:
-    lines = ["| mode | N | seconds | s / submission | ratio vs stock (same N) | peak extra memory |",
-             "|---|---|---|---|---|---|"]
-    stock = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "stock"}
-    for r in sorted(record["runs"], key=lambda r: (r["n"], r["mode"] != "stock", r["mode"])):
-        ratio = f"{stock[r['n']] / r['seconds']:.1f}x" if r["n"] in stock else "-"
-        lines.append(f"| {r['mode']} | {r['n']} | {r['seconds']:.1f} | "
-                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {r['peak_extra_memory_mb']} MB |")
-    lines += ["", "images: " + ", ".join(f"{k} {v} MB" for k, v in record["images"].items())]
-    return "\n".join(lines)
+def per_submission(mode: str, count: int, args, logs: Path, floors: dict) -> list[dict]:
+    """``count`` correct notebooks per assignment graded one at a time (``--jobs 1``); the
+    median of their per-submission times against that assignment's floor."""
+    rows = []
+    for assignment in ASSIGNMENTS:
+        batch = batches.correct(assignment, count, BENCH / f"correct-{assignment}")
+        out = BENCH / f"out-{mode}-jobs1-{assignment}"
+        print(f"grading {count} correct {assignment} with {mode}, --jobs 1 ...", flush=True)
+        row = run_ours(mode, batch, out, 1, args.timeout, logs / f"{mode}-jobs1-{assignment}.log")
+        samples = sorted(json.loads((out / assignment / "timings.json").read_text()).values())
+        median = statistics.median(samples)
+        rows.append({"mode": mode, "assignment": assignment, "count": count, **row,
+                     "median_s": round(median, 3), "worst_s": samples[-1],
+                     "samples": samples, "x_floor": round(median / floors[assignment]
+                                                          ["median_s"], 2)})
+        print(f"  median {median:.3f} s, {rows[-1]['x_floor']}x the floor", flush=True)
+        shutil.rmtree(batch, ignore_errors=True)
+    return rows
 
 
-def run_mode(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
+def throughput(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
     out = BENCH / f"out-{mode}-{n}"
     shutil.rmtree(out, ignore_errors=True)
     print(f"grading {n} with {mode} ...", flush=True)
     if mode == "stock":
-        row = run_stock(batch, out, args.jobs, args.timeout, logs, tag=str(n))
+        from stock_otter import run_stock
+
+        row = run_stock(ASSIGNMENTS, batch, out, args.jobs, args.timeout, logs, tag=str(n))
     else:
-        runner = {"local": "sealed"}.get(mode, mode)
-        row = run_ours(runner, batch, out, args.jobs, args.timeout, logs, f"{mode}-{n}")
+        row = run_ours(mode, batch, out, args.jobs, args.timeout, logs / f"{mode}-{n}.log")
     print(f"  {row}", flush=True)
-    return {"mode": mode, "n": n, **row, "scores": scores(out)}
+    return {"mode": mode, "n": n, **row, "scores": scores(out, ASSIGNMENTS)}
+
+
+def agreement(graded: dict[str, dict[str, float]]) -> dict:
+    """Whether our modes gave every notebook the same points, and stock too; the points of
+    each notebook they did not agree on (a loaded machine can time a notebook out in one mode:
+    its row says so)."""
+    ours = [v for k, v in graded.items() if k != "stock"]
+    files = sorted(set().union(*graded.values())) if graded else []
+    differ = {f: {mode: points.get(f) for mode, points in graded.items()} for f in files
+              if len({points.get(f) for points in graded.values()}) > 1}
+    return {"ours": all(v == ours[0] for v in ours) if ours else None,
+            "stock": all(v == graded["stock"] for v in ours) if ours and "stock" in graded
+            else None, "differ": differ}
+
+
+def cold_starts(runs: int) -> dict:
+    """``benchmarks/cold_start.py``'s figures for each entry point, or why there are none."""
+    try:
+        import cold_start
+    except ImportError as exc:
+        why = f"benchmarks/cold_start.py is not in this tree ({exc})"
+        print(f"cold start: skipped: {why}")
+        return {"skipped": why}
+    found = {}
+    for entry in COLD_ENTRIES:
+        print(f"cold start of the {entry} entry point, {runs} runs ...", flush=True)
+        found[entry] = cold_start.measure(entry, runs, OUR_IMAGE)
+        print(f"  median {found[entry]['median_s']} s, worst {found[entry]['worst_s']} s")
+    return found
+
+
+def sizes(text: str) -> list[int]:
+    return sorted({int(x) for x in text.split(",") if x.strip()})
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", default="60",
-                        help="batch sizes graded by every mode, side by side (e.g. 60,300)")
+    parser.add_argument("--n", default="300,1000", help="batch sizes every mode of ours grades")
+    parser.add_argument("--stock-n", default=None,
+                        help="the sizes stock otter grade also grades (default: every --n)")
     parser.add_argument("--modes", default="stock,local,docker-fork,docker")
-    parser.add_argument("--scale", default="",
-                        help="more batch sizes for our modes only, e.g. 10,60,300")
+    parser.add_argument("--per-submission", type=int, default=10, metavar="K",
+                        help="correct notebooks per assignment graded with --jobs 1 (0: none)")
+    parser.add_argument("--floor-runs", type=int, default=7)
+    parser.add_argument("--cold-runs", type=int, default=5, help="0: no cold start figures")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=int, default=10,
                         help="per-submission time limit for every mode (seconds)")
@@ -274,49 +173,56 @@ def main(argv: list[str] | None = None) -> int:
                         help="write benchmarks/results/<date>-throughput.{json,md}")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
-    compared = [int(x) for x in args.n.split(",") if x]
-    ours_only = [int(x) for x in args.scale.split(",") if x and int(x) not in compared]
-    BENCH.mkdir(parents=True, exist_ok=True)
+    compared = sizes(args.n)
+    with_stock = set(compared if args.stock_n is None else sizes(args.stock_n))
     logs = BENCH / "logs"
-    logs.mkdir(exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
     if not all((ROOT / "build" / a / f"{a}-autograder.zip").exists() for a in ASSIGNMENTS):
         subprocess.run([*AUTOGRADER, "assign"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     client = engine() if {"stock", "docker", "docker-fork"} & set(modes) else None
-    if "stock" in modes:
+    if "stock" in modes and with_stock:
+        from stock_otter import stock_base
+
         print("building the offline stock base (cached after the first run) ...", flush=True)
         stock_base(client)
     record: dict = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "kernel": os.uname().release},
+        "machine": {"cpus": os.cpu_count(), "kernel": os.uname().release,
+                    "load_before": os.getloadavg()[0]},
         "jobs": args.jobs, "timeout_s": args.timeout, "seed": args.seed,
-        "batches": {}, "runs": [], "agree": {}, "images": {},
+        "floor": floor(args.floor_runs, logs), "per_submission": [],
+        "batches": {}, "runs": [], "agree": {}, "images": {}, "cold_start": {},
     }
-    for n in sorted(compared + ours_only):
+    if args.per_submission > 0:
+        for mode in (m for m in modes if m in ISOLATING):
+            record["per_submission"] += per_submission(mode, args.per_submission, args, logs,
+                                                       record["floor"])
+    for n in compared:
         batch = BENCH / f"batch-{n}"
-        kinds = make_batch(n, args.seed, batch)
-        record["batches"][n] = {k: len(v) for k, v in kinds.items()}
+        record["batches"][n] = {k: len(v) for k, v in
+                                batches.mixed(ASSIGNMENTS, n, args.seed, batch).items()}
         for mode in modes:
-            if mode == "stock" and n not in compared:
-                continue
-            record["runs"].append(run_mode(mode, batch, n, args, logs))
-        ours = {r["mode"]: r.pop("scores") for r in record["runs"] if r["n"] == n}
-        if "local" in ours:  # same seed: same points in every mode of ours
-            record["agree"][n] = all(v == ours["local"] for k, v in ours.items()
-                                     if k != "stock")
+            if mode != "stock" or n in with_stock:
+                record["runs"].append(throughput(mode, batch, n, args, logs))
+        record["agree"][n] = agreement({r["mode"]: r.pop("scores") for r in record["runs"]
+                                        if r["n"] == n})
         shutil.rmtree(batch, ignore_errors=True)
+    if args.cold_runs > 0:
+        record["cold_start"] = cold_starts(args.cold_runs)
     if client is not None:
+        from stock_otter import STOCK_BASE
+
         record["images"] = {OUR_IMAGE: image_size_mb(client, OUR_IMAGE),
                             STOCK_BASE: image_size_mb(client, STOCK_BASE)}
-    text = table(record)
+    record["machine"]["load_after"] = os.getloadavg()[0]
+    text = markdown(record)
     print(text)
-    print(json.dumps(record, indent=2))
     if args.record:
         folder = ROOT / "benchmarks" / "results"
         folder.mkdir(parents=True, exist_ok=True)
         stem = folder / f"{record['date'][:10]}-throughput"
         stem.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-        stem.with_suffix(".md").write_text(f"# Throughput, {record['date']}\n\n"
-                                           f"batches: {record['batches']}\n\n{text}\n")
+        stem.with_suffix(".md").write_text(text + "\n")
         print(f"wrote {stem}.json and .md")
     return 0
 

@@ -156,6 +156,44 @@ def test_container_cannot_award_more_than_the_zip():
         runner.checked({"file": "x", "status": "graded", "questions": {}}, "real.ipynb")
 
 
+def test_used_containers_are_removed_off_the_submissions_path_and_never_pile_up():
+    """Is a used container removed in the background (the caller does not wait for the
+    engine), never more than ``most`` at once (the next caller waits for a slot instead of
+    letting them pile up), each once, all of them gone when ``close`` returns, and one handed
+    over after ``close`` removed at once?"""
+    import threading
+    import time
+
+    from autograder.running.runners.container import Removals
+
+    lock, state = threading.Lock(), {"now": 0, "most": 0, "removed": []}
+
+    class Slow:
+        def __init__(self, name):
+            self.name = name
+
+        def remove(self, force):
+            assert force
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.2)
+            with lock:
+                state["now"] -= 1
+                state["removed"].append(self.name)
+
+    removals = Removals(2)
+    start = time.monotonic()
+    removals.remove(Slow(0))
+    assert time.monotonic() - start < 0.1  # not on the caller's path
+    for name in range(1, 6):
+        removals.remove(Slow(name))
+    removals.close()
+    assert sorted(state["removed"]) == list(range(6)) and state["most"] == 2
+    removals.remove(Slow(6))
+    assert state["removed"][-1] == 6
+
+
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory) -> Path:
     """The sample submissions and both solutions, in one folder."""
@@ -408,6 +446,44 @@ def test_docker_fork_survives_its_judge_container_dying(zips, tmp_path):
         assert runner.service.container.id != old
     finally:
         runner.close()
+
+
+@pytest.mark.slow
+@pytest.mark.needs_docker
+def test_docker_fork_one_job_starts_the_next_container_while_this_one_is_graded(zips, tmp_path):
+    """With one job at a time (``--jobs 1``), is the next submission's container started by
+    the spares' thread while this one is graded (so only the first submission waits for a
+    container's start), each used container removed off the submissions' path, and none left
+    once the runner is closed?"""
+    import threading
+    import time
+
+    from autograder.running.runners.docker_fork import ForkRunner
+    from autograder.running.runners.registry import RUNNERS
+
+    assignment = "autograd-exercises"
+    subs = two_samples(tmp_path, assignment)
+    before = {c.id for c in owned_containers(os.getpid())}
+    runner = RUNNERS["docker-fork"].make(setup(assignment, zips[assignment]))  # --jobs 1
+    assert isinstance(runner, ForkRunner) and runner.spares.most == 1
+    launched_by, launch = [], runner.spares.launch
+    runner.spares.launch = lambda: launched_by.append(threading.current_thread()) or launch()
+    try:
+        runner.expect(len(subs))
+        points = [sum(s for s, _ in runner.grade(subs[0]).row().scores.values())]
+        end = time.monotonic() + 120
+        while not runner.spares.spares and time.monotonic() < end:
+            time.sleep(0.05)
+        points.append(sum(s for s, _ in runner.grade(subs[1]).row().scores.values()))
+        assert runner.spares.spares == []  # the second one took the spare
+    finally:
+        runner.close()
+    assert points == [21.0, 14.5]
+    # at most the first was started on the submission's own thread
+    assert sum(t is threading.main_thread() for t in launched_by) <= 1, launched_by
+    left = [c for c in owned_containers(os.getpid())
+            if c.id not in before and c.labels.get("autograder-role") == "submission"]
+    assert left == []
 
 
 @pytest.mark.needs_docker

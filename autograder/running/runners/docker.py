@@ -99,7 +99,7 @@ class DockerRunner(ContainerRunner):
             out = _bounded(container.logs(stdout=True, stderr=False, stream=True))
             err = _bounded(container.logs(stdout=False, stderr=True, stream=True))
         finally:
-            container.remove(force=True)
+            self.removals.remove(container)
         return parse_answer(out, err)
 
     def _wait(self, container) -> None:

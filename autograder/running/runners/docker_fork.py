@@ -77,7 +77,7 @@ class ForkRunner(ContainerRunner):
                                                join_container=container.id),
                                       self.wall_limit())
         finally:
-            container.remove(force=True)
+            self.removals.remove(container)
 
 
 SLEEP_SECONDS = 4 * 3600  # a submission's container ends by itself if the host never removes it
