@@ -5,8 +5,8 @@ then for each test the message naming the mistake first (public tests already sa
 expected; hidden checks add what was checked, from the check's ``proves`` sentence), then the
 points. Never the hidden inputs' generator or the tests' code: only the registry's sentence and
 the message the check wrote. How much of a hidden test's message shows is the course's choice
-(``DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named mistake with
-every number taken out), ``score`` (points only).
+(``redaction.DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named
+mistake with every number taken out), ``score`` (points only).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from .documents import iter_results, stem
 from .redaction import redact
 
 TEMPLATES = Path(__file__).parent / "templates"
-#: How much of a hidden test's message a student sees; ``full`` is the default.
-DETAIL = ("full", "mistake", "score")
 _NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
 #: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
 _CELL_FILE = re.compile(r"<cell (\d+)>")
@@ -280,7 +278,7 @@ def write_all(folder: Path, detail: str = "full",
 
     Args:
         folder: ``OUT/<assignment>``.
-        detail: how much hidden tests' messages show (``DETAIL``).
+        detail: how much hidden tests' messages show (``redaction.DETAIL``).
         written_scores: file -> its written questions' scores (``with_written``).
 
     Returns:
