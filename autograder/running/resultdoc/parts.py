@@ -36,8 +36,22 @@ def _optional(kind: type) -> Callable[[Any], bool]:
     return lambda v: v is None or isinstance(v, kind)
 
 
+def _is(kind: type) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, kind)
+
+
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def _strings_at(raw: dict, key: str) -> tuple[str, ...] | None:
+    """``raw[key]``, a list of strings, as a tuple; ``None`` when missing."""
+    found = _get(raw, key, _strings, None, "a list of strings")
+    return None if found is None else tuple(found)
+
+
+def _listed(items: tuple | None) -> list | None:
+    return None if items is None else list(items)
 
 
 def _each(raw: Any, parse: Callable[[dict], T], what: str) -> tuple[T, ...]:
@@ -96,11 +110,11 @@ class CheckRecord:
             raise ValueError("'check' is not a name")
         text = _optional(str)
         return cls(
-            raw["check"], _get(raw, "passed", lambda v: isinstance(v, bool), True, "a bool"),
+            raw["check"], _get(raw, "passed", _is(bool), True, "a bool"),
             _get(raw, "fault", text, None, "a string"),
             _get(raw, "misconception", text, None, "a string"),
-            _get(raw, "message", lambda v: isinstance(v, str), "", "a string"),
-            _get(raw, "evidence", lambda v: isinstance(v, dict), {}, "an object"),
+            _get(raw, "message", _is(str), "", "a string"),
+            _get(raw, "evidence", _is(dict), {}, "an object"),
             _get(raw, "question", text, None, "a string"),
             _get(raw, "points", _number, 0.0, "a number"),
             _get(raw, "max_points", _number, 0.0, "a number"),
@@ -147,27 +161,23 @@ class TestOutcome:
     def from_dict(cls, raw: dict) -> "TestOutcome":
         if not isinstance(raw.get("name"), str):
             raise ValueError("'name' is not a name")
-        flag = lambda v: isinstance(v, bool)  # noqa: E731
         checks = raw.get("checks")
-        text = raw.get("student_text")
         return cls(
-            raw["name"], _get(raw, "hidden", flag, False, "a bool"),
-            _get(raw, "passed", flag, False, "a bool"),
+            raw["name"], _get(raw, "hidden", _is(bool), False, "a bool"),
+            _get(raw, "passed", _is(bool), False, "a bool"),
             _get(raw, "points", _number, 0.0, "a number"),
             _get(raw, "possible", _number, 0.0, "a number"),
-            _get(raw, "message", lambda v: isinstance(v, str), "", "a string"),
+            _get(raw, "message", _is(str), "", "a string"),
             None if checks is None else _each(checks, CheckRecord.from_dict, "check"),
-            None if _get(raw, "student_text", _strings, None, "a list of strings") is None
-            else tuple(text),
-            _get(raw, "student_text_cut", flag, None, "a bool"), _rest(raw, _TEST_KEYS))
+            _strings_at(raw, "student_text"),
+            _get(raw, "student_text_cut", _is(bool), None, "a bool"), _rest(raw, _TEST_KEYS))
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.extra, "name": self.name, "hidden": self.hidden, "passed": self.passed,
                 "points": self.points, "possible": self.possible, "message": self.message,
                 **_present(checks=None if self.checks is None
                            else [c.to_dict() for c in self.checks],
-                           student_text=None if self.student_text is None
-                           else list(self.student_text),
+                           student_text=_listed(self.student_text),
                            student_text_cut=self.student_text_cut)}
 
 
@@ -249,23 +259,19 @@ class CellReport:
         if not isinstance(index, int) or isinstance(index, bool):
             raise ValueError("'index' is not an integer")
         text = _optional(str)
-        notes = _get(raw, "notes", _strings, None, "a list of strings")
-        defines = _get(raw, "defines", _strings, None, "a list of strings")
         error = _get(raw, "error", _optional(dict), None, "an object")
         return cls(index, _get(raw, "status", text, None, "a string"),
-                   None if notes is None else tuple(notes),
+                   _strings_at(raw, "notes"),
                    None if error is None else CellError.from_dict(error),
-                   _get(raw, "reason", text, None, "a string"),
-                   None if defines is None else tuple(defines),
+                   _get(raw, "reason", text, None, "a string"), _strings_at(raw, "defines"),
                    _get(raw, "first_line", text, None, "a string"),
                    _get(raw, "name", text, None, "a string"), _rest(raw, _CELL_KEYS))
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.extra, "index": self.index, **_present(
-            status=self.status, notes=None if self.notes is None else list(self.notes),
+            status=self.status, notes=_listed(self.notes),
             error=None if self.error is None else self.error.to_dict(), reason=self.reason,
-            defines=None if self.defines is None else list(self.defines),
-            first_line=self.first_line, name=self.name)}
+            defines=_listed(self.defines), first_line=self.first_line, name=self.name)}
 
 
 @dataclass(frozen=True)
