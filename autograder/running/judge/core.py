@@ -21,8 +21,8 @@ from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
 from ...harness import GraderFault, collecting
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace
-from ..resultdoc import (GRADED, TIMED_OUT, WORKER_RESTARTS, CheckRecord, Notebook, Question,
-                         ResultDoc, TestOutcome)
+from ..resultdoc import (GRADED, STOPPED, TIMED_OUT, WORKER_RESTARTS, CheckRecord, Notebook,
+                         Question, ResultDoc, TestOutcome)
 from ..limits import Limits
 from .sandbox import SandboxError
 from .worker_client import WorkerClient, submission_cut
@@ -92,7 +92,7 @@ class Session:
                                         min(left, self.limits.cell_timeout))
         except WorkerLost as exc:
             self.bad.add(index)
-            self.report[index] = {"index": index, "status": "stopped", "reason": str(exc)}
+            self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
             return
         entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
         if index not in self.report and entries and isinstance(entries[0], dict):

@@ -5,11 +5,11 @@ judge, the batch and the reports. No torch, no otter: the Docker runner's host s
 this."""
 
 from .document import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
-from .parts import CellError, CellReport, CheckRecord, Notebook, Question, TestOutcome
+from .parts import STOPPED, CellError, CellReport, CheckRecord, Notebook, Question, TestOutcome
 from .status import (COMPLETED, GRADED, GRADER_ERROR, REJECTED, TIMED_OUT, TIMED_OUT_ROW,
                      WORKER_RESTARTS, Graded, Status)
 
-__all__ = ["KIND", "SCHEMA_VERSION", "DocumentError", "ResultDoc", "CellError", "CellReport",
+__all__ = ["KIND", "SCHEMA_VERSION", "DocumentError", "ResultDoc", "STOPPED", "CellError", "CellReport",
            "CheckRecord", "Notebook", "Question", "TestOutcome", "COMPLETED", "GRADED",
            "GRADER_ERROR", "REJECTED", "TIMED_OUT", "TIMED_OUT_ROW", "WORKER_RESTARTS",
            "Graded", "Status"]

@@ -14,6 +14,8 @@ T = TypeVar("T")
 #: ``checks.result.GRADER`` and ``STUDENT``, the check's ``fault`` (not imported from there:
 #: ``checks`` loads numpy, and the Docker runner's host side reads documents).
 GRADER_FAULT, STUDENT_FAULT = "grader", "student"
+#: A cell's status when it stopped the notebook's process (a crash, its time limit).
+STOPPED = "stopped"
 #: The keys ``CheckResult.to_dict`` writes (``checks.result``), each written back.
 _CHECK_KEYS = ("question", "check", "passed", "points", "max_points", "message", "seed",
                "misconception", "evidence", "fault", "traceback")
@@ -233,7 +235,7 @@ class CellReport:
 
     Attributes:
         index: its position among the notebook's cells (from 0).
-        status: how it ran (``"stopped"``: it stopped the notebook's process).
+        status: how it ran (``STOPPED``: it stopped the notebook's process).
         notes: what the worker noted (skipped magics); error: what it raised; reason: why it
             stopped the process.
         defines, first_line, name: how feedback names it (``judge.core.cell_name``).
@@ -251,7 +253,7 @@ class CellReport:
 
     @property
     def stopped(self) -> bool:
-        return self.status == "stopped"
+        return self.status == STOPPED
 
     @classmethod
     def from_dict(cls, raw: dict) -> "CellReport":
