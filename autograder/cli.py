@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .authoring.layout import ASSIGNMENTS, Layout, find_project
+from .reporting.redaction import DETAIL
 
 if TYPE_CHECKING:  # imported where used: `autograder --help` imports no batch code
     from .running.batch.options import Options
@@ -81,8 +82,6 @@ def grade_problem(args: argparse.Namespace) -> str | None:
 
     return option_problem(args.runner, args.question)
 
-#: How much a student's feedback shows (``reporting.feedback``).
-FEEDBACK_DETAIL = ("full", "mistake", "score")
 FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden inputs, expected "
                  "values and seed), mistake (the named mistake without hidden values), score "
                  "(points only)")
@@ -281,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "ids, and what each submission's hidden inputs are derived from "
                         "(checked before any work; recorded in OUT/grading.json, which "
                         "--resume, --only and --question reuse when none is given)")
-    p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
+    p.add_argument("--feedback", choices=DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: the run's recorded choice, else full)")
     p.add_argument("--no-reports", action="store_true",
                    help="skip feedback, class reports and exports after grading")
@@ -306,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--roster", metavar="FILE",
                    help="CSV with columns file,student_id for the Canvas gradebook (default: "
                         "the roster the grading run recorded in OUT/grading.json)")
-    p.add_argument("--feedback", choices=FEEDBACK_DETAIL, default=None,
+    p.add_argument("--feedback", choices=DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
                    help="scores files of the written answers (CSV: file,question,points,"

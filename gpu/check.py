@@ -72,28 +72,28 @@ def cases() -> list[tuple[str, str, object, str, str]]:
     return found
 
 
-def verdict(doc: dict, kind: str, feedback: str) -> list[str]:
-    """What is wrong with this result, in words (empty when it is as expected)."""
+def verdict(doc, kind: str, feedback: str) -> list[str]:
+    """What is wrong with this result (a ``ResultDoc``), in words (empty when it is as
+    expected)."""
     problems = []
-    questions = doc.get("questions", {})
-    if doc.get("status") != "graded":
-        problems.append(f"status {doc.get('status')}: {doc.get('error') or doc.get('problems')}")
+    questions = doc.questions
+    if not doc.status.is_clean:
+        problems.append(f"status {doc.status}: {doc.error or list(doc.problems)}")
     for q, v in questions.items():
-        full = v["points"] == v["possible"]
+        full = v.points == v.possible
+        said = any(feedback in t.message for t in v.tests)
         if kind == "tf32":  # full marks (TF32 within the tolerance, or the CPU), or named
-            if not full and (q != QUESTION or not any(feedback in t["message"]
-                                                      for t in v["tests"])):
-                problems.append(f"{q}: {v['points']}/{v['possible']} without naming TF32")
+            if not full and (q != QUESTION or not said):
+                problems.append(f"{q}: {v.points}/{v.possible} without naming TF32")
         elif kind in ("solution", "correct", "advised") or q != QUESTION:
             if not full:
-                failed = [t["message"][:300] for t in v["tests"] if not t["passed"]]
-                problems.append(f"{q}: {v['points']}/{v['possible']}: {failed}")
-            elif kind == "advised" and q == QUESTION and not any(
-                    feedback in t["message"] for t in v["tests"]):
+                failed = [t.message[:300] for t in v.tests if not t.passed]
+                problems.append(f"{q}: {v.points}/{v.possible}: {failed}")
+            elif kind == "advised" and q == QUESTION and not said:
                 problems.append(f"{q}: no test advises {feedback!r}")  # full marks, advice
         elif full:
             problems.append(f"{q}: full marks for a wrong variant")
-        elif feedback and not any(feedback in t["message"] for t in v["tests"]):
+        elif feedback and not said:
             problems.append(f"{q}: no test says {feedback!r}")
     if not questions:
         problems.append("no questions graded")
@@ -217,7 +217,7 @@ def grade_all(args, tests: dict, limits) -> list[dict]:
                         uid=uid, limits=limits)
         problems = verdict(doc, kind, feedback)
         return {"name": name, "kind": kind, "seconds": round(time.monotonic() - began, 2),
-                "points": sum(v["points"] for v in doc.get("questions", {}).values()),
+                "points": doc.points,
                 "problems": problems}
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

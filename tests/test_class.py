@@ -133,7 +133,8 @@ def _answer(nb, question: str) -> str:
 
 
 def _docs(out: Path) -> dict[str, dict]:
-    return {d["file"]: d for d in load_results(out / A)}
+    """The documents as written (JSON), by file."""
+    return {d.file: d.to_dict() for d in load_results(out / A)}
 
 
 def _hidden_inputs(doc: dict) -> list:
@@ -168,8 +169,8 @@ def test_do_two_copies_draw_their_own_inputs_and_a_regrade_the_same(batch, tmp_p
 @pytest.mark.xdist_group("class")
 def test_does_the_report_count_only_named_misconceptions(batch):
     _, out = batch
-    docs = [class_report._slim(d) for d in load_results(out / A)]
-    untouched = [d for d in docs if d["file"] == "untouched.ipynb"]
+    docs = [class_report.slim(d) for d in load_results(out / A)]
+    untouched = [d for d in docs if d.file == "untouched.ipynb"]
     assert class_report.other_failures(untouched), "the template's failures have rows of their own"
     assert class_report.misconceptions(untouched) == []
     counted = dict(class_report.misconceptions(docs))
@@ -194,7 +195,7 @@ def test_does_feedback_give_the_real_cause_of_a_lost_definition(batch):
 @pytest.mark.xdist_group("class")
 def test_does_one_unnamed_mistake_make_one_group_of_three(batch):
     _, out = batch
-    groups = class_report.unnamed([class_report._slim(d) for d in load_results(out / A)])
+    groups = class_report.unnamed([class_report.slim(d) for d in load_results(out / A)])
     same = [g for g in groups if any(f.startswith("unnamed-") for f in g["files"])]
     assert same, groups
     top = same[0]

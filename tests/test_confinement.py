@@ -94,9 +94,10 @@ def notebook(folder: Path, name: str, source: str) -> Path:
 
 
 def sealed(path: Path, zip_path: Path, limits: Limits = LIMITS) -> dict:
+    """The judge's document as it is written (JSON)."""
     with uids.lease() as uid:
         return judge(path, path.name, ASSIGNMENT, load_tests(zip_path), seed=SEED, uid=uid,
-                     limits=limits)
+                     limits=limits).to_dict()
 
 
 def said(output: str) -> dict[str, list[str]]:

@@ -51,8 +51,8 @@ def test_a_judge_asking_for_cuda_of_a_worker_without_it_is_a_grader_error(zips):
     with uids.lease() as uid:
         doc = judge(path, path.name, PORTING, load_tests(zips[PORTING]), seed=3, uid=uid,
                     limits=Limits(cuda=True, submission_timeout=120))
-    assert doc["status"] == "grader-error" and doc["error"].startswith(NO_CUDA), doc
-    assert doc["questions"] == {}  # no test ran, so no points were lost
+    assert doc.is_grader_error and doc.error.startswith(NO_CUDA), doc
+    assert doc.questions == {}  # no test ran, so no points were lost
 
 
 @pytest.mark.slow

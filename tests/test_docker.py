@@ -141,16 +141,15 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
     from autograder.running.runners.docker import DockerRunner
-    from autograder.running.resultdoc import DocumentError, ResultDoc
+    from autograder.running.resultdoc import DocumentError, Question, ResultDoc
 
     runner = DockerRunner.__new__(DockerRunner)
     runner.questions = {"q1": 2.0}
     doc = runner.checked(ResultDoc.graded("forged", {
-        "q1": {"points": 99.0, "possible": 99.0, "tests": []},
-        "q-invented": {"points": 5.0, "possible": 5.0}}, assignment="a", seed=1).to_dict(),
-        "real.ipynb")
+        "q1": Question(99.0, 99.0), "q-invented": Question(5.0, 5.0)}, assignment="a",
+        seed=1).to_dict(), "real.ipynb")
     assert doc.file == "real.ipynb"
-    assert doc.questions == {"q1": {"points": 2.0, "possible": 2.0, "tests": []}}
+    assert doc.questions == {"q1": Question(2.0, 2.0)}
     # an image of an older grader answers without this schema: a grader error, never points
     with pytest.raises(DocumentError, match="the judge's answer: not a result document"):
         runner.checked({"file": "x", "status": "graded", "questions": {}}, "real.ipynb")

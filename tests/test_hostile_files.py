@@ -36,7 +36,8 @@ from autograder.running import results, submissions
 from autograder.running.outputs import cells as csv_cells, final_grades
 from autograder.running.names import printable
 from autograder.running.names import raw, text as shown
-from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
+from autograder.running.resultdoc import (KIND, SCHEMA_VERSION, Graded, Notebook, Question,
+                                          ResultDoc)
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
 from points import EXERCISES
@@ -261,7 +262,7 @@ def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_pat
     assert results.capped(doc) == doc  # capping twice (container, then host) changes nothing
     row = ResultDoc.from_dict(doc, "test").row()
     assert len(row.status) < results.MAX_STATUS + 100
-    fb = feedback.build(doc)
+    fb = feedback.build(ResultDoc.from_dict(doc, "test"))
     assert len(feedback.render_html(fb)) < feedback.MAX_FEEDBACK_BYTES
     assert "more cell errors cut" in feedback.render_markdown(fb)
 
@@ -292,15 +293,18 @@ def test_markdown_feedback_keeps_student_text_inert():
 
     from autograder.reporting import feedback
 
-    doc = {"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "<b>x</b> [a](http://e.example).ipynb",
-           "assignment": ASSIGNMENT, "seed": 1, "status": "graded", "problems": [],
-           "questions": {"q1_accumulation": {"points": 0.0, "possible": 5.0, "tests": [
-               {"name": "q1 - 1", "hidden": False, "possible": 5.0, "points": 0.0,
-                "passed": False, "message": "[r]: http://e.example bad <i>x</i> [r] ![i][r]\n" + FENCE_MESSAGE
-                + "\n`````"}]}},
-           "notebook": {"cells": [{"index": 0, "status": "error", "notes": [], "error": {
-               "type": "ValueError", "message": FENCE_MESSAGE,
-               "traceback": "Traceback:\n" + FENCE_MESSAGE}}]}}
+    # a name no document on disk could carry (``names.relative``), as feedback would show it
+    doc = ResultDoc.graded(
+        "<b>x</b> [a](http://e.example).ipynb", {"q1_accumulation": Question.from_dict(
+            {"points": 0.0, "possible": 5.0, "tests": [
+                {"name": "q1 - 1", "hidden": False, "possible": 5.0, "points": 0.0,
+                 "passed": False, "message": "[r]: http://e.example bad <i>x</i> [r] ![i][r]\n"
+                 + FENCE_MESSAGE + "\n`````"}]})}, assignment=ASSIGNMENT, seed=1,
+        notebook=Notebook.from_dict({"cells": [{"index": 0, "status": "error", "notes": [],
+                                                "error": {"type": "ValueError",
+                                                          "message": FENCE_MESSAGE,
+                                                          "traceback": "Traceback:\n"
+                                                          + FENCE_MESSAGE}}]}))
     md = feedback.render_markdown(feedback.build(doc))
     html = MarkdownIt("commonmark").render(md)  # raw HTML enabled, as on most renderers
     for live in ("<img", "<script", "<a ", "<b>", "<i>"):
@@ -472,7 +476,7 @@ def test_a_failing_reports_step_exits_nonzero_in_one_line(tmp_path):
     exit status says so (4) and stderr holds one line naming the problem."""
     graded = tmp_path / "out" / ASSIGNMENT
     (graded / "results").mkdir(parents=True)
-    final_grades.write(graded / "final_grades.csv", [results.Graded("a.ipynb", {}, "x")],
+    final_grades.write(graded / "final_grades.csv", [Graded("a.ipynb", {}, "x")],
                      {"q1_accumulation": 5.0})
     (graded / "results" / "a.ipynb.json").write_text("{not json")
     proc = subprocess.run(CLI + ["report", "-o", str(tmp_path / "out")], cwd=ROOT,

@@ -100,7 +100,7 @@ def test_a_folders_row_is_named_inside_it(tmp_path):
     assert relative("sec2/", ".json") == "sec2/.json" and relative("./", ".json") == ".json"
     for name in ("sec2/", "./"):
         ResultDoc.rejected(name, f"{name}: could not be listed").write(tmp_path / "results")
-    assert sorted(d["file"] for d in iter_results(tmp_path)) == ["./", "sec2/"]
+    assert sorted(d.file for d in iter_results(tmp_path)) == ["./", "sec2/"]
 
 
 @pytest.mark.parametrize("name", ["", "/etc/passwd", "../x.ipynb", "a/./b.ipynb", "a//b",
@@ -124,7 +124,7 @@ def test_every_file_of_any_name_gets_its_own_document_and_feedback(tmp_path_fact
     for sub in subs:
         assert sub.problem.startswith(f"{sub.name}: not a notebook")
         ResultDoc.rejected(sub.name, sub.problem, assignment=ASSIGNMENT).write(out / "results")
-    assert sorted(d["file"] for d in iter_results(out)) == sorted(map(text, names))
+    assert sorted(d.file for d in iter_results(out)) == sorted(map(text, names))
     written = feedback.write_all(out)
     assert len(written) == len(names) and all(p.is_file() for p in written)
     for path in out.rglob("*"):

@@ -222,8 +222,8 @@ def test_advice_reaches_the_passed_tests_message():
                            body=SimpleNamespace(call_func=lambda e: expect(
                                e, "autograd-porting", "q4_device/predict_values")))
     outcome = run_test(spec, SimpleNamespace(ensure=lambda: env), seed=4)
-    assert outcome["passed"] and outcome["points"] == 1.0
-    head, _, advice = outcome["message"].partition("\n")
+    assert outcome.passed and outcome.points == 1.0
+    head, _, advice = outcome.message.partition("\n")
     assert head == "passed" and "detach() afterwards does not avoid the recording" in advice
     right = {"predict": Loopback(PICK, PREDICTS["right"]).function("predict")}
-    assert run_test(spec, SimpleNamespace(ensure=lambda: right), seed=4)["message"] == "passed"
+    assert run_test(spec, SimpleNamespace(ensure=lambda: right), seed=4).message == "passed"

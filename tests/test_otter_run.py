@@ -55,9 +55,10 @@ def round_notebook(assignment: str, chosen: list[Variant], path):
 
 
 def sealed(path, assignment: str, zip_path, seed: int = SEED) -> dict:
+    """The judge's document as it is written (JSON)."""
     with uids.lease() as uid:
         return judge(path, path.name, assignment, load_tests(zip_path), seed=seed, uid=uid,
-                     limits=Limits(call_timeout=30, submission_timeout=300))
+                     limits=Limits(call_timeout=30, submission_timeout=300)).to_dict()
 
 
 def sealed_scores(doc: dict) -> dict[str, tuple[float, float]]:

@@ -237,12 +237,12 @@ def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path)
     with uids.lease() as uid:
         doc = judge(path, path.name, variant.assignment, load_tests(exercises_zip), seed=0,
                     uid=uid, limits=Limits(call_timeout=20, submission_timeout=180))
-    sealed = {(c["check"], c["passed"], c["misconception"])
-              for t in doc["questions"][variant.question]["tests"] for c in t.get("checks", [])}
+    sealed = {(c.check, c.passed, c.misconception)
+              for t in doc.questions[variant.question].tests for c in t.checks or ()}
     here = {(r.check, r.passed, r.misconception) for r in own_results(variant, 0)}
     assert sealed == here
-    lost = {q: v["points"] for q, v in doc["questions"].items()
-            if q != variant.question and v["points"] != v["possible"]}
+    lost = {q: v.points for q, v in doc.questions.items()
+            if q != variant.question and v.points != v.possible}
     assert not lost, lost
 
 
@@ -251,10 +251,13 @@ def test_diagnoses_count_in_the_class_report():
     class report's count of misconceptions, with its calls in the evidence (JSON-able)."""
     import json
 
-    from autograder.reporting.class_report import misconceptions
+    from autograder.reporting.class_report import misconceptions, slim
+    from autograder.running.resultdoc import Question, ResultDoc
 
     variant = next(v for v in VARIANTS if v.name == "y-from-lesson")
     checks = [r.to_dict() for r in own_results(variant, 0)]
     json.dumps(checks)  # the evidence (probe calls included) is plain data
-    doc = {"questions": {variant.question: {"tests": [{"checks": checks}]}}}
+    doc = slim(ResultDoc.graded("x.ipynb", {variant.question: Question.from_dict(
+        {"points": 0.0, "possible": 1.0, "tests": [{"name": "t", "checks": checks}]})},
+        assignment=variant.assignment, seed=0))
     assert ("q3_multipath: probe.ignores-argument", 2) in misconceptions([doc, doc])

@@ -10,7 +10,7 @@ from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
 from autograder.running.files import write_atomic
 from autograder.running.outputs.roster import read_roster
-from autograder.running.resultdoc import KIND, SCHEMA_VERSION, ResultDoc
+from autograder.running.resultdoc import KIND, SCHEMA_VERSION, Question, ResultDoc
 
 HIDDEN_FAIL = {
     "name": "q1_accumulation - 3", "hidden": True, "passed": False, "points": 0.0,
@@ -34,8 +34,12 @@ def doc(**extra):
                 PUBLIC_PASS, HIDDEN_FAIL, GRADER_FAIL]}}, **extra}
 
 
+def typed(raw: dict) -> ResultDoc:
+    return ResultDoc.from_dict(raw, "the test's document")
+
+
 def test_does_feedback_lead_with_the_mistake_and_say_what_was_checked():
-    md = feedback.render_markdown(feedback.build(doc()))
+    md = feedback.render_markdown(feedback.build(typed(doc())))
     first = md.index("square_grads(-1.27, 7) returned")
     assert first < md.index("What was checked: square_grads(p0, repeats, clear=False)")
     assert first < md.index("Passed")  # failures come before what already works
@@ -43,23 +47,23 @@ def test_does_feedback_lead_with_the_mistake_and_say_what_was_checked():
 
 
 def test_does_feedback_hide_the_hidden_inputs_generator_and_evidence():
-    for text in (feedback.render_markdown(feedback.build(doc())),
-                 feedback.render_html(feedback.build(doc()))):
+    for text in (feedback.render_markdown(feedback.build(typed(doc()))),
+                 feedback.render_html(feedback.build(typed(doc())))):
         assert "secret_generator" not in text and "rng.normal" not in text
         assert "ignores-p0" not in text  # identifiers are for staff; the message explains
 
 
 def test_is_a_grader_fault_marked_as_not_the_students():
-    md = feedback.render_markdown(feedback.build(doc()))
+    md = feedback.render_markdown(feedback.build(typed(doc())))
     assert "**Grader error, not your fault:** the reference could not be computed" in md
-    md = feedback.render_markdown(feedback.build(doc(status="grader-error", error="boom")))
+    md = feedback.render_markdown(feedback.build(typed(doc(status="grader-error", error="boom"))))
     assert "This is the grader's fault, not yours" in md
 
 
 def test_is_the_html_self_contained_and_escaped():
     d = doc()
     d["questions"]["q1_accumulation"]["tests"][1] = {**HIDDEN_FAIL, "message": "<script>x"}
-    html = feedback.render_html(feedback.build(d))
+    html = feedback.render_html(feedback.build(typed(d)))
     assert "<script>x" not in html and "&lt;script&gt;x" in html
     assert "http://" not in html and "https://" not in html and "<link" not in html
 
@@ -106,7 +110,7 @@ def test_does_the_canvas_export_refuse_colliding_ids(tmp_path):
 
 
 def test_does_mistake_detail_keep_the_named_mistake_and_drop_every_number():
-    fb = feedback.build(doc(), "mistake")
+    fb = feedback.build(typed(doc()), "mistake")
     md, html = feedback.render_markdown(fb), feedback.render_html(fb)
     for text in (md, html):
         assert "These are the lesson" in text
@@ -116,21 +120,20 @@ def test_does_mistake_detail_keep_the_named_mistake_and_drop_every_number():
 
 
 def test_does_score_detail_show_hidden_points_only():
-    md = feedback.render_markdown(feedback.build(doc(), "score"))
+    md = feedback.render_markdown(feedback.build(typed(doc()), "score"))
     assert "square_grads" not in md and "Failed (this course shows the points" in md
     assert "Hidden test q1_accumulation - 3: 0 / 1.25" in md
 
 
 def test_does_feedback_lead_with_what_to_fix_first():
-    md = feedback.render_markdown(feedback.build(doc()))
+    md = feedback.render_markdown(feedback.build(typed(doc())))
     assert md.index("## Fix first") < md.index("## q1_accumulation")
     assert "- **q1_accumulation**: square_grads(-1.27, 7) returned" in md
 
 
 def test_does_a_rejected_file_never_say_none():
-    md = feedback.render_markdown(feedback.build({
-        "schema_version": 1, "file": "x.ipynb", "assignment": None, "status": "rejected",
-        "error": "x.ipynb: not JSON", "questions": {}}))
+    md = feedback.render_markdown(feedback.build(ResultDoc.rejected("x.ipynb",
+                                                                    "x.ipynb: not JSON")))
     assert "None" not in md and "Assignment not known" in md
 
 
@@ -144,7 +147,7 @@ def test_does_not_defined_say_which_cell_took_the_definition_away():
         "q2_saved and run that cell before grading. [grading seed 3]",
         "checks": [{"check": "count_saved_tracked", "misconception": "not-defined",
                     "fault": "student", "passed": False}]}
-    md = feedback.render_markdown(feedback.build(d))
+    md = feedback.render_markdown(feedback.build(typed(d)))
     assert "count_saved was never defined: the cell defining count_saved, lesson_net " \
         "stopped the notebook's process (it ran past its time limit)" in md
     assert "The cell defining count_saved, lesson_net stopped" in md
@@ -154,8 +157,8 @@ def test_does_not_defined_say_which_cell_took_the_definition_away():
 def test_does_merging_a_question_keep_the_others():
     old = doc(seed_note="kept")  # a key this grader does not know survives the merge
     old["questions"]["q2_saved"] = {"points": 4.0, "possible": 4.0, "tests": []}
-    new = ResultDoc.graded("a/alan-turing.ipynb", {"q1_accumulation": {
-        "points": 3.5, "possible": 3.5, "tests": []}}, assignment="autograd-exercises", seed=3)
+    new = ResultDoc.graded("a/alan-turing.ipynb", {"q1_accumulation": Question(3.5, 3.5)},
+                           assignment="autograd-exercises", seed=3)
     merged = ResultDoc.from_dict(old, "old").with_question(new, "q1_accumulation").to_dict()
     assert merged["questions"]["q2_saved"] == old["questions"]["q2_saved"]
     assert merged["questions"]["q1_accumulation"]["points"] == 3.5
@@ -184,7 +187,8 @@ def test_are_all_reports_written_from_a_results_folder(tmp_path):
     assert len((folder / "results.jsonl").read_text().splitlines()) == 1
     assert (folder / "canvas_gradebook.csv").read_text().splitlines()[2] == \
         "a/alan-turing,,a/alan-turing,,,1"
-    assert class_report.misconceptions([doc(), doc()]) == [("q1_accumulation: ignores-p0", 2)]
+    slim = class_report.slim(typed(doc()))
+    assert class_report.misconceptions([slim, slim]) == [("q1_accumulation: ignores-p0", 2)]
 
 
 def test_are_cells_in_tracebacks_named_by_what_they_define():
@@ -196,7 +200,7 @@ def test_are_cells_in_tracebacks_named_by_what_they_define():
     d["questions"]["q1_accumulation"]["tests"][1] = {
         **HIDDEN_FAIL, "message": 'f raised\nTraceback (your code only):\n  File "<cell 26>", '
         'line 5, in export_numpy'}
-    md = feedback.render_markdown(feedback.build(d))
+    md = feedback.render_markdown(feedback.build(typed(d)))
     assert "<cell 26>" not in md and "Cell 26" not in md
     assert md.count('File "<the cell defining export_numpy>"') == 2
 

@@ -49,6 +49,19 @@ def test_is_the_feedback_as_pinned(graded, notebook, request):
         f"rerun with --update-goldens if {golden} should change")
 
 
+def test_does_every_document_read_back_as_its_own_bytes(graded):
+    """Every result document the samples got reads as typed parts (``ResultDoc``) and writes
+    back byte for byte; ``results.jsonl`` holds each as its reader sees it."""
+    from autograder.running.resultdoc import ResultDoc
+
+    paths = sorted(graded.rglob("results/**/*.json"))
+    assert len(paths) == len(SAMPLES)
+    for path in paths:
+        doc = ResultDoc.read(path)
+        assert doc.to_json() == path.read_text(encoding="utf-8"), path
+        assert doc.questions and all(q.tests for q in doc.questions.values()), path
+
+
 def test_does_resume_skip_and_only_regrade_keep_the_others(graded, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(graded, out)

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.running.resultdoc import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
+from autograder.running.resultdoc import (GRADED, GRADER_ERROR, KIND, REJECTED, SCHEMA_VERSION,
+                                          TIMED_OUT, TIMED_OUT_ROW, WORKER_RESTARTS,
+                                          CheckRecord, DocumentError, Question, ResultDoc,
+                                          Status)
 from notebooks import ROOT
 from points import EXERCISES
 
@@ -23,8 +26,7 @@ needs_root = pytest.mark.needs_root
 
 
 def graded_doc(name: str, points: float = 1.0, **extra) -> ResultDoc:
-    return ResultDoc.graded(name, {"q1_accumulation": {"points": points, "possible": 3.5,
-                                                       "tests": []}},
+    return ResultDoc.graded(name, {"q1_accumulation": Question(points, 3.5)},
                             assignment=ASSIGNMENT, seed=3, **extra)
 
 
@@ -57,7 +59,13 @@ def test_unknown_keys_round_trip_and_the_three_kinds_say_what_they_are(tmp_path)
     ({"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "x.ipynb", "status": "graded",
       "questions": {"q1": {"points": "all"}}}, "question 'q1' has no numeric points"),
     ([1, 2], "a JSON list, not an object"),
-], ids=["otter", "version-1", "status", "points", "list"])
+    ({"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "x.ipynb", "status": "graded",
+      "questions": {"q1": {"points": 0, "possible": 1, "tests": [
+          {"name": "t", "checks": [{"check": "c", "passed": "yes"}]}]}}},
+     "question 'q1': test 0: check 0: 'passed' is not a bool"),
+    ({"schema_version": SCHEMA_VERSION, "kind": KIND, "file": "x.ipynb", "status": "graded",
+      "notebook": {"cells": [{"index": "first"}]}}, "cell 0: 'index' is not an integer"),
+], ids=["otter", "version-1", "status", "points", "list", "check", "cell"])
 def test_an_old_or_foreign_document_is_a_one_line_error_naming_the_file(tmp_path, content,
                                                                           said):
     path = tmp_path / "x.ipynb.json"
@@ -71,11 +79,95 @@ def test_an_old_or_foreign_document_is_a_one_line_error_naming_the_file(tmp_path
 def test_merging_one_question_keeps_the_rest_and_a_worse_status():
     old = graded_doc("x.ipynb", note="kept")
     old = ResultDoc.from_dict({**old.to_dict(), "questions": {
-        **old.questions, "q2_saved": {"points": 4.0, "possible": 4.0, "tests": []}}}, "old")
+        **old.to_dict()["questions"], "q2_saved": {"points": 4.0, "possible": 4.0,
+                                                   "tests": []}}}, "old")
     new = ResultDoc.grader_error("x.ipynb", "lost", seed=3)
     merged = old.with_question(new, "q1_accumulation")
     assert merged.questions == old.questions and merged.extra == {"note": "kept"}
     assert merged.is_grader_error and merged.error == "lost"
+
+
+#: A document with every part the judge writes, and a key no part knows at every level (what a
+#: newer grader adds): it reads as typed parts and writes back as the same JSON.
+RICH = {
+    "schema_version": SCHEMA_VERSION, "kind": KIND, "file": "a/x.ipynb", "status":
+    "graded-with-worker-restarts", "assignment": ASSIGNMENT, "seed": 3, "newer": {"a": 1},
+    "problems": ["the notebook's process was replaced 1 time(s)"], "output": "hi\n",
+    "cut": ["... 2 more problems cut"], "written": {"q1_written": {"answer": "because"}},
+    "questions": {"q1_accumulation": {"points": 1, "possible": 3.5, "newer": True, "tests": [
+        {"name": "q1_accumulation - 1", "hidden": False, "passed": True, "points": 1,
+         "possible": 1.0, "message": "passed", "newer": 2},
+        {"name": "q1_accumulation - 2", "hidden": True, "passed": False, "points": 0.0,
+         "possible": 2.5, "message": "raised ValueError: 'one'", "student_text": ["'one'"],
+         "student_text_cut": True, "checks": [
+             {"question": "q1_accumulation", "check": "square_grads_cleared", "passed": False,
+              "points": 0.0, "max_points": 2.5, "message": "raised", "seed": 3,
+              "misconception": "raised", "evidence": {"inputs": {"p0": 1.5}, "got": None},
+              "fault": "student", "traceback": "Traceback", "newer": []}]}]}},
+    "notebook": {"newer": "n", "cells": [
+        {"index": 0, "status": "ok", "notes": [], "defines": ["f"], "first_line": "def f():",
+         "name": "the cell defining f"},
+        {"index": 1, "status": "error", "notes": ["skipped %magic"], "defines": [],
+         "first_line": "1/0", "name": "the cell starting `1/0`", "newer": 0, "error": {
+             "type": "ZeroDivisionError", "message": "division by zero",
+             "traceback": "Traceback", "newer": "e"}},
+        {"index": 2, "status": "stopped", "reason": "it ran past its time limit",
+         "defines": [], "first_line": "while True: pass", "name": "code cell 3"}]}}
+
+
+def test_every_part_reads_typed_and_writes_back_the_same_json(tmp_path):
+    doc = ResultDoc.from_dict(json.loads(json.dumps(RICH)), "rich")
+    assert doc.to_dict() == RICH
+    question = doc.questions["q1_accumulation"]
+    assert isinstance(question, Question) and question.extra == {"newer": True}
+    passed, failed = question.tests
+    assert passed.checks is None and not passed.grader_fault
+    assert failed.student_text == ("'one'",) and failed.checks[0].by_student
+    assert failed.checks[0].evidence["inputs"] == {"p0": 1.5}
+    cells = doc.notebook.cells
+    assert [c.stopped for c in cells] == [False, False, True]
+    assert cells[1].error.type == "ZeroDivisionError" and cells[1].error.extra == {"newer": "e"}
+    assert doc.extra == {"newer": {"a": 1}, "written": {"q1_written": {"answer": "because"}}}
+    path = doc.write(tmp_path)
+    assert ResultDoc.read(path).to_json() == path.read_text(encoding="utf-8") == doc.to_json()
+
+
+def test_a_check_result_crosses_into_the_document_unchanged():
+    """What ``checks`` writes (``CheckResult.to_dict``) is what the document keeps, and the
+    fault words the document asks about are the checks' own."""
+    from autograder.checks.result import GRADER, STUDENT, CheckResult, Evidence
+
+    for fault in (GRADER, STUDENT):
+        result = CheckResult("q1", "c", False, 0.0, 1.0, "wrong", 3, "m",
+                             Evidence(inputs={"x": 1.0}, got=[2.0]), fault, None)
+        record = CheckRecord.from_dict(result.to_dict())
+        assert record.to_dict() == result.to_dict()
+        assert (record.by_grader, record.by_student) == (fault == GRADER, fault == STUDENT)
+
+
+@pytest.mark.parametrize("word, graded, clean, timed_out, grader_error, rejected, row", [
+    (GRADED, True, True, False, False, False, "Completed"),
+    (WORKER_RESTARTS, True, False, False, False, False, "Completed with problems: p"),
+    (TIMED_OUT, True, False, True, False, False, f"{TIMED_OUT_ROW}: p"),
+    (GRADER_ERROR, False, False, False, True, False, "grader-error: e"),
+    (REJECTED, False, False, False, False, True, "e"),
+])
+def test_one_status_vocabulary_says_what_a_document_is(word, graded, clean, timed_out,
+                                                       grader_error, rejected, row):
+    status = Status(word)
+    assert (status.is_graded, status.is_clean, status.is_timed_out, status.is_grader_error,
+            status.is_rejected) == (graded, clean, timed_out, grader_error, rejected)
+    doc = ResultDoc("x.ipynb", word, problems=("p",) if graded else (),
+                    error=None if graded else "e")
+    assert doc.row().status == row and doc.row().outcome == word
+    assert json.loads(doc.to_json())["status"] == word
+
+
+def test_an_unknown_status_word_is_refused():
+    with pytest.raises(ValueError, match="unknown status 'done'"):
+        Status("done")
+    with pytest.raises(ValueError, match="starts with 'graded'"):
+        ResultDoc.graded("x.ipynb", {}, assignment=None, seed=None, status=REJECTED)
 
 
 # -- the registry ---------------------------------------------------------------------------

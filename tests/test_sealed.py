@@ -35,9 +35,9 @@ def test_solution_scores_full_marks(assignment, zips):
     for seed in (100, 101):
         doc = sealed(ROOT / "solutions" / f"{assignment}.ipynb", assignment, zips[assignment],
                      seed)
-        lost = {q: [t["message"] for t in v["tests"] if not t["passed"]]
-                for q, v in doc["questions"].items() if v["points"] != v["possible"]}
-        assert doc["status"] == "graded" and not lost, (seed, lost)
+        lost = {q: [t.message for t in v.tests if not t.passed]
+                for q, v in doc.questions.items() if v.points != v.possible}
+        assert doc.status.is_clean and not lost, (seed, lost)
 
 
 @pytest.mark.needs_root
@@ -47,8 +47,8 @@ def test_same_submission_and_seed_give_byte_identical_json(zips, tmp_path):
     path = tmp_path / "mistakes.ipynb"
     nbformat.write(with_answer(solution(variant.assignment), variant.question, variant.source),
                    path)
-    texts = {json.dumps(sealed(path, variant.assignment, zips[variant.assignment], 7),
-                        sort_keys=True) for _ in range(5)}
+    texts = {sealed(path, variant.assignment, zips[variant.assignment], 7).to_json()
+             for _ in range(5)}
     assert len(texts) == 1
 
 

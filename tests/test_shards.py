@@ -245,7 +245,7 @@ def two_shards(tmp_path_factory) -> list[Path]:
 
 def tamper(shards: list[Path], mutation: str, which: int) -> Path:
     """Change shard ``which`` the way ``mutation`` says; the folder changed."""
-    from autograder.running.resultdoc import ResultDoc
+    from autograder.running.resultdoc import Question, ResultDoc
 
     target = shards[which]
     results = target / ASSIGNMENT / "results"
@@ -260,8 +260,8 @@ def tamper(shards: list[Path], mutation: str, which: int) -> Path:
         mine[0].unlink()
     elif mutation == "altered":  # 22 points planted in a valid document
         doc = ResultDoc.read(mine[0])
-        doc = ResultDoc.graded(doc.file, {"q1": {"points": 22.0, "possible": 22.0,
-                                                 "tests": []}}, assignment=ASSIGNMENT, seed=1)
+        doc = ResultDoc.graded(doc.file, {"q1": Question(22.0, 22.0)}, assignment=ASSIGNMENT,
+                               seed=1)
         doc.write(results)
     else:
         ResultDoc.rejected("x.ipynb", "x.ipynb: elsewhere", assignment="autograd-porting"

@@ -439,6 +439,7 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
     JSON as the zip's run_autograder does: in a question with a failing case, is every
     passing case's result "passed" rather than an empty line?"""
     from autograder.running.entry.run_autograder import gradescope_results, otter_results
+    from autograder.running.resultdoc import ResultDoc
 
     sample = ROOT / "submissions" / "autograd-exercises" / "alan-turing.ipynb"
     proc = run(["grade", "-p", str(sample), "-o", "out", "--runner", "sealed", "--seed", "1",
@@ -450,7 +451,8 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
         zf.extractall(tmp_path / "source")
     config = json.loads((tmp_path / "source" / "otter_config.json").read_text())
     tests = tmp_path / "source" / "tests"
-    results = gradescope_results(otter_results(tests, doc), config, tests, "after_published")
+    results = gradescope_results(otter_results(tests, ResultDoc.from_dict(doc, "test")), config,
+                                 tests, "after_published")
     output = next(t["output"] for t in results["tests"] if t["name"] == "q1_accumulation")
     passed = [t["name"] for t in doc["questions"]["q1_accumulation"]["tests"] if t["passed"]]
     assert passed and len(passed) < len(doc["questions"]["q1_accumulation"]["tests"])

@@ -191,7 +191,7 @@ def test_does_a_rewritten_blank_scores_file_keep_what_a_grader_filled_in(tmp_pat
 def test_do_written_columns_count_what_is_graded_and_leave_the_rest_empty(tmp_path_factory,
                                                                           table):
     from autograder.running.outputs import final_grades
-    from autograder.running.results import Graded
+    from autograder.running.resultdoc import Graded
 
     folder = tmp_path_factory.mktemp("g")
     graded = [Graded(f, {"q1": (auto, 3.5)}, "Completed") for f, (auto, _) in table.items()]

@@ -8,6 +8,7 @@ from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
 from . import class_report, exports, feedback, written as by_hand
+from .redaction import DETAIL
 
 
 class ReportsIncomplete(ValueError):
@@ -22,7 +23,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         out: the grading run's output folder.
         roster: optional CSV (``file,student_id``) for the Canvas gradebook's identifiers;
             ``None``: the roster the grading run recorded in ``out/grading.json``, if any.
-        detail: how much feedback shows (``feedback.DETAIL``); ``None``: what the grading run
+        detail: how much feedback shows (``redaction.DETAIL``); ``None``: what the grading run
             recorded in ``out/grading.json``, else ``full``.
         say: where to tell what the Canvas export used (``print`` by default).
         written_names: the written answers' grading pages show file names, not pseudonyms.
@@ -67,4 +68,4 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
 def _recorded_detail(out: Path) -> str:
     """The feedback detail the grading run recorded, else ``full``."""
     detail = grading_json.read(out).get("feedback")
-    return detail if detail in feedback.DETAIL else "full"
+    return detail if detail in DETAIL else "full"

@@ -16,6 +16,7 @@ import base64
 import json
 import math
 from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -25,10 +26,10 @@ from ..running.outputs import final_grades, timings as run_timings
 from ..running.outputs.final_grades import Grades
 from ..running.outputs.roster import read_absent
 from . import plots
+from ..running.resultdoc import COMPLETED, CheckRecord, ResultDoc, Status
 from .documents import iter_results, stem
 from .feedback import environment
 
-GRADED = "graded"
 #: Failure kinds that are not misconceptions, each counted in a row of its own: the check's
 #: misconception id -> what the report calls it. ``unanswered`` is told from the evidence (the
 #: template's ``...`` came back, or None: the template's functions have no return), since the
@@ -52,37 +53,63 @@ def pass_rates(grades: Grades) -> list[dict]:
     return rates
 
 
-def kind(check: dict) -> str | None:
+@dataclass(frozen=True)
+class Seen:
+    """One check of one submission as this report reads it (``slim``)."""
+
+    question: str
+    check: str
+    passed: bool
+    misconception: str | None
+    by_student: bool
+    by_grader: bool
+    #: when it failed: how (``signature``), whether the template's placeholder came back, and
+    #: its message's first line
+    signature: str = ""
+    unanswered: bool = False
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Slim:
+    """What this report keeps of one result document: never its evidence or notebook cells."""
+
+    file: str
+    status: Status
+    problems: tuple[str, ...]
+    cell_errors: tuple[str, ...]
+    checks: tuple[Seen, ...]
+
+
+def kind(check: Seen) -> str | None:
     """What a failing check's result says about the student: a named misconception (its id),
     one of ``OTHER_FAILURES`` or ``UNANSWERED``, or ``None`` (wrong, and no check named it)."""
-    if check.get("unanswered"):
+    if check.unanswered:
         return UNANSWERED
-    name = check.get("misconception")
+    name = check.misconception
     return OTHER_FAILURES.get(name, name) if name else None
 
 
-def misconceptions(docs: list[dict]) -> list[tuple[str, int]]:
+def misconceptions(docs: list[Slim]) -> list[tuple[str, int]]:
     """``question: misconception`` -> how many submissions showed it, most frequent first;
     only what a check named (never an unanswered question, a missing name or a crash)."""
     return _count(docs, lambda k: k not in OTHER_FAILURES.values() and k != UNANSWERED)
 
 
-def other_failures(docs: list[dict]) -> list[tuple[str, int]]:
+def other_failures(docs: list[Slim]) -> list[tuple[str, int]]:
     """``question: unanswered / not defined / raised / crashed`` -> submissions."""
     return _count(docs, lambda k: k in OTHER_FAILURES.values() or k == UNANSWERED)
 
 
-def _count(docs: list[dict], wanted) -> list[tuple[str, int]]:
+def _count(docs: list[Slim], wanted) -> list[tuple[str, int]]:
     counts: Counter[str] = Counter()
     for doc in docs:
-        seen = {f"{q}: {k}" for q, v in doc.get("questions", {}).items()
-                for t in v.get("tests", []) for c in t.get("checks", [])
-                if (k := kind(c)) and wanted(k)}
-        counts.update(seen)
+        counts.update({f"{c.question}: {k}" for c in doc.checks
+                       if (k := kind(c)) and wanted(k)})
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def unnamed(docs: list[dict]) -> list[dict]:
+def unnamed(docs: list[Slim]) -> list[dict]:
     """Failing checks (the student's fault) that no check named, grouped by check and by how
     the answer was wrong, largest groups first, each with an example submission and message.
 
@@ -94,19 +121,16 @@ def unnamed(docs: list[dict]) -> list[dict]:
     groups: dict[tuple[str, str], dict] = {}
     for doc in docs:
         seen = set()
-        for q, v in doc.get("questions", {}).items():
-            for t in v.get("tests", []):
-                for c in t.get("checks", []):
-                    if c.get("passed", True) or c.get("fault") != "student" or kind(c):
-                        continue
-                    key = (f"{q}/{c['check']}", c.get("signature") or "wrong value")
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    group = groups.setdefault(key, {
-                        "check": key[0], "signature": key[1], "files": [],
-                        "example": c.get("message", "")})
-                    group["files"].append(doc["file"])
+        for c in doc.checks:
+            if c.passed or not c.by_student or kind(c):
+                continue
+            key = (f"{c.question}/{c.check}", c.signature or "wrong value")
+            if key in seen:
+                continue
+            seen.add(key)
+            group = groups.setdefault(key, {"check": key[0], "signature": key[1], "files": [],
+                                            "example": c.message})
+            group["files"].append(doc.file)
     return sorted(groups.values(), key=lambda g: (-len(g["files"]), g["check"], g["signature"]))
 
 
@@ -158,24 +182,22 @@ def signature(evidence: dict) -> str:
     return "wrong values (no constant ratio)"
 
 
-def troubles(grades: Grades, docs: list[dict]) -> list[dict]:
+def troubles(grades: Grades, docs: list[Slim]) -> list[dict]:
     """Submissions not cleanly graded: a status other than graded, problems, grader faults,
     and cells that raised (a syntax error leaves the status "graded" but loses answers)."""
-    by_file = {d["file"]: d for d in docs}
+    by_file = {d.file: d for d in docs}
     found = []
     files = [r["file"] for r in grades.rows] + sorted(set(by_file) - {r["file"] for r in
                                                                       grades.rows})
     status_of = {r["file"]: r["grading_status"] for r in grades.rows}
     for file in files:
-        doc = by_file.get(file, {})
-        grader = [c["check"] for v in doc.get("questions", {}).values()
-                  for t in v.get("tests", []) for c in t.get("checks", [])
-                  if c.get("fault") == "grader"]
-        notes = (list(doc.get("problems", [])) + [f"grader fault in {c}" for c in grader]
-                 + list(doc.get("cell_errors", [])))
+        doc = by_file.get(file)
+        notes = [] if doc is None else (
+            list(doc.problems) + [f"grader fault in {c.check}" for c in doc.checks
+                                  if c.by_grader] + list(doc.cell_errors))
         row_status = status_of.get(file, "not in final_grades.csv")
-        if row_status != "Completed" or notes or doc.get("status", GRADED) != GRADED:
-            found.append({"file": file, "status": doc.get("status", "?"),
+        if row_status != COMPLETED or notes or (doc is not None and not doc.status.is_clean):
+            found.append({"file": file, "status": "?" if doc is None else doc.status,
                           "detail": "; ".join(notes) or row_status})
     return found
 
@@ -226,7 +248,7 @@ def write(folder: Path) -> Path:
         folder: ``OUT/<assignment>``, holding ``final_grades.csv`` and ``results/``.
     """
     grades, timings = final_grades.read(folder), run_timings.read(folder)
-    docs = [_slim(d) for d in iter_results(folder)]  # never a class of full documents
+    docs = [slim(d) for d in iter_results(folder)]  # never a class of full documents
     rates, common = pass_rates(grades), misconceptions(docs)
     pngs = figures(grades, rates, common, timings)
     has_feedback = {r["file"] for r in grades.rows
@@ -247,32 +269,26 @@ def write(folder: Path) -> Path:
     return report / "class_report.html"
 
 
-def _slim(doc: dict) -> dict:
+def slim(doc: ResultDoc) -> Slim:
     """What this report reads of a result document: status, problems, the cells that raised,
     and per check its name, misconception, fault and, when it failed, how (``signature``),
     whether the template's placeholder came back, and its message's first line (no evidence
     or notebook cells kept)."""
-    keep = ("check", "misconception", "fault", "passed")
 
-    def check(c: dict) -> dict:
-        slim = {k: c[k] for k in keep if k in c}
-        if not c.get("passed", True):
-            evidence = c.get("evidence") or {}
-            slim["signature"] = signature(evidence)
-            slim["unanswered"] = (_PLACEHOLDER in json.dumps(evidence.get("got"))
-                                  or " returned None;" in str(c.get("message", "")))
-            slim["message"] = str(c.get("message", "")).split("\n", 1)[0][:300]
-        return slim
+    def seen(question: str, c: CheckRecord) -> Seen:
+        base = Seen(question, c.check, c.passed, c.misconception, c.by_student, c.by_grader)
+        if c.passed:
+            return base
+        return replace(base, signature=signature(c.evidence),
+                       unanswered=(_PLACEHOLDER in json.dumps(c.evidence.get("got"))
+                                   or " returned None;" in c.message),
+                       message=c.message.split("\n", 1)[0][:300])
 
-    cells = (doc.get("notebook") or {}).get("cells") or []
-    return {"file": doc["file"], "status": doc.get("status", GRADED),
-            "problems": list(doc.get("problems", [])),
-            "cell_errors": [f"{c.get('name') or 'a cell'} raised "
-                            f"{(c.get('error') or {}).get('type')}"
-                            for c in cells if isinstance(c, dict) and c.get("error")],
-            "questions": {q: {"tests": [{"checks": [check(c) for c in t.get("checks", [])]}
-                                        for t in v.get("tests", [])]}
-                          for q, v in doc.get("questions", {}).items()}}
+    cells = doc.notebook.cells if doc.notebook else ()
+    return Slim(doc.file, doc.status, doc.problems,
+                tuple(f"{c.name or 'a cell'} raised {c.error.type}" for c in cells if c.error),
+                tuple(seen(q, c) for q, v in doc.questions.items() for t in v.tests
+                      for c in t.checks or ()))
 
 
 def _mean(xs: list[float]) -> float:

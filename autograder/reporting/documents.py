@@ -9,13 +9,13 @@ from typing import Iterator
 from ..running.resultdoc import ResultDoc
 
 
-def load_results(folder: Path) -> list[dict]:
+def load_results(folder: Path) -> list[ResultDoc]:
     """The result documents under ``folder/results``, sorted by file name (``iter_results``
     in a list: only for callers that need them all at once)."""
     return list(iter_results(folder))
 
 
-def iter_results(folder: Path) -> Iterator[dict]:
+def iter_results(folder: Path) -> Iterator[ResultDoc]:
     """The result documents under ``folder/results``, sorted by file name, read one at a time
     (a class's documents are never all in memory).
 
@@ -26,7 +26,7 @@ def iter_results(folder: Path) -> Iterator[dict]:
     # a document's path is results/<file>.json: sorting paths by <file> sorts by file name
     paths = sorted(results.rglob("*.json"), key=lambda p: p.relative_to(results).as_posix())
     for path in paths:
-        yield ResultDoc.read(path).to_dict()
+        yield ResultDoc.read(path)
 
 
 def stem(file: str) -> str:

@@ -97,6 +97,6 @@ def write_jsonl(folder: Path) -> Path:
     """``folder/results.jsonl``: every result document, one compact line each, by file
     (streamed: one document in memory at a time)."""
     path = folder / "results.jsonl"
-    write_atomic(path, (json.dumps(d, sort_keys=True, ensure_ascii=False) + "\n"
+    write_atomic(path, (json.dumps(d.to_dict(), sort_keys=True, ensure_ascii=False) + "\n"
                         for d in iter_results(folder)))
     return path

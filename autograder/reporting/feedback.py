@@ -5,8 +5,8 @@ then for each test the message naming the mistake first (public tests already sa
 expected; hidden checks add what was checked, from the check's ``proves`` sentence), then the
 points. Never the hidden inputs' generator or the tests' code: only the registry's sentence and
 the message the check wrote. How much of a hidden test's message shows is the course's choice
-(``DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named mistake with
-every number taken out), ``score`` (points only).
+(``redaction.DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named
+mistake with every number taken out), ``score`` (points only).
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ from .. import checks
 from ..running.batch.stale import remove_empty, strays
 from ..running.files import write_atomic
 from ..running.names import out_path
+from ..running.resultdoc import CheckRecord, ResultDoc, TestOutcome
 from .documents import iter_results, stem
 from .redaction import redact
 
 TEMPLATES = Path(__file__).parent / "templates"
-GRADER = "grader"
-#: How much of a hidden test's message a student sees; ``full`` is the default.
-DETAIL = ("full", "mistake", "score")
 _NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
 #: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
 _CELL_FILE = re.compile(r"<cell (\d+)>")
@@ -102,28 +100,26 @@ def proves(assignment: str, question: str, check: str) -> str | None:
         return None
 
 
-def test_feedback(assignment: str, question: str, test: dict, detail: str = "full",
+def test_feedback(assignment: str, question: str, test: TestOutcome, detail: str = "full",
                   cells: list[dict] | None = None) -> TestFeedback:
     """One test of a result document, for the student, at the course's ``detail``."""
-    message = str(test.get("message", ""))
-    results = test.get("checks", [])
-    message = _real_cause(message, results, cells or [])
+    results = test.checks or ()
+    message = _real_cause(test.message, results, cells or [])
     head, _, rest = message.partition("\n")
     rest = cell_names_in(rest, cells or [])
-    checked = [p for c in results if (p := proves(assignment, question, c["check"]))]
-    hidden = bool(test.get("hidden"))
+    checked = [p for c in results if (p := proves(assignment, question, c.check))]
     withheld = False
-    if hidden and detail == "mistake":
+    if test.hidden and detail == "mistake":
         # a trimmed traceback can quote the hidden inputs (shapes, values): left out
-        head, rest = redact(head, test.get("student_text"),
-                            bool(test.get("student_text_cut"))), ""
-    elif hidden and detail == "score":
+        head, rest = redact(head, None if test.student_text is None else list(test.student_text),
+                            bool(test.student_text_cut)), ""
+    elif test.hidden and detail == "score":
         head, rest, withheld, checked = "", "", True, []
     return TestFeedback(
-        name=test["name"], hidden=hidden, passed=bool(test.get("passed")),
-        points=test.get("points", 0.0), possible=test.get("possible", 0.0), message=head,
-        detail=rest.strip("\n"), checked=list(dict.fromkeys(checked)),
-        grader_fault=any(c.get("fault") == GRADER for c in results), withheld=withheld)
+        name=test.name, hidden=test.hidden, passed=test.passed, points=test.points,
+        possible=test.possible, message=head, detail=rest.strip("\n"),
+        checked=list(dict.fromkeys(checked)), grader_fault=test.grader_fault,
+        withheld=withheld)
 
 
 def cell_names_in(traceback: str, cells: list[dict]) -> str:
@@ -134,19 +130,19 @@ def cell_names_in(traceback: str, cells: list[dict]) -> str:
                           traceback)
 
 
-def _real_cause(message: str, results: list[dict], cells: list[dict]) -> str:
+def _real_cause(message: str, results: tuple[CheckRecord, ...], cells: list[dict]) -> str:
     """A "not defined" message replaced by why, when the student did write the name: the
     cell defining it raised, or stopped the notebook's process (a crash, a time limit)."""
     found = _NOT_DEFINED.match(message)
-    if not found or not any(c.get("misconception") == "not-defined" for c in results):
+    if not found or not any(c.misconception == "not-defined" for c in results):
         return message
     names = [n.strip() for n in found.group(1).split(",") if n.strip()]
     for cell in cells:
-        if not set(names) & set(cell.get("defines", [])):
+        if not set(names) & set(cell["defines"]):
             continue
-        if cell.get("error"):
-            why = f"raised {cell['error'].get('type')}: {cell['error'].get('message')}"
-        elif cell.get("reason"):
+        if cell["error"]:
+            why = f"raised {cell['error'].type}: {cell['error'].message}"
+        elif cell["reason"]:
             why = f"stopped the notebook's process ({cell['reason']})"
         else:
             continue
@@ -155,26 +151,25 @@ def _real_cause(message: str, results: list[dict], cells: list[dict]) -> str:
     return message
 
 
-def build(doc: dict, detail: str = "full") -> Feedback:
+def build(doc: ResultDoc, detail: str = "full") -> Feedback:
     """The feedback for one result document at ``detail`` (deterministic: no clock, no
     paths)."""
-    assignment = doc.get("assignment") or ""
+    assignment = doc.assignment or ""
     cells = _cells(doc)
     questions = []
-    for name in sorted(doc.get("questions", {})):
-        q = doc["questions"][name]
-        tests = [test_feedback(assignment, name, t, detail, cells) for t in q.get("tests", [])]
+    for name in sorted(doc.questions):
+        q = doc.questions[name]
+        tests = [test_feedback(assignment, name, t, detail, cells) for t in q.tests]
         # Failures first: what to fix leads, what already works follows.
         tests = [t for t in tests if not t.passed] + [t for t in tests if t.passed]
-        questions.append(QuestionFeedback(name, q["points"], q["possible"], tests))
-    status = doc.get("status", "")
+        questions.append(QuestionFeedback(name, q.points, q.possible, tests))
     return Feedback(
-        file=doc["file"], assignment=assignment, seed=doc.get("seed"), status=status,
+        file=doc.file, assignment=assignment, seed=doc.seed, status=doc.status,
         points=sum(q.points for q in questions), possible=sum(q.possible for q in questions),
-        grader_error=doc.get("error") if status.startswith("grader-error") else None,
-        rejected=doc.get("error") if status == "rejected" else None,
-        problems=list(doc.get("problems", [])), cells=[c for c in cells if c["shown"]],
-        questions=questions, cut=[str(c) for c in doc.get("cut", [])], detail=detail,
+        grader_error=doc.error if doc.status.is_grader_error else None,
+        rejected=doc.error if doc.status.is_rejected else None,
+        problems=list(doc.problems), cells=[c for c in cells if c["shown"]],
+        questions=questions, cut=list(doc.cut or ()), detail=detail,
         fix_first=fix_first(questions))
 
 
@@ -190,24 +185,20 @@ def fix_first(questions: list[QuestionFeedback]) -> list[dict]:
     return []
 
 
-def _cells(doc: dict) -> list[dict]:
+def _cells(doc: ResultDoc) -> list[dict]:
     """The notebook's cells as reported, each named by what it defines or its first line
     (``name``); ``shown``: it raised or carries notes (skipped magics)."""
     found = []
-    for cell in doc.get("notebook", {}).get("cells", []):
-        if not isinstance(cell, dict) or not isinstance(cell.get("index"), int):
-            continue
-        error = cell.get("error") or {}
-        found.append({"number": cell["index"] + 1, "error": error,
-                      "name": cell.get("name") or f"code cell {cell['index'] + 1}",
-                      "defines": list(cell.get("defines") or []),
-                      "reason": cell.get("reason", ""), "notes": cell.get("notes", []),
-                      "shown": bool(error or cell.get("notes")
-                                    or cell.get("status") == "stopped")})
+    for cell in doc.notebook.cells if doc.notebook else ():
+        found.append({"number": cell.index + 1, "error": cell.error,
+                      "name": cell.name or f"code cell {cell.index + 1}",
+                      "defines": list(cell.defines or ()), "reason": cell.reason or "",
+                      "notes": list(cell.notes or ()),
+                      "shown": bool(cell.error or cell.notes or cell.stopped)})
     for cell in found:
-        if cell["error"].get("traceback"):
-            cell["error"] = {**cell["error"],
-                             "traceback": cell_names_in(str(cell["error"]["traceback"]), found)}
+        if cell["error"] and cell["error"].traceback:
+            cell["error"] = replace(cell["error"], traceback=cell_names_in(
+                cell["error"].traceback, found))
     return found
 
 
@@ -287,7 +278,7 @@ def write_all(folder: Path, detail: str = "full",
 
     Args:
         folder: ``OUT/<assignment>``.
-        detail: how much hidden tests' messages show (``DETAIL``).
+        detail: how much hidden tests' messages show (``redaction.DETAIL``).
         written_scores: file -> its written questions' scores (``with_written``).
 
     Returns:
@@ -299,7 +290,7 @@ def write_all(folder: Path, detail: str = "full",
     written, failed = [], []
     root = folder / "feedback"
     for doc in iter_results(folder):
-        fb = with_written(build(doc, detail), (written_scores or {}).get(doc["file"], []))
+        fb = with_written(build(doc, detail), (written_scores or {}).get(doc.file, []))
         md, html = render_markdown(fb), render_html(fb)
         if max(len(md.encode()), len(html.encode())) > MAX_FEEDBACK_BYTES:
             # the document is capped already (results.capped); escaping can still grow it

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import re
 
+#: How much of a hidden test's message a student sees (``--feedback``): ``full`` (inputs,
+#: expected values, seed; the default), ``mistake`` (``redact``), ``score`` (points only). Here,
+#: in a module that imports nothing heavy, so that the command line offers it without loading
+#: the reports.
+DETAIL = ("full", "mistake", "score")
 #: A number as checks print them (``-7.54026``, ``3``, ``1e-05``, ``[4.0, 8.0]``'s items).
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 _SEED_TAG = re.compile(r"\s*\[grading seed -?\d+\]")

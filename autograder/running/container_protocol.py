@@ -32,19 +32,19 @@ class ContainerError(RuntimeError):
     """The container could not be run or gave no usable result (the grader's fault)."""
 
 
-def answer_line(doc: dict) -> str:
+def answer_line(doc: ResultDoc) -> str:
     """The judge's answer: ``RESULT_MARKER`` and ``doc`` as one line of JSON, ``doc`` capped
     (``results.capped``) well under the ``MAX_ANSWER_BYTES`` the host reads."""
-    return RESULT_MARKER + json.dumps(capped(doc), sort_keys=True, ensure_ascii=False) + "\n"
+    return (RESULT_MARKER + json.dumps(capped(doc.to_dict()), sort_keys=True, ensure_ascii=False)
+            + "\n")
 
 
-def job_error(job: dict, message: str) -> dict:
+def job_error(job: dict, message: str) -> ResultDoc:
     """The grader-error document for a job the judge could not grade, under the job's name
     and assignment where the job gives them."""
     name, assignment = job.get("name"), job.get("assignment")
     return ResultDoc.grader_error(name if isinstance(name, str) and name else "?", message,
-                                  assignment=assignment if isinstance(assignment, str) else None
-                                  ).to_dict()
+                                  assignment=assignment if isinstance(assignment, str) else None)
 
 
 def parse_answer(stdout: str, stderr: str) -> dict:

@@ -1,31 +1,13 @@
-"""What every runner's result becomes, with no torch in sight (the Docker runner's host side
-imports this and must stay light): ``Graded`` rows and the budgets a result document is cut to
-(``capped``); the document itself is ``resultdoc.ResultDoc``."""
+"""The budgets a result document is cut to (``capped``) and where it is written
+(``result_path``), with no torch in sight (the Docker runner's host side imports this and must
+stay light); the document itself is ``resultdoc.ResultDoc``, its row ``resultdoc.Graded``."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .names import out_path
-
-
-@dataclass(frozen=True)
-class Graded:
-    """Scores for one submission.
-
-    Attributes:
-        name: the submission's name (the ``file`` column).
-        scores: question -> (score, max_score).
-        status: ``"Completed"`` or why grading failed.
-        details: question -> otter's test output for it (messages included).
-    """
-
-    name: str
-    scores: dict[str, tuple[float, float]]
-    status: str
-    details: dict[str, str] = field(default_factory=dict)
 
 
 def result_path(results: Path, name: str) -> Path:

@@ -50,8 +50,8 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
     if not found:
         return [], []
     grades = final_grades.read(folder)
-    docs = [{"file": d["file"], "error": d.get("error") if d.get("status") == "rejected"
-             else None, answers.KEY: d.get(answers.KEY)} for d in iter_results(folder)]
+    docs = [{"file": d.file, "error": d.error if d.status.is_rejected else None,
+             answers.KEY: d.extra.get(answers.KEY)} for d in iter_results(folder)]
     written = pages.write(folder, found, docs, seed, names)
     scores.write_blank(folder, [r["file"] for r in grades.rows], found)
     merged = scores.load_merged(folder)

@@ -10,8 +10,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from ...authoring.assign import ensure_zip
 from ..names import look_alike
 from ..outputs import final_grades, timings, written_questions
-from ..resultdoc import GRADED, TIMED_OUT_ROW, ResultDoc
-from ..results import Graded, result_path
+from ..resultdoc import Graded, ResultDoc
+from ..results import result_path
 from ..runners import registry
 from ..runners.base import Setup
 from ..submissions import Submission, duplicate_names
@@ -93,7 +93,7 @@ class Group:
         old = self.docs.get(sub.name)
         try:
             if (self.question is not None and old is not None and old.questions
-                    and old.status.startswith(GRADED)):
+                    and old.status.is_graded):
                 new = self.runner.grade(sub, frozenset({self.question}))
                 return old.with_question(new, self.question)
             return self.runner.grade(sub)
@@ -163,8 +163,8 @@ def summary(rows: list[Graded], fresh: list[Graded], skipped: int,
     return {
         "submissions": len(rows), "graded_now": len(fresh), "skipped": skipped,
         "possible": possible, "mean": round(sum(totals) / len(totals), 4) if totals else 0.0,
-        "grader_errors": sorted(g.name for g in rows if g.status.startswith("grader-error")),
-        "student_problems": sorted(g.name for g in rows if g.status != "Completed"
-                                   and not g.status.startswith("grader-error")),
-        "timed_out": sorted(g.name for g in rows if g.status.startswith(TIMED_OUT_ROW)),
+        "grader_errors": sorted(g.name for g in rows if g.outcome.is_grader_error),
+        "student_problems": sorted(g.name for g in rows if not g.outcome.is_clean
+                                   and not g.outcome.is_grader_error),
+        "timed_out": sorted(g.name for g in rows if g.outcome.is_timed_out),
     }

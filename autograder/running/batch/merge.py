@@ -25,8 +25,8 @@ from typing import Callable
 from ..files import read_json
 from ..names import text
 from ..outputs import final_grades, grading_json, timings, unplaced
-from ..resultdoc import DocumentError, ResultDoc
-from ..results import Graded, result_path
+from ..resultdoc import DocumentError, Graded, ResultDoc
+from ..results import result_path
 from .shards import MANIFEST, MANIFEST_VERSION, file_digest, parse
 from .stale import strays
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from ...authoring.assign import WRITTEN_PLACEHOLDER
 from ...authoring.written import WrittenQuestion
@@ -89,8 +90,7 @@ def attach(doc: ResultDoc, sub: Submission, questions: list[WrittenQuestion]) ->
     except Exception as exc:  # noqa: BLE001 - a file changed since vetting: said, not raised
         why = f"the notebook could not be read again ({type(exc).__name__}: {str(exc)[:200]})"
         found = {q.name: {"answer": "", "note": why} for q in questions}
-    return ResultDoc(doc.file, doc.status, doc.questions, doc.assignment, doc.seed, doc.error,
-                     doc.problems, {**doc.extra, KEY: found})
+    return replace(doc, extra={**doc.extra, KEY: found})
 
 
 def of(doc: dict, question: str) -> dict:

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
+from ..resultdoc import ResultDoc
 from .startup import skip_inits
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
-              join_pidfd: int = -1) -> dict:
+              join_pidfd: int = -1) -> ResultDoc:
     """Grade the job's notebook; return the result document (never raises for the student's
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
     (confinement ``"join"``, the judge service), held by ``join_pidfd``."""

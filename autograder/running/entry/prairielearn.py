@@ -26,6 +26,10 @@ import json
 import os
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..resultdoc import ResultDoc
 
 ROOT = Path("/grade")
 #: PrairieLearn's limit on results.json; we stay under it with room to spare.
@@ -101,7 +105,7 @@ def seed_for(root: Path, notebook: bytes) -> int:
     return attempt_seed(base, notebook)
 
 
-def grade(root: Path, seed: int | None = None) -> dict:
+def grade(root: Path, seed: int | None = None) -> "ResultDoc":
     """Grade the submission with ``seed`` (``None``: this attempt's, ``seed_for``); our result
     document (the questions asked for only)."""
     assignment, zip_path, wanted = question(root)
@@ -126,25 +130,23 @@ def grade(root: Path, seed: int | None = None) -> dict:
                  limits=limits)
 
 
-def results_json(doc: dict) -> dict:
+def results_json(doc: "ResultDoc") -> dict:
     """PrairieLearn's results for our document: one test per otter test case, with our
     named-mistake messages, and the score as a fraction of the points possible."""
-    if doc.get("status") == "grader-error":
-        return grader_error(doc.get("error", ""))
+    if doc.is_grader_error:
+        return grader_error(doc.error or "")
     tests, earned, possible = [], 0.0, 0.0
-    for name, q in sorted(doc.get("questions", {}).items()):
-        earned, possible = earned + q["points"], possible + q["possible"]
-        for t in q.get("tests", []):
-            tests.append({"name": name if len(q["tests"]) == 1 else f"{name}: {t['name']}",
-                          "description": "hidden test" if t.get("hidden") else "public test",
-                          "points": t["points"], "max_points": t["possible"],
-                          "message": t["message"]})
-    problems = doc.get("problems", [])
+    for name, q in sorted(doc.questions.items()):
+        earned, possible = earned + q.points, possible + q.possible
+        for t in q.tests:
+            tests.append({"name": name if len(q.tests) == 1 else f"{name}: {t.name}",
+                          "description": "hidden test" if t.hidden else "public test",
+                          "points": t.points, "max_points": t.possible, "message": t.message})
     message = f"{earned:g} of {possible:g} points."
-    if problems:
-        message += " " + " ".join(problems)
+    if doc.problems:
+        message += " " + " ".join(doc.problems)
     return {"gradable": True, "score": round(earned / possible, 6) if possible else 0.0,
-            "message": message, "output": doc.get("output", ""), "tests": tests}
+            "message": message, "output": doc.output or "", "tests": tests}
 
 
 def grader_error(detail: str) -> dict:

@@ -30,7 +30,7 @@ import traceback
 from pathlib import Path
 
 from ..names import text
-from ..resultdoc import REJECTED, ResultDoc
+from ..resultdoc import ResultDoc, TestOutcome
 from ..judge.uids import CONTAINER_UIDS
 
 ROOT = Path("/autograder")
@@ -69,7 +69,7 @@ def seed_for(root: Path, notebook: bytes) -> int:
     return attempt_seed(0, notebook, f"{record.get('id')}\0{record.get('created_at')}")
 
 
-def otter_results(tests_dir: Path, doc: dict):
+def otter_results(tests_dir: Path, doc: ResultDoc):
     """Otter's ``GradingResults`` for our document: otter's own test files, each test case
     marked passed or failed with our message, so otter renders Gradescope's JSON itself. A
     passing case says so ("passed", with any advice): otter prints each case's message under
@@ -77,16 +77,14 @@ def otter_results(tests_dir: Path, doc: dict):
     from otter.test_files import ExceptionTestFile, GradingResults
     from otter.test_files.abstract_test import TestCaseResult
 
-    outcomes = {(q, t["name"]): t for q, v in doc.get("questions", {}).items()
-                for t in v.get("tests", [])}
+    outcomes = {(q, t.name): t for q, v in doc.questions.items() for t in v.tests}
+    not_run = TestOutcome("", message=doc.error or "not run")
     files = []
     for path in sorted(tests_dir.glob("*.py")):
         tf = ExceptionTestFile.from_string(path.read_text(encoding="utf-8"), str(path))
-        default = {"passed": False, "message": doc.get("error", "not run")}
         tf.test_case_results = [
-            TestCaseResult(tc, o.get("message") or ("passed" if o["passed"] else "failed"),
-                           bool(o["passed"]))
-            for tc in tf.test_cases for o in [outcomes.get((tf.name, tc.name), default)]]
+            TestCaseResult(tc, o.message or ("passed" if o.passed else "failed"), o.passed)
+            for tc in tf.test_cases for o in [outcomes.get((tf.name, tc.name), not_run)]]
         files.append(tf)
     return GradingResults(files)
 
@@ -117,7 +115,7 @@ def submitted_notebook(root: Path) -> Path:
     return found[0].path
 
 
-def grade(root: Path, seed: int | None = None) -> dict:
+def grade(root: Path, seed: int | None = None) -> ResultDoc:
     """Grade the one notebook under ``root/submission`` with ``seed`` (None: this attempt's,
     ``seed_for``); return our result document."""
     from ..judge.core import judge
@@ -172,13 +170,13 @@ def write_results(root: Path, seed: int | None, visibility: str) -> int:
     out, tests_dir = root / "results", root / "source" / "tests"
     config = json.loads((root / "source" / "otter_config.json").read_text())
     try:
-        doc = ResultDoc.from_dict(grade(root, seed), "the judge's result")
+        doc = grade(root, seed)
     except SubmissionProblem as exc:
         doc = ResultDoc.rejected("submission", str(exc), assignment=config.get("assignment_name"))
-    results = otter_results(tests_dir, doc.to_dict())
+    results = otter_results(tests_dir, doc)
     gradescope = gradescope_results(results, config, tests_dir, visibility)
     code = 0
-    if doc.status == REJECTED:
+    if doc.status.is_rejected:
         gradescope.update(score=0, output=doc.error)
     elif doc.is_grader_error:
         gradescope.update(score=0, output=grader_error_message(doc.error or ""))
@@ -187,8 +185,7 @@ def write_results(root: Path, seed: int | None, visibility: str) -> int:
     (out / "autograder.json").write_text(doc.to_json())
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
         dill.dump(results, f)
-    total = sum(v["points"] for v in doc.questions.values())
-    print(f"seed {doc.seed}: {total:g} points ({doc.status}; hidden tests {visibility}; "
+    print(f"seed {doc.seed}: {doc.points:g} points ({doc.status}; hidden tests {visibility}; "
           f"AUTOGRADER_SEED={doc.seed} grades this submission again)")
     return code
 

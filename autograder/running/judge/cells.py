@@ -12,6 +12,7 @@ from typing import Any
 
 import nbformat
 
+from ..resultdoc import CellReport
 from ..submissions import read_notebook_bytes
 from .reports import worker_text
 
@@ -58,10 +59,11 @@ def cell_name(index: int, source: str) -> str:
     return f"the cell starting `{line}`" if line else f"code cell {index + 1}"
 
 
-def named_entry(entry: dict, source: str) -> dict:
+def named_entry(entry: dict, source: str) -> CellReport:
     """A cell report entry with what the cell defines, its first line and its name."""
-    return {**entry, "defines": defined_names(source), "first_line": first_line(source),
-            "name": cell_name(entry["index"], source)}
+    return CellReport.from_dict({**entry, "defines": defined_names(source),
+                                 "first_line": first_line(source),
+                                 "name": cell_name(entry["index"], source)})
 
 
 def code_cells(path: Path) -> list[tuple[int, str]]:

@@ -21,7 +21,8 @@ from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
 from ...harness import GraderFault, collecting
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace
-from ..resultdoc import TIMED_OUT, ResultDoc
+from ..resultdoc import (GRADED, STOPPED, TIMED_OUT, WORKER_RESTARTS, CheckRecord, Notebook,
+                         Question, ResultDoc, TestOutcome)
 from ..limits import Limits
 from .sandbox import SandboxError
 from .worker_client import WorkerClient, submission_cut
@@ -91,7 +92,7 @@ class Session:
                                         min(left, self.limits.cell_timeout))
         except WorkerLost as exc:
             self.bad.add(index)
-            self.report[index] = {"index": index, "status": "stopped", "reason": str(exc)}
+            self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
             return
         entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
         if index not in self.report and entries and isinstance(entries[0], dict):
@@ -139,9 +140,8 @@ class Session:
         return found
 
 
-def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
+def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
     """Run one otter test case against the remote namespace; never raises."""
-    outcome: dict[str, Any] = {"name": spec.name, "hidden": spec.hidden, "possible": spec.points}
     with collecting(seed) as state, student_texts() as texts:
         try:
             spec.body.call_func(session.ensure())
@@ -164,22 +164,20 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> dict:
     advice = [r.message for r in state.results if r.passed and r.misconception]
     if passed and advice:  # a passing check with advice (heard, not scored: docs/security.md)
         message = "\n".join(["passed", *advice])
-    outcome.update(passed=passed, points=spec.points if passed else 0.0, message=message)
-    if state.results:
-        outcome["checks"] = [r.to_dict() for r in state.results]
-    if texts and not passed:
-        outcome.update(said_by_student(message, texts))
-    return outcome
+    quoted, more = said_by_student(message, texts) if texts and not passed else (None, None)
+    return TestOutcome(
+        spec.name, spec.hidden, passed, spec.points if passed else 0.0, spec.points, message,
+        tuple(CheckRecord.from_dict(r.to_dict()) for r in state.results) or None,
+        quoted, more)
 
 
-def said_by_student(message: str, texts: list[str]) -> dict:
-    """``student_text``: the texts of the student's choosing that ``message`` quotes (longest
-    first, at most ``MAX_STUDENT_TEXTS``), for feedback that must leave them out; and
-    ``student_text_cut`` when there were more than it keeps."""
+def said_by_student(message: str, texts: list[str]) -> tuple[tuple[str, ...], bool | None]:
+    """The texts of the student's choosing that ``message`` quotes (longest first, at most
+    ``MAX_STUDENT_TEXTS``), for feedback that must leave them out; and ``True`` when there were
+    more than it keeps (else ``None``: the document leaves ``student_text_cut`` out)."""
     found = sorted({t for t in texts if t in message}, key=len, reverse=True)
-    kept = found[:MAX_STUDENT_TEXTS]
-    return {"student_text": kept, **({"student_text_cut": True} if len(found) > len(kept)
-                                     else {})}
+    kept = tuple(found[:MAX_STUDENT_TEXTS])
+    return kept, (True if len(found) > len(kept) else None)
 
 
 def grading_limits(limits: Limits) -> Limits:
@@ -194,22 +192,21 @@ def grading_limits(limits: Limits) -> Limits:
 
 
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
-          uid: int, limits: Limits, worker: WorkerClient | None = None) -> dict:
-    """Grade ``path``; return its result document (``ResultDoc.to_dict``: the JSON a container
-    sends back), deterministic for a notebook and seed. ``worker``: one already confined for
-    ``uid`` under ``grading_limits(limits)`` (``spares``), used first."""
+          uid: int, limits: Limits, worker: WorkerClient | None = None) -> ResultDoc:
+    """Grade ``path``; return its result document, deterministic for a notebook and seed.
+    ``worker``: one already confined for ``uid`` under ``grading_limits(limits)``
+    (``spares``), used first."""
     limits = grading_limits(limits)
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout,
                       worker)
-    outcomes: list[tuple[str, dict]] = []
+    outcomes: list[tuple[str, TestOutcome]] = []
     with _LOCK:
         _LIVE.add(session)
     try:
         for spec in tests:
             outcomes.append((spec.question, run_test(spec, session, seed)))
     except (SandboxError, GraderFault) as exc:  # the grader's fault, never a lost point
-        return ResultDoc.grader_error(name, str(exc), assignment=assignment,
-                                      seed=seed).to_dict()
+        return ResultDoc.grader_error(name, str(exc), assignment=assignment, seed=seed)
     finally:
         with _LOCK:
             _LIVE.discard(session)
@@ -219,10 +216,10 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     return ResultDoc.graded(
         name, _by_question(tests, outcomes), assignment=assignment, seed=seed,
         problems=problems, status=(TIMED_OUT if session.cut else
-                                   "graded-with-worker-restarts" if problems else "graded"),
-        notebook={"cells": [named_entry(session.report[i], sources.get(i, ""))
-                            for i in sorted(session.report)]},
-        output=output).to_dict()
+                                   WORKER_RESTARTS if problems else GRADED),
+        notebook=Notebook(tuple(named_entry(session.report[i], sources.get(i, ""))
+                                for i in sorted(session.report))),
+        output=output)
 
 
 _LIVE: set[Session] = set()  # the sessions of the judges running in this process
@@ -242,12 +239,13 @@ def abandon() -> int:
     return len(live)
 
 
-def _by_question(tests: list[TestSpec], outcomes: list[tuple[str, dict]]) -> dict:
-    questions: dict[str, dict] = {}
+def _by_question(tests: list[TestSpec],
+                 outcomes: list[tuple[str, TestOutcome]]) -> dict[str, Question]:
+    possible: dict[str, float] = {}
     for spec in tests:
-        q = questions.setdefault(spec.question, {"points": 0.0, "possible": 0.0, "tests": []})
-        q["possible"] += spec.points
+        possible[spec.question] = possible.get(spec.question, 0.0) + spec.points
+    found: dict[str, list[TestOutcome]] = {q: [] for q in possible}
     for question, outcome in outcomes:
-        questions[question]["tests"].append(outcome)
-        questions[question]["points"] += outcome["points"]
-    return questions
+        found[question].append(outcome)
+    return {q: Question(sum((t.points for t in found[q]), 0.0), possible[q], tuple(found[q]))
+            for q in possible}

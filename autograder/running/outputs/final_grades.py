@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import write_atomic
-from ..results import Graded
+from ..resultdoc import Graded
 from .cells import from_spreadsheet, safe_row
 
 FILE = "final_grades.csv"

@@ -222,6 +222,6 @@ class ContainerRunner(Runner):
         for q, v in doc.questions.items():
             if q in self.questions:
                 possible = self.questions[q]
-                points = min(max(float(v["points"]), 0.0), possible)
-                clean[q] = {**v, "points": points, "possible": possible}
+                points = min(max(float(v.points), 0.0), possible)
+                clean[q] = dataclasses.replace(v, points=points, possible=possible)
         return dataclasses.replace(doc, file=name, questions=clean)

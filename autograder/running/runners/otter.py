@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from ...checks.seeding import SEED_VARIABLE
-from ..resultdoc import TIMED_OUT, ResultDoc
+from ..resultdoc import TIMED_OUT, Question, ResultDoc, TestOutcome
 from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, seed_of
 
@@ -48,7 +48,7 @@ def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: i
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
                                   cwd=work, start_new_session=True)
         except subprocess.TimeoutExpired:
-            questions = {q: {"points": 0.0, "possible": p, "tests": []} for q, p in points.items()}
+            questions = {q: Question(0.0, p) for q, p in points.items()}
             return ResultDoc.graded(name, questions, assignment=assignment, seed=seed,
                                     status=TIMED_OUT,
                                     problems=[f"the notebook's otter run took longer than "
@@ -70,9 +70,8 @@ def parse(name: str, results: dict, *, assignment: str, seed: int) -> ResultDoc:
         if test.get("max_score") is None:
             continue  # the "Public Tests" summary entry carries no score
         score, possible = float(test.get("score") or 0.0), float(test["max_score"])
-        questions[test["name"]] = {"points": score, "possible": possible, "tests": [
-            {"name": test["name"], "hidden": False, "passed": score >= possible,
-             "points": score, "possible": possible, "message": test.get("output", "")}]}
+        questions[test["name"]] = Question(score, possible, (TestOutcome(
+            test["name"], False, score >= possible, score, possible, test.get("output", "")),))
     return ResultDoc.graded(name, questions, assignment=assignment, seed=seed)
 
 

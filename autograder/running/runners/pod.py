@@ -10,6 +10,7 @@ from typing import Iterator
 
 from ..judge import uids
 from ..judge.core import judge
+from ..resultdoc import ResultDoc
 from .base import Setup
 from ..judge.sandbox import SandboxError
 from .sealed import SealedRunner
@@ -91,7 +92,7 @@ class PodRunner(SealedRunner):
             raise SandboxError("the pod runner confines workers the container way")
         super().__init__(setup)
 
-    def _judge(self, sub: Submission, tests: list, seed: int) -> dict:
+    def _judge(self, sub: Submission, tests: list, seed: int) -> ResultDoc:
         with POOL.lease() as uid:
             scrub(uid)
             try:

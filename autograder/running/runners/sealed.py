@@ -29,14 +29,13 @@ class SealedRunner(Runner):
         tests = [t for t in self.tests if questions is None or t.question in questions]
         seed = seed_of(sub, self.seed)
         try:
-            doc = self._judge(sub, tests, seed)
+            return self._judge(sub, tests, seed)
         except SandboxError as exc:
             return ResultDoc.grader_error(sub.name, str(exc), assignment=self.assignment,
                                           seed=seed)
         except Exception as exc:  # noqa: BLE001 - one broken notebook never stops the batch
             return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
                                           assignment=self.assignment, seed=seed)
-        return ResultDoc.from_dict(doc, f"the judge's result for {sub.name}")
 
     def close(self) -> None:
         """A judge still running here (a second Ctrl-C abandoned its submission) stops now:
@@ -45,7 +44,7 @@ class SealedRunner(Runner):
         if self.spares is not None:
             self.spares.close()
 
-    def _judge(self, sub: Submission, tests: list, seed: int) -> dict:
+    def _judge(self, sub: Submission, tests: list, seed: int) -> ResultDoc:
         """The judge's document for ``sub``, its worker under a uid leased for it: the one
         confined while the previous submission was graded, when there is one."""
         with self.lock:

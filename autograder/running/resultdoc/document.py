@@ -21,22 +21,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .files import write_atomic
-from .names import relative
-from .results import MAX_STATUS, Graded, capped, result_path
+from ..files import write_atomic
+from ..names import relative
+from ..results import MAX_STATUS, capped, result_path
+from .parts import Notebook, Question
+from .status import (COMPLETED, GRADED, GRADER_ERROR, REJECTED, TIMED_OUT_ROW, Graded,
+                     Status)
 
 #: Bump on an incompatible change; a document of another version is refused, not guessed at.
 #: 2: every writer goes through ``ResultDoc`` (version 1 documents of grader errors had none).
 SCHEMA_VERSION = 2
 KIND = "autograder-result"
 
-GRADED, GRADER_ERROR, REJECTED = "graded", "grader-error", "rejected"
-#: Graded, but the whole submission's time limit cut it short (not one cell's or call's).
-TIMED_OUT = "graded-timed-out"
-#: How its row's status starts in ``final_grades.csv``.
-TIMED_OUT_ROW = "Timed out (the whole submission's time limit)"
 #: The known fields, in the order a reader cares about; everything else is ``extra``.
-_FIELDS = ("file", "status", "questions", "assignment", "seed", "error", "problems")
+_FIELDS = ("file", "status", "questions", "assignment", "seed", "error", "problems",
+           "notebook", "output", "cut")
 
 
 class DocumentError(ValueError):
@@ -49,60 +48,80 @@ class ResultDoc:
 
     Attributes:
         file: the submission's name (its path under the submissions folder).
-        status: ``graded``, ``graded-with-...`` (graded, with ``problems``), ``grader-error``
-            (our fault: ``error`` says what) or ``rejected`` (not a usable notebook: ``error``).
-        questions: question -> ``{"points", "possible", "tests": [...]}``.
+        status: its ``Status``: graded (cleanly, or with ``problems``), a grader error (our
+            fault: ``error`` says what) or rejected (not a usable notebook: ``error``).
+        questions: question -> its ``Question`` (points, possible, every test's outcome).
         assignment, seed: what was graded and with which grading seed (``None``: unknown).
         error: why a grader error or a rejection happened.
         problems: what went wrong with the notebook's process, for staff and student.
-        extra: every other key of the document (``notebook``, ``output``, ``cut``, ...), kept.
+        notebook: the notebook's cell report (``None``: not run by the judge, or cut).
+        output: what the notebook printed (``None``: not captured, or cut).
+        cut: what ``results.capped`` cut to keep the document within its budget, in words.
+        extra: every other key of the document (``written``, what a newer part adds), kept.
     """
 
     file: str
-    status: str
-    questions: dict[str, dict] = field(default_factory=dict)
+    status: Status
+    questions: dict[str, Question] = field(default_factory=dict)
     assignment: str | None = None
     seed: int | None = None
     error: str | None = None
     problems: tuple[str, ...] = ()
+    notebook: Notebook | None = None
+    output: str | None = None
+    cut: tuple[str, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
 
     # -- the three kinds of result -------------------------------------------------------------
     @classmethod
-    def graded(cls, file: str, questions: dict[str, dict], *, assignment: str | None,
+    def graded(cls, file: str, questions: dict[str, Question], *, assignment: str | None,
                seed: int | None, problems: list[str] | tuple[str, ...] = (),
-               status: str = GRADED, **extra: Any) -> "ResultDoc":
+               status: str = GRADED, notebook: Notebook | None = None,
+               output: str | None = None, **extra: Any) -> "ResultDoc":
         """A graded submission; ``status`` may name what went wrong (``graded-with-...``)."""
-        if not status.startswith(GRADED):
+        if not Status(status).is_graded:
             raise ValueError(f"a graded document's status starts with 'graded': {status!r}")
-        return cls(file, status, questions, assignment, seed, None, tuple(problems), extra)
+        return cls(file, Status(status), dict(questions), assignment, seed, None,
+                   tuple(problems), notebook, output, None, extra)
 
     @classmethod
     def grader_error(cls, file: str, error: str, *, assignment: str | None = None,
                      seed: int | None = None, **extra: Any) -> "ResultDoc":
         """The grader failed on this submission (never the student's fault): no points."""
-        return cls(file, GRADER_ERROR, {}, assignment, seed, error, (), extra)
+        return cls(file, Status(GRADER_ERROR), {}, assignment, seed, error, extra=extra)
 
     @classmethod
     def rejected(cls, file: str, error: str, *, assignment: str | None = None,
                  **extra: Any) -> "ResultDoc":
         """A file that was not run at all (not a usable notebook), and why."""
-        return cls(file, REJECTED, {}, assignment, None, error, (), extra)
+        return cls(file, Status(REJECTED), {}, assignment, None, error, extra=extra)
 
     @property
     def is_grader_error(self) -> bool:
-        return self.status == GRADER_ERROR
+        return self.status.is_grader_error
+
+    @property
+    def points(self) -> float:
+        """The points earned, every question together."""
+        return sum(q.points for q in self.questions.values())
 
     # -- JSON ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         doc: dict[str, Any] = {**self.extra, "schema_version": SCHEMA_VERSION, "kind": KIND,
-                               "file": self.file, "status": self.status,
-                               "questions": self.questions}
-        for key in ("assignment", "seed", "error"):
+                               "file": self.file, "status": str(self.status),
+                               "questions": {q: v.to_dict() for q, v in self.questions.items()}}
+        for key in ("assignment", "seed", "error", "output"):
             if getattr(self, key) is not None:
                 doc[key] = getattr(self, key)
-        if self.problems or self.status.startswith(GRADED):
+        if self.problems or self.status.is_graded:
             doc["problems"] = list(self.problems)
+        if self.notebook is not None:
+            doc["notebook"] = self.notebook.to_dict()
+        if self.cut is not None:
+            doc["cut"] = list(self.cut)
         return doc
 
     @classmethod
@@ -118,13 +137,34 @@ class ResultDoc:
                 f"{_shown(doc.get('kind'))}, schema_version {_shown(doc.get('schema_version'))};"
                 f" expected {KIND} version {SCHEMA_VERSION}): regrade it without --resume, "
                 f"or move it away")
+        try:
+            return cls._parsed(doc)
+        except ValueError as exc:
+            raise DocumentError(f"{source}: not a valid result document ({exc})") from None
+
+    @classmethod
+    def _parsed(cls, doc: dict) -> "ResultDoc":
+        """``doc``'s fields, typed; ``ValueError`` saying the first that is wrong."""
         problem = _type_problem(doc)
         if problem:
-            raise DocumentError(f"{source}: not a valid result document ({problem})")
+            raise ValueError(problem)
+        questions = {}
+        for name, raw in doc.get("questions", {}).items():
+            try:
+                questions[name] = Question.from_dict(raw)
+            except ValueError as exc:
+                raise ValueError(f"question {name!r} has {exc}" if str(exc).startswith("no ")
+                                 else f"question {name!r}: {exc}") from None
+        notebook = doc.get("notebook")
+        if notebook is not None and not isinstance(notebook, dict):
+            raise ValueError("'notebook' is not an object")
         extra = {k: v for k, v in doc.items()
                  if k not in _FIELDS and k not in ("schema_version", "kind")}
-        return cls(doc["file"], doc["status"], doc.get("questions", {}), doc.get("assignment"),
-                   doc.get("seed"), doc.get("error"), tuple(doc.get("problems", ())), extra)
+        return cls(doc["file"], Status(doc["status"]), questions, doc.get("assignment"),
+                   doc.get("seed"), doc.get("error"), tuple(doc.get("problems", ())),
+                   None if notebook is None else Notebook.from_dict(notebook),
+                   doc.get("output"), None if doc.get("cut") is None else tuple(doc["cut"]),
+                   extra)
 
     @classmethod
     def read(cls, path: Path) -> "ResultDoc":
@@ -168,21 +208,20 @@ class ResultDoc:
     # -- what the batch makes of it ------------------------------------------------------------
     def row(self) -> Graded:
         """The ``final_grades.csv`` row: points per question and a status in words."""
-        scores = {q: (float(v["points"]), float(v["possible"]))
-                  for q, v in self.questions.items()}
-        if self.status == GRADED:
-            status = "Completed"
-        elif self.status == TIMED_OUT:  # never "Completed": what ran out of time scored 0
+        scores = {q: (float(v.points), float(v.possible)) for q, v in self.questions.items()}
+        if self.status.is_clean:
+            status = COMPLETED
+        elif self.status.is_timed_out:  # never "Completed": what ran out of time scored 0
             status = f"{TIMED_OUT_ROW}: {'; '.join(self.problems)}"
-        elif self.status.startswith(GRADED):
+        elif self.status.is_graded:
             status = f"Completed with problems: {'; '.join(self.problems)}"
-        elif self.status == REJECTED:  # the vetting problem, as the batch says it
+        elif self.status.is_rejected:  # the vetting problem, as the batch says it
             status = self.error or ""
         else:
             status = f"{self.status}: {self.error or ''}"
         if len(status) > MAX_STATUS:
             status = status[:MAX_STATUS] + f" [... {len(status) - MAX_STATUS} more characters cut]"
-        return Graded(self.file, scores, status)
+        return Graded(self.file, scores, status, self.status)
 
     def with_question(self, new: "ResultDoc", question: str) -> "ResultDoc":
         """This document with ``question`` taken from ``new`` (a run of that question alone):
@@ -193,7 +232,7 @@ class ResultDoc:
         merged = replace(self, questions=questions,
                          problems=tuple(dict.fromkeys(self.problems + new.problems)),
                          seed=new.seed if new.seed is not None else self.seed)
-        if new.status != GRADED:
+        if not new.status.is_clean:
             merged = replace(merged, status=new.status,
                              error=new.error if new.error is not None else merged.error)
         return merged
@@ -204,28 +243,25 @@ def _shown(value: Any) -> str:
 
 
 def _type_problem(doc: dict) -> str | None:
-    """What is wrong with the known fields' types, or ``None``."""
+    """What is wrong with the top-level fields' types, or ``None``."""
     if not isinstance(doc.get("file"), str) or not doc["file"]:
         return "'file' is not a name"
     try:  # what the feedback and the document itself are named after: never outside OUT
         relative(doc["file"])
     except ValueError as exc:
         return f"'file': {exc}"
-    status = doc.get("status")
-    if not isinstance(status, str) or not (status.startswith(GRADED)
-                                           or status in (GRADER_ERROR, REJECTED)):
-        return f"unknown status {_shown(status)}"
-    questions = doc.get("questions", {})
-    if not isinstance(questions, dict):
+    try:
+        Status(doc.get("status"))
+    except ValueError:
+        return f"unknown status {_shown(doc.get('status'))}"
+    if not isinstance(doc.get("questions", {}), dict):
         return "'questions' is not an object"
-    for name, q in questions.items():
-        if not (isinstance(q, dict) and all(isinstance(q.get(k), (int, float))
-                                            and not isinstance(q.get(k), bool)
-                                            for k in ("points", "possible"))):
-            return f"question {name!r} has no numeric points and possible"
-    if not isinstance(doc.get("problems", []), list):
-        return "'problems' is not a list"
-    for key, kind in (("error", str), ("assignment", str), ("seed", int)):
+    for key in ("problems", "cut"):
+        value = doc.get(key)
+        if value is not None and not (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value)):
+            return f"{key!r} is not a list of strings"
+    for key, kind in (("error", str), ("assignment", str), ("seed", int), ("output", str)):
         if doc.get(key) is not None and not isinstance(doc[key], kind):
             return f"{key!r} is not a {kind.__name__}"
     return None
