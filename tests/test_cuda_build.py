@@ -158,7 +158,6 @@ def test_the_wheelhouse_step_downloads_for_the_image_python_not_this_host(tmp_pa
 
 # ---- the base image: the engine's pull before debootstrap ---------------------------------------
 
-@pytest.mark.docker
 @pytest.mark.needs_docker(image=False)
 def test_a_missing_base_image_is_pulled_by_the_engine_before_debootstrap(tmp_path, monkeypatch,
                                                                        capsys):
@@ -186,7 +185,6 @@ def test_a_missing_base_image_is_pulled_by_the_engine_before_debootstrap(tmp_pat
             pass
 
 
-@pytest.mark.docker
 @pytest.mark.needs_docker
 def test_the_gpu_warm_up_without_the_toolkit_fails_in_one_line_and_leaves_nothing():
     """The warm-up that ``docker-gpu`` runs before any submission's clock: where the engine

@@ -165,7 +165,6 @@ def _hidden_messages(results: dict) -> dict[str, str]:
             if t["description"] == "hidden test" and t["points"] < t["max_points"]}
 
 
-@pytest.mark.docker
 @pytest.mark.slow
 @needs_image
 def test_a_resubmission_draws_new_hidden_inputs_and_a_regrade_reproduces_it():
