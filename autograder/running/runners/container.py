@@ -1,8 +1,7 @@
 """The base of both Docker runners, on the host: ``ContainerRunner`` grades each submission in
 a fresh container (a job out, a result document back, checked against the zip's own points),
 with ``Spares``, the containers started ahead of need, and ``zip_points``, the points per
-question the answers are checked against. ``close`` kills the containers still in flight
-(``in_flight``).
+question the answers are checked against.
 
 The host side only: it never imports torch and never runs a check.
 """
@@ -120,8 +119,8 @@ class ContainerRunner(Runner):
         self.limits, self.box = setup.limits, box or ContainerLimits()
         self.zip_b64 = base64.b64encode(Path(setup.zip_path).read_bytes()).decode()
         self.questions = zip_points(setup.zip_path)
+        self.in_flight = InFlight(kill)  # the containers ``close`` kills midway
         self.spares = Spares(self._launch, self._discard, spares)
-        self.in_flight = InFlight(kill)
         remove_orphans(self.client)
 
     @abc.abstractmethod
