@@ -109,6 +109,38 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     assert runner is None and why.startswith("error: --runner docker-fork: the engine refused")
 
 
+def test_closing_kills_the_containers_in_flight_and_refuses_later_ones():
+    """Does ``InFlight.stop`` (a runner closed by a second Ctrl-C) kill the container each
+    grading thread holds, tell that thread its container was killed, and refuse a container
+    taken after it, while a thread done before it keeps its answer?"""
+    import threading
+
+    from autograder.running.runners.in_flight import Abandoned, InFlight
+
+    killed = []
+    in_flight = InFlight(killed.append)
+    in_flight.hold("done")
+    assert in_flight.release()  # graded before the stop: its answer stands
+    held, told = threading.Barrier(2), []
+
+    def grading():
+        in_flight.hold("busy")
+        held.wait()  # held: the stop comes now
+        held.wait()
+        told.append(in_flight.release())
+
+    thread = threading.Thread(target=grading)
+    thread.start()
+    held.wait()
+    assert in_flight.stop() == 1
+    held.wait()
+    thread.join()
+    assert killed == ["busy"] and told == [False]
+    with pytest.raises(Abandoned):
+        in_flight.hold("late")
+    assert killed == ["busy"]  # the late one is its taker's to discard
+
+
 @pytest.mark.parametrize("job, said", [
     (b"[1, 2]", "a job is a JSON object"),
     (b"{not json", "JSONDecodeError"),
@@ -373,6 +405,63 @@ def test_spare_containers_are_used_then_removed(zips, tmp_path):
     assert {r.name: sum(s for s, _ in r.scores.values()) for r in results} == {
         "ada-lovelace.ipynb": EXERCISES, "alan-turing.ipynb": ALAN_TURING}
     left = {c.id for c in owned_containers(os.getpid())} - before
+    assert left == set()
+
+
+SLEEP = 100  # seconds the abandoned notebook's last cell sleeps (under the 120 s cell limit)
+
+
+@pytest.mark.slow
+@pytest.mark.needs_docker
+@pytest.mark.parametrize("runner_name", ["docker", "docker-fork"])
+def test_closing_a_runner_stops_the_submission_in_flight_at_once(zips, tmp_path, runner_name):
+    """When the runner is closed while a notebook is being graded (a second Ctrl-C), is its
+    container killed at once, so that the grading thread returns within seconds (not after
+    the notebook's 100 s sleep), with a grader error nobody records as graded, and no
+    container of it left?"""
+    import threading
+    import time
+
+    import nbformat
+
+    from autograder.running.runners.docker import DockerRunner
+    from autograder.running.runners.docker_engine import engine
+    from autograder.running.runners.docker_fork import ForkRunner
+    from autograder.running.submissions import find
+
+    assignment = "autograd-exercises"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    nb = nbformat.read(ROOT / "solutions" / f"{assignment}.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({SLEEP})"))
+    nbformat.write(nb, folder / "sleeper.ipynb")
+    [sub] = find(folder, assignment)
+    before = {c.id for c in owned_containers(os.getpid())}
+    make = ForkRunner if runner_name == "docker-fork" else DockerRunner
+    runner = make(setup(assignment, zips[assignment]), client=engine())
+    judge = getattr(getattr(runner, "service", None), "container", None)
+    got = []
+    grading = threading.Thread(target=lambda: got.append(runner.grade(sub)))
+    grading.start()
+    try:
+        end = time.monotonic() + 120
+        while not runner.in_flight.held and time.monotonic() < end:
+            time.sleep(0.2)
+        assert runner.in_flight.held, "the submission never got its container"
+        time.sleep(8)  # its worker runs the notebook now
+        assert grading.is_alive()
+        closed = time.monotonic()
+        runner.close()
+        grading.join(timeout=SLEEP)
+        took = time.monotonic() - closed
+    finally:
+        runner.close()
+        grading.join()
+    assert took < 20, f"the grading thread ended {took:.0f} s after close()"
+    [doc] = got
+    assert doc.status.startswith("grader-error") and "stopped" in doc.error, doc
+    time.sleep(2)  # the engine's auto-removal of a killed docker-fork container
+    left = {c.id for c in owned_containers(os.getpid())} - before - {getattr(judge, "id", None)}
     assert left == set()
 
 

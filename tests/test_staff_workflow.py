@@ -464,14 +464,17 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
 @pytest.mark.needs_docker
 def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_path):
     """docker-fork: the first Ctrl-C lets the submission in flight finish and be written, the
-    second abandons the next one; no container of this grader is left, running or not."""
+    second abandons the next one, whose container is killed at once: the grader exits within
+    seconds, not when that notebook would have ended; no container of this grader is left,
+    running or not."""
     from conftest import owned_containers
 
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "d1.ipynb": SOLUTION})
     _sleeper(subs / "b-slow.ipynb", 8)
     # in flight when the second Ctrl-C comes (9 s after the resumed run starts it) even on a
-    # loaded machine; short, as docker-fork's grader exits only once that worker has ended
-    _sleeper(subs / "c-slower.ipynb", 30)
+    # loaded machine, and long enough (under the 120 s cell limit) that a grader waiting for
+    # it to end could not pass for one that stopped it
+    _sleeper(subs / "c-slower.ipynb", 100)
     proc = subprocess.Popen([*CLI, "--build", str(build_dir), "grade", "-p", "subs", "-o", "out",
                              "--runner", "docker-fork", "--jobs", "1", "--no-reports"],
                             cwd=tmp_path, text=True, stdout=subprocess.PIPE,
@@ -504,12 +507,18 @@ def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_p
             os.killpg(proc.pid, signal.SIGINT)
             time.sleep(1)
             os.killpg(proc.pid, signal.SIGINT)
+            abandoned = time.monotonic()
             break
     lines += proc.stdout.readlines()
     output = "".join(lines)
     assert proc.wait(timeout=300) == 130, output
+    took = time.monotonic() - abandoned
+    assert took < 30, f"the grader exited {took:.0f} s after the second Ctrl-C\n{output}"
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
     assert "abandoning the 1 submission(s) being graded" in output
     assert not (tmp_path / "out" / "autograd-exercises" / "results" /
                 "c-slower.ipynb.json").exists()
+    # nothing graded before is lost: the first run's rows stay, the abandoned one is not one
+    assert sorted(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) \
+        == ["a0.ipynb", "b-slow.ipynb"]
     assert not owned_containers(proc.pid)

@@ -3,10 +3,10 @@
 The first SIGINT stops the batch from starting anything new; the submissions being graded
 finish (each within its own time limit) and their results are written, with
 ``final_grades.csv``, so ``--resume`` grades only the rest. A second SIGINT abandons those too:
-their runners are closed (containers removed) and their results are not written. Neither ever
-raises ``KeyboardInterrupt`` into the grader (which would print a traceback midway through
-writing a file); the batch polls ``Stop`` instead. Exit status 130, as for any command a
-SIGINT stopped.
+their runners are closed (their workers and containers killed at once, so the grader exits in
+seconds) and their results are not written. Neither ever raises ``KeyboardInterrupt`` into
+the grader (which would print a traceback midway through writing a file); the batch polls
+``Stop`` instead. Exit status 130, as for any command a SIGINT stopped.
 
 Student code never sees the terminal's SIGINT: the sealed judge's zygote and every worker run
 in sessions of their own, and containers are children of the engine.

@@ -24,6 +24,7 @@ from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, read_notebook_bytes, seed_of
 from ..container_protocol import ContainerError
 from .docker_engine import ContainerLimits, engine, remove_orphans
+from .in_flight import Abandoned, InFlight, kill
 
 
 def zip_points(zip_path: Path) -> dict[str, float]:
@@ -150,6 +151,7 @@ class ContainerRunner(Runner):
         self.limits, self.box = setup.limits, box or ContainerLimits()
         self.zip_b64 = base64.b64encode(Path(setup.zip_path).read_bytes()).decode()
         self.questions = zip_points(setup.zip_path)
+        self.in_flight = InFlight(kill)  # the containers ``close`` kills midway
         self.spares = Spares(self._launch, self._discard, spares)
         self.removals = Removals(setup.jobs)
         remove_orphans(self.client)
@@ -170,14 +172,29 @@ class ContainerRunner(Runner):
         except Exception:  # noqa: BLE001 - already gone
             pass
 
+    def _take(self):
+        """A started container for this thread's submission and its handle, held in
+        ``in_flight`` until ``grade`` ends (``Abandoned`` once the runner is closed)."""
+        spare = self.spares.take()
+        try:
+            self.in_flight.hold(spare[0])
+        except Abandoned:
+            self._discard(spare)
+            raise
+        return spare
+
     @abc.abstractmethod
     def run(self, sub: Submission, uid: int) -> dict:
-        """Grade ``sub`` in a fresh container; the result document the judge answered."""
+        """Grade ``sub`` in a fresh container (``_take``); the result document the judge
+        answered."""
 
     def expect(self, count: int) -> None:
         self.spares.expect(count)
 
     def close(self) -> None:
+        """Remove the spares, and kill the containers of submissions still being graded (a
+        second Ctrl-C abandoned them; at the batch's end there are none)."""
+        self.in_flight.stop()
         self.spares.close()
         self.removals.close()
 
@@ -192,11 +209,24 @@ class ContainerRunner(Runner):
             # host's, so two workers sharing one would share its process limit, and the local
             # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
             with uids.lease() as uid:
-                return self.checked(self.run(sub, uid), sub.name)
+                return self.checked(self._run(sub, uid), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
             return ResultDoc.grader_error(sub.name, f"container: {exc}",
                                           assignment=self.assignment,
                                           seed=seed_of(sub, self.seed))
+
+    def _run(self, sub: Submission, uid: int) -> dict:
+        """``run``; ``Abandoned`` instead of whatever came of a submission whose container
+        ``close`` killed midway (an answer about a killed worker, a container gone)."""
+        try:
+            answer = self.run(sub, uid)
+        except Exception:
+            if self.in_flight.release() or not self.in_flight.stopped:
+                raise
+            raise Abandoned("the run was stopped while this submission was graded") from None
+        if not self.in_flight.release():
+            raise Abandoned("the run was stopped while this submission was graded")
+        return answer
 
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
         # ``cuda``: the judge in the container decides (it asks its own torch)

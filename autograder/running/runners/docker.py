@@ -92,7 +92,7 @@ class DockerRunner(ContainerRunner):
 
     def run(self, sub: Submission, uid: int) -> dict:
         """Run one container to the end; return the result document it printed."""
-        container, stream = self.spares.take()
+        container, stream = self._take()
         try:
             _send(stream, self.job(sub, uid))
             self._wait(container)

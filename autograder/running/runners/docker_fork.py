@@ -65,13 +65,13 @@ class ForkRunner(ContainerRunner):
         try:
             return self._run_once(sub, uid)
         except ContainerError:
-            if self.service.alive():
+            if self.in_flight.stopped or self.service.alive():
                 raise
         self.service = JudgeContainer.shared(self.client, self.image, self.spares.most)
         return self._run_once(sub, uid)
 
     def _run_once(self, sub: Submission, uid: int) -> dict:
-        container, pid = self.spares.take()
+        container, pid = self._take()
         try:
             return self.service.grade(self.job(sub, uid, join_pid=pid,
                                                join_container=container.id),
