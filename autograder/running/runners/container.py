@@ -192,8 +192,9 @@ class ContainerRunner(Runner):
         self.spares.expect(count)
 
     def close(self) -> None:
-        """Remove the spares, and kill the containers of submissions still being graded (a
-        second Ctrl-C abandoned them; at the batch's end there are none)."""
+        """Kill the containers of submissions still being graded (a second Ctrl-C abandoned
+        them; at the batch's end there are none), remove the spares, and wait for the used
+        containers' removals."""
         self.in_flight.stop()
         self.spares.close()
         self.removals.close()
