@@ -124,7 +124,7 @@ def test_a_real_worker_reports_tf32_left_on_by_the_students_cells(setup, tf32):
             assert reply["ok"][0]["status"] == "ok", reply
             predict = RemoteNamespace(client)["predict"]
             got, failure, _, heard = device_predict.run_predict(predict, model, batch,
-                                                        torch.device("cpu"))
+                                                                torch.device("cpu"))
         finally:
             client.close()
     assert failure is None and heard is tf32
@@ -141,5 +141,5 @@ def test_a_value_mismatch_on_cuda_with_tf32_on_is_named_and_only_there():
         expected = model(batch)
     off = expected * (1 + 1e-3)  # what TF32's rounding does to a float32 matmul's output
     cpu = torch.device("cpu")
-    assert device_predict.judge_prediction(off, 0, model, expected, cpu, tf32=True).misconception \
-        is None  # on the CPU, TF32 changes nothing: never the cause
+    verdict = device_predict.judge_prediction(off, 0, model, expected, cpu, tf32=True)
+    assert verdict.misconception is None  # on the CPU, TF32 changes nothing: never the cause

@@ -148,7 +148,8 @@ def test_the_worker_reports_the_saved_count_it_measured():
     counts = {}
     for kind in ("right", "detach-after"):
         fn = Loopback(PICK, PREDICTS[kind]).function("predict")
-        _, _, counts[kind], _ = device_predict.run_predict(fn, model, batch, torch.device("cpu"))
+        _, _, counts[kind], _ = device_predict.run_predict(fn, model, batch,
+                                                           torch.device("cpu"))
     assert counts["right"] == 0 and counts["detach-after"] > 0, counts
 
 

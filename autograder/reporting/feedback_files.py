@@ -13,7 +13,6 @@ from ..running.names import out_path
 from .documents import iter_results, stem
 from .feedback import build, render_html, render_markdown, with_written
 
-
 #: The most one feedback file may take; over it, the notebook's cell errors are left out.
 MAX_FEEDBACK_BYTES = 1 << 20
 

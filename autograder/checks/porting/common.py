@@ -12,8 +12,9 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..calling import call, describe, error_text, expected_text, plain, tolerance_text
+from ..calling import call
 from ..closeness import within
+from ..describing import describe, error_text, expected_text, plain, tolerance_text
 from ..result import Evidence, Verdict
 
 #: Exception text -> (misconception id, what to do). Checked in order on the message.

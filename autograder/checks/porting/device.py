@@ -20,7 +20,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..calling import call, describe, fmt, plain
+from ..calling import call
+from ..describing import describe, fmt, plain
 from ..context import call_context
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of

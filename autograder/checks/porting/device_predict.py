@@ -21,9 +21,9 @@ import torch.nn as nn
 
 from ..calling import call_observed
 from ..context import call_context
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..probes import InputClass, Subject, explain, numbers_of
 from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, grading_device
 
