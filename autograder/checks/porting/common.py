@@ -162,7 +162,7 @@ def _has_no_data(x: Any) -> bool:
 
 
 def plain_any(x: Any) -> Any:
-    """``calling.plain``, also for tensors on the ``meta`` device, which hold no values."""
+    """``describing.plain``, also for tensors on the ``meta`` device, which hold no values."""
     if _has_no_data(x):
         return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
                 "device": "meta"}
@@ -170,7 +170,7 @@ def plain_any(x: Any) -> Any:
 
 
 def describe_any(x: Any) -> str:
-    """``calling.describe``, also for tensors on the ``meta`` device."""
+    """``describing.describe``, also for tensors on the ``meta`` device."""
     if _has_no_data(x):
         return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
                "device=meta)"
