@@ -18,69 +18,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .authoring.layout import ASSIGNMENTS, Layout, find_project
+from .authoring.layout import ASSIGNMENTS
+from .commands import UsageError, run_assign, run_grade, run_merge, run_report
 from .reporting.redaction import DETAIL
-
-if TYPE_CHECKING:  # imported where used: `autograder --help` imports no batch code
-    from .running.batch.options import Options
-
-
-class UsageError(Exception):
-    """A bad argument, found before any work starts: one line, exit status 2."""
-
-
-def _layout(args: argparse.Namespace) -> Layout:
-    try:
-        return Layout.at(find_project(args.project), args.build)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _no_such(option: str, name: str) -> str:
-    return f"{option} {name}: no such assignment ({', '.join(ASSIGNMENTS)})"
-
-
-def _known(option: str, name: str) -> str:
-    if name not in ASSIGNMENTS:
-        raise UsageError(_no_such(option, name))
-    return name
-
-
-def grade_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with ``autograder grade``'s arguments, or ``None``: checked before any
-    zip is built and any container or zygote started (pure: it only looks at the disk)."""
-    path = Path(args.path)
-    if args.assignment is not None and args.assignment not in ASSIGNMENTS:
-        return _no_such("-a", args.assignment)
-    if not path.exists():
-        return f"-p {path}: no such file or folder"
-    if path.is_file() and path.suffix != ".ipynb":
-        return f"-p {path}: not a folder of submissions or a .ipynb notebook"
-    if Path(args.output).exists() and not Path(args.output).is_dir():
-        return f"-o {args.output}: exists and is not a folder"
-    if args.roster and not Path(args.roster).is_file():
-        return f"--roster {args.roster}: no such file"
-    if args.jobs is not None and args.jobs < 1:
-        return f"--jobs {args.jobs}: must be at least 1"
-    for option, value in (("--timeout", args.timeout),
-                          ("--submission-timeout", args.submission_timeout)):
-        if not value > 0:
-            return f"{option} {value:g}: must be a positive number of seconds"
-    if getattr(args, "shard", None):
-        from .running.batch.shards import parse
-
-        try:
-            parse(args.shard)
-        except ValueError as exc:
-            return str(exc)
-        if args.seed is None:
-            return "--shard needs --seed: every shard must grade with the same seed"
-    from .running.runners.registry import option_problem
-
-    return option_problem(args.runner, args.question)
 
 FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden inputs, expected "
                  "values and seed), mistake (the named mistake without hidden values), score "
@@ -88,145 +29,6 @@ FEEDBACK_HELP = ("what feedback shows: full (the named mistake with the hidden i
 
 WRITTEN_NAMES_HELP = ("the written answers' grading pages (OUT/<a>/written/) show file names "
                       "instead of pseudonyms")
-
-#: Exit statuses: the grader failed (a submission's grader error, or a runner that could not
-#: start); grading finished (``final_grades.csv`` written) but the reports failed.
-GRADER_FAILED, REPORTS_FAILED = 3, 4
-
-
-def _assign(args: argparse.Namespace) -> int:
-    from .authoring.assign import AssignError, assign, differences
-
-    names = [_known("assign", a) for a in (args.assignments or ASSIGNMENTS)]
-    layout = _layout(args)
-    status, built = 0, []
-    for name in names:
-        try:
-            if args.check:
-                diffs = differences(name, layout)
-                for d in diffs:
-                    print(f"out of date: {d}")
-                status |= bool(diffs)
-                print(f"{name}: {'out of date, run `make assign`' if diffs else 'in sync'}")
-            else:
-                print(f"{name}: autograder zip {assign(name, layout)} (build output: never "
-                      "commit it, it holds every hidden test)")
-                built.append(name)
-        except AssignError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            status = 2
-    if built:
-        print("commit these (git add):")
-        for name in built:
-            for path in (layout.templates(name), layout.solution(name)):
-                shown = path.relative_to(layout.root) if path.is_relative_to(layout.root) \
-                    else path
-                print(f"  {shown}{'/' if path.is_dir() else ''}")
-    return status
-
-
-def grade_options(args: argparse.Namespace) -> Options:
-    """``autograder grade``'s arguments as the batch's options (checked: ``grade_problem``)."""
-    from .running.batch.options import Options
-    from .running.batch.selection import Selection
-    from .running.batch.shards import parse
-    from .running.limits import Limits
-
-    return Options(
-        folder=Path(args.path), layout=_layout(args), out=Path(args.output),
-        assignment=args.assignment, seed=args.seed, runner=args.runner, jobs=args.jobs,
-        limits=Limits.timed(args.timeout, args.submission_timeout),
-        selection=Selection(resume=args.resume, only=tuple(args.only or ()),
-                            question=args.question),
-        roster=_roster(args.roster), feedback=args.feedback,
-        shard=parse(args.shard) if args.shard else None)
-
-
-def _grade(args: argparse.Namespace) -> int:
-    from .running.batch.folder import grade_folder
-    from .running.batch.group import RunnerStartError
-    from .running.batch.progress import choose
-
-    problem = grade_problem(args)
-    if problem:
-        raise UsageError(problem)
-    options = grade_options(args)
-    display = choose(machine=args.json)
-    try:
-        status = grade_folder(options, display)
-    except RunnerStartError as exc:
-        from .running.names import printable
-
-        print(printable(f"error: {exc}", lines=False)[:2000], file=sys.stderr)
-        return GRADER_FAILED
-    # 3: some grader errors, still results; a shard's reports are written once, by
-    # `autograder merge`, from every shard's results
-    if status in (0, 3) and not args.no_reports and options.shard is None:
-        # the grades CSVs are written by now; a reports step that fails says so (one line)
-        # and the run is not reported as a success
-        reports = _write_reports(Path(args.output), args.roster, display.say, args.feedback,
-                                 args.written_names)
-        status = status or reports
-    return status
-
-
-def _roster(path: str | None) -> dict[str, str] | None:
-    """The roster's file -> student id map (``None`` without one); a bad roster is a usage
-    error, found before anything is graded."""
-    if not path:
-        return None
-    from .running.outputs.roster import read_roster
-
-    try:
-        return read_roster(Path(path))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"--roster {path}: {exc}") from None
-
-
-def _report(args: argparse.Namespace) -> int:
-    from .running.outputs.final_grades import assignment_dirs
-
-    out = Path(args.output)
-    if not assignment_dirs(out):  # a typo'd -o: nothing to report, and nothing is written
-        raise UsageError(f"-o {out}: no grading output there (no <assignment>/final_grades.csv)"
-                         f"; grade first: autograder grade -p FOLDER -o {out}")
-    _roster(args.roster)  # a bad roster: one line, before any report is rewritten
-    if args.written:  # every scores file checked before anything is written
-        from .reporting import written
-
-        try:
-            merged = written.check(out, [Path(p) for p in args.written])
-        except (written.scores.ScoresError, OSError, ValueError) as exc:
-            raise UsageError(f"--written {exc}") from None
-        written.keep(out, merged)
-    return _write_reports(out, args.roster, print, args.feedback, args.written_names)
-
-
-def _merge(args: argparse.Namespace) -> int:
-    from .running.batch.merge import MergeError, merge
-
-    try:
-        merge([Path(p) for p in args.shards], Path(args.output), say=print)
-    except MergeError as exc:
-        raise UsageError(str(exc)) from None
-    return 0 if args.no_reports else _write_reports(Path(args.output), args.roster, print)
-
-
-def _write_reports(out: Path, roster: str | None, say, detail: str | None = None,
-                   written_names: bool = False) -> int:
-    """Feedback, class reports and exports from the results in ``out``."""
-    from .reporting.build import write_reports
-    from .running.names import printable
-
-    try:
-        for path in write_reports(out, Path(roster) if roster else None, detail=detail,
-                                  say=say, written_names=written_names):
-            say(f"wrote {path}")
-    except Exception as exc:  # noqa: BLE001 - any failure: one line, and a nonzero status
-        print(printable(f"error: reports: {type(exc).__name__}: {exc}", lines=False)[:2000],
-              file=sys.stderr)
-        return REPORTS_FAILED
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("assignments", nargs="*", help=f"default: all ({', '.join(ASSIGNMENTS)})")
     p.add_argument("--check", action="store_true",
                    help="compare committed templates and solutions with a fresh build")
-    p.set_defaults(func=_assign)
+    p.set_defaults(func=run_assign)
 
     p = sub.add_parser("grade", help="grade a folder of submitted notebooks, or one notebook")
     p.add_argument("-p", "--path", required=True,
@@ -288,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", metavar="I/N",
                    help="grade only part I of N of the folder (needs --seed; join the parts "
                         "with `autograder merge`; no reports until then)")
-    p.set_defaults(func=_grade)
+    p.set_defaults(func=run_grade)
 
     p = sub.add_parser("merge", help="join the outputs of `grade --shard` into one output")
     p.add_argument("shards", nargs="+", metavar="OUT_I", help="every shard's output folder")
@@ -298,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV with columns file,student_id for the Canvas gradebook")
     p.add_argument("--no-reports", action="store_true",
                    help="skip feedback, class reports and exports after merging")
-    p.set_defaults(func=_merge)
+    p.set_defaults(func=run_merge)
 
     p = sub.add_parser("report", help="write feedback, class reports and exports from OUT")
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
@@ -313,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "grades, feedback and reports; they replace the scores merged before for the "
                         "assignments they score")
     p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
-    p.set_defaults(func=_report)
+    p.set_defaults(func=run_report)
     return parser
 
 

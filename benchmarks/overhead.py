@@ -38,7 +38,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import notebooks  # noqa: E402 - the tests' notebook helpers
 
 from autograder.harness import collecting  # noqa: E402
-from autograder.running.judge import cgroups, core, remote, uids, zygote  # noqa: E402
+from autograder.running.judge import cgroups, core, remote, uids, zygote, zygotes  # noqa: E402
 from autograder.running.judge.sandbox import Limits  # noqa: E402
 from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
@@ -177,7 +177,7 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
 
     once(seed)
     timers.clear()
-    pid = zygote.shared(LIMITS.confinement).pid
+    pid = zygotes.shared(LIMITS.confinement).pid
     cpu, zcpu, wall = process_cpu(), tree_cpu(pid), time.perf_counter()
     for i in range(n):
         once(seed + 1 + i)

@@ -105,7 +105,7 @@ def confinement(limits, wanted: str):
     import dataclasses
 
     from autograder.running.judge.sandbox import SandboxError
-    from autograder.running.judge.zygote import shared
+    from autograder.running.judge.zygotes import shared
 
     if wanted != "auto":
         return dataclasses.replace(limits, confinement=wanted)

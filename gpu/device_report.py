@@ -102,7 +102,8 @@ def tf32_error(cuda: bool, models: int = 20) -> dict:
     import numpy as np
     import torch
 
-    from autograder.checks.porting.device import ATOL, RTOL, draw_model
+    from autograder.checks.porting.device import draw_model
+    from autograder.checks.porting.device_predict import ATOL, RTOL
 
     target = torch.device("cuda" if cuda else "cpu")  # the CPU against itself: 0, a dry run
     matmul = torch.backends.cuda.matmul

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PARENTS = {
-    # the three entry points that fork the zygote from themselves (``Zygote.fork_here``)
+    # the three entry points that fork the zygote from themselves (``zygotes.fork_here``)
     "zygote": ("import autograder.running.entry.container, autograder.running.entry.pod\n"
                "import autograder.running.entry.judge_service\n"
                "from autograder.worker.zygote import warm_up\nwarm_up(rehearse=True)\n"),

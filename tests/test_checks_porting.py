@@ -15,7 +15,8 @@ import torch.nn.functional as F
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import device, gradcheck, logreg, microbatch, selfcheck
+from autograder.checks.porting import (device, device_predict, gradcheck, logreg, microbatch,
+                                       selfcheck)
 
 FAST = settings(deadline=None, max_examples=20)
 seeds = st.integers(0, 2**32 - 1)
@@ -298,7 +299,8 @@ def test_predict(moved, kwargs, name, only_if_moved):
     """Is a right predict accepted on both devices and each mistake named where visible?"""
     if name == "eval-missing" and moved and not torch.cuda.is_available():
         pytest.skip("meta tensors hold no values, so dropout is invisible there")
-    result = device.check_predict(predict_with(**kwargs), np.random.default_rng(5), moved=moved)
+    result = device_predict.check_predict(predict_with(**kwargs), np.random.default_rng(5),
+                                          moved=moved)
     expected = None if (only_if_moved and not moved) else name
     assert result.misconception == expected and result.passed == (expected is None), result.message
 
@@ -307,8 +309,8 @@ def test_predict(moved, kwargs, name, only_if_moved):
 def test_predict_detached_after_a_recorded_forward_gets_advice_not_a_penalty(moved):
     """Recording a graph and detaching leaves no trace in the answer; the saved-tensor count
     is heard from the student's process, so it words advice and costs nothing."""
-    result = device.check_predict(predict_with(no_grad=False), np.random.default_rng(5),
-                                  moved=moved)
+    result = device_predict.check_predict(predict_with(no_grad=False), np.random.default_rng(5),
+                                          moved=moved)
     assert result.passed and result.points == result.max_points
     assert result.misconception == "graph-recorded"
     assert "detach() afterwards does not avoid the recording" in result.message

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.running.judge import cgroups, sandbox, uids, zygote
+from autograder.running.judge import cgroups, sandbox, uids, zygotes
 from autograder.running.judge.core import judge
 from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
@@ -120,15 +120,11 @@ def assert_confined(output: str) -> dict[str, str]:
 def fresh_zygote():
     """This process's sealed zygote stopped before and after (a test that changes the
     worker's code needs a zygote of its own)."""
-    for z in list(zygote._SHARED.values()):
-        z.close()
-    zygote._SHARED.clear()
+    zygotes.close_all()
     try:
         yield
     finally:
-        for z in list(zygote._SHARED.values()):
-            z.close()
-        zygote._SHARED.clear()
+        zygotes.close_all()
 
 
 def cpu_groups_problem() -> str | None:

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.checks.porting import device
+from autograder.checks.porting import device, device_predict
 from autograder.running.container_protocol import RESULT_MARKER
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
@@ -123,23 +123,23 @@ def test_a_real_worker_reports_tf32_left_on_by_the_students_cells(setup, tf32):
             reply = client.request({"op": "run_cells", "cells": [[0, PREDICT + setup]]}, 60)
             assert reply["ok"][0]["status"] == "ok", reply
             predict = RemoteNamespace(client)["predict"]
-            got, failure, _, heard = device.run_predict(predict, model, batch,
-                                                        torch.device("cpu"))
+            got, failure, _, heard = device_predict.run_predict(predict, model, batch,
+                                                                torch.device("cpu"))
         finally:
             client.close()
     assert failure is None and heard is tf32
 
 
 def test_a_value_mismatch_on_cuda_with_tf32_on_is_named_and_only_there():
-    named, hint = device.tf32_cause(True, torch.device("cuda"))
+    named, hint = device_predict.tf32_cause(True, torch.device("cuda"))
     assert named == "tf32-enabled" and "allow_tf32" in hint
     for tf32, where in ((False, "cuda"), (True, "cpu"), (True, "meta")):
-        assert device.tf32_cause(tf32, torch.device(where)) == (None, "")
+        assert device_predict.tf32_cause(tf32, torch.device(where)) == (None, "")
     model, batch = device.draw_model(np.random.default_rng(6))
     model.eval()
     with torch.no_grad():
         expected = model(batch)
     off = expected * (1 + 1e-3)  # what TF32's rounding does to a float32 matmul's output
     cpu = torch.device("cpu")
-    assert device.judge_prediction(off, 0, model, expected, cpu, tf32=True).misconception \
-        is None  # on the CPU, TF32 changes nothing: never the cause
+    verdict = device_predict.judge_prediction(off, 0, model, expected, cpu, tf32=True)
+    assert verdict.misconception is None  # on the CPU, TF32 changes nothing: never the cause

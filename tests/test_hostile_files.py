@@ -248,6 +248,7 @@ def _flood_document(cells: int) -> dict:
 
 def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_path):
     from autograder.reporting import feedback
+    from autograder.reporting.feedback_files import MAX_FEEDBACK_BYTES
 
     ResultDoc.from_dict(_flood_document(5000), "test").write(tmp_path)
     written = tmp_path / "many.ipynb.json"
@@ -263,7 +264,7 @@ def test_a_flooded_document_stays_under_its_budget_and_says_what_was_cut(tmp_pat
     row = ResultDoc.from_dict(doc, "test").row()
     assert len(row.status) < results.MAX_STATUS + 100
     fb = feedback.build(ResultDoc.from_dict(doc, "test"))
-    assert len(feedback.render_html(fb)) < feedback.MAX_FEEDBACK_BYTES
+    assert len(feedback.render_html(fb)) < MAX_FEEDBACK_BYTES
     assert "more cell errors cut" in feedback.render_markdown(fb)
 
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.checks.seeding import submission_seed
-from autograder.reporting import exports, feedback
+from autograder.reporting import exports, feedback_files
 from autograder.reporting.documents import iter_results
 from autograder.running.outputs.final_grades import Grades, read as read_grades
 from autograder.running.batch.shards import listing_digest, shard_of
@@ -125,7 +125,7 @@ def test_every_file_of_any_name_gets_its_own_document_and_feedback(tmp_path_fact
         assert sub.problem.startswith(f"{sub.name}: not a notebook")
         ResultDoc.rejected(sub.name, sub.problem, assignment=ASSIGNMENT).write(out / "results")
     assert sorted(d.file for d in iter_results(out)) == sorted(map(text, names))
-    written = feedback.write_all(out)
+    written = feedback_files.write_all(out)
     assert len(written) == len(names) and all(p.is_file() for p in written)
     for path in out.rglob("*"):
         assert len(os.fsencode(path.name)) <= NAME_MAX

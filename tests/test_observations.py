@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.checks.porting import device, selfcheck
+from autograder.checks.porting import device, device_predict, selfcheck
 from autograder.running.judge.remote import RemoteFunction
 from autograder.worker import arrangements as worker_context
 from autograder.worker.main import Worker
@@ -134,7 +134,7 @@ def restore_worker_context(monkeypatch):
 
 def _predict_results(*cells: str) -> list:
     fn = Loopback(PICK, *cells).function("predict")
-    return [device.check_predict(fn, np.random.default_rng(5), moved=moved)
+    return [device_predict.check_predict(fn, np.random.default_rng(5), moved=moved)
             for moved in (False, True)]
 
 
@@ -148,7 +148,8 @@ def test_the_worker_reports_the_saved_count_it_measured():
     counts = {}
     for kind in ("right", "detach-after"):
         fn = Loopback(PICK, PREDICTS[kind]).function("predict")
-        _, _, counts[kind], _ = device.run_predict(fn, model, batch, torch.device("cpu"))
+        _, _, counts[kind], _ = device_predict.run_predict(fn, model, batch,
+                                                           torch.device("cpu"))
     assert counts["right"] == 0 and counts["detach-after"] > 0, counts
 
 
@@ -179,9 +180,9 @@ def test_judge_prediction_scores_the_answer_not_the_count():
         expected = model(batch)
     recorded = model(batch)  # requires grad: what a forward outside no_grad returns
     cpu = torch.device("cpu")
-    assert not device.judge_prediction(recorded, 0, model, expected, cpu).ok
-    assert device.judge_prediction(expected.clone(), 7, model, expected, cpu).ok
-    assert device.judge_prediction(expected.clone(), 0, model, expected, cpu).ok
+    assert not device_predict.judge_prediction(recorded, 0, model, expected, cpu).ok
+    assert device_predict.judge_prediction(expected.clone(), 7, model, expected, cpu).ok
+    assert device_predict.judge_prediction(expected.clone(), 0, model, expected, cpu).ok
 
 
 def test_a_forged_dtype_observation_changes_no_points():

@@ -122,17 +122,14 @@ def test_the_rehearsal_leaves_torch_as_it_found_it():
 def test_a_prestarted_zygote_serves_workers_and_an_unused_one_is_stopped():
     """Is a zygote started ahead of need (``prestart``) the one ``shared`` hands out, ready;
     and is one that never served a worker stopped at once when it is closed?"""
-    from autograder.running.judge import zygote
+    from autograder.running.judge import zygotes
 
-    for started in list(zygote._SHARED.values()):
-        started.close()
-    zygote._SHARED.clear()
-    zygote.prestart("namespaces")
-    early = zygote._SHARED["namespaces"]
-    assert zygote.shared("namespaces") is early and early.reader is not None
-    early.close()
-    zygote._SHARED.clear()
-    zygote.prestart("namespaces")
-    unused = zygote._SHARED.pop("namespaces")
-    unused.close()
+    zygotes.close_all()
+    zygotes.prestart("namespaces")
+    early = zygotes.started("namespaces")
+    assert zygotes.shared("namespaces") is early and early.reader is not None
+    zygotes.close_all()
+    zygotes.prestart("namespaces")
+    unused = zygotes.started("namespaces")
+    zygotes.close_all()
     assert unused.process.poll() is not None

@@ -1,9 +1,11 @@
 """The one closeness rule every check compares numbers with: ``|got - expected| <= atol +
 rtol * |expected|`` elementwise, in float64, shapes equal, and NaN never close (NumPy's
 ``isclose`` rule, but one-sided: the tolerance scales with the grader's value only, so a wild
-answer cannot widen it)."""
+answer cannot widen it). ``close_lists`` is the same rule for lists of Python floats."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -14,3 +16,20 @@ def within(got, expected, rtol: float, atol: float) -> bool:
     g = np.asarray(got, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
     return g.shape == e.shape and bool(np.all(np.abs(g - e) <= atol + rtol * np.abs(e)))
+
+
+def is_float(x: Any) -> bool:
+    """A Python float (numpy's float64 is one); not a tensor, not a bool or an int."""
+    return isinstance(x, float)
+
+
+def max_abs_error(got: list[float], expected: list[float]) -> float:
+    """Largest absolute difference between two equal-length float lists."""
+    return max((abs(g - e) for g, e in zip(got, expected)), default=0.0)
+
+
+def close_lists(got: list[float], expected: list[float], rtol: float, atol: float) -> bool:
+    """Elementwise ``|g - e| <= atol + rtol * |e|`` (NaN never matches)."""
+    return len(got) == len(expected) and all(
+        abs(g - e) <= atol + rtol * abs(e) for g, e in zip(got, expected)
+    )

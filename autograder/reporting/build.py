@@ -7,7 +7,7 @@ from pathlib import Path
 from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
-from . import class_report, exports, feedback, written as by_hand
+from . import class_report, exports, feedback_files, written as by_hand
 from .redaction import DETAIL
 
 
@@ -47,8 +47,8 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
         for line in said:
             say(f"{folder.name}: {line}")
         try:
-            feedback.write_all(folder, detail, by_hand.for_feedback(folder))
-        except feedback.FeedbackError as exc:
+            feedback_files.write_all(folder, detail, by_hand.for_feedback(folder))
+        except feedback_files.FeedbackError as exc:
             refused.append(str(exc))
         written.append(class_report.write(folder))
         try:

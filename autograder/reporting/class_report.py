@@ -28,7 +28,7 @@ from ..running.outputs.roster import read_absent
 from . import plots
 from ..running.resultdoc import COMPLETED, CheckRecord, ResultDoc, Status
 from .documents import iter_results, stem
-from .feedback import environment
+from .templating import environment
 
 #: Failure kinds that are not misconceptions, each counted in a row of its own: the check's
 #: misconception id -> what the report calls it. ``unanswered`` is told from the evidence (the

@@ -7,26 +7,21 @@ points. Never the hidden inputs' generator or the tests' code: only the registry
 the message the check wrote. How much of a hidden test's message shows is the course's choice
 (``redaction.DETAIL``): ``full`` (inputs, expected values, seed), ``mistake`` (the named
 mistake with every number taken out), ``score`` (points only).
+
+Here: the feedback of one result document (``build``) and its two renderings; writing every
+submission's files under ``OUT/<a>/feedback/`` is ``feedback_files``.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
 
 from .. import checks
-from ..running.batch.stale import remove_empty, strays
-from ..running.files import write_atomic
-from ..running.names import out_path
 from ..running.resultdoc import CheckRecord, ResultDoc, TestOutcome
-from .documents import iter_results, stem
 from .redaction import redact
+from .templating import environment
 
-TEMPLATES = Path(__file__).parent / "templates"
 _NOT_DEFINED = re.compile(r"^([\w, ]+) is not defined: ")
 #: How the worker names a cell in tracebacks (``worker.main.CELL_FILE``, numbered from 1).
 _CELL_FILE = re.compile(r"<cell (\d+)>")
@@ -202,58 +197,14 @@ def _cells(doc: ResultDoc) -> list[dict]:
     return found
 
 
-def _md(text: str) -> str:
-    """Escape the Markdown that messages can hold by accident (``2*x``, ``<cell 8>``) or on
-    purpose: no raw HTML or autolink (``<``), no link, image or link definition (every one
-    needs ``](``, ``][`` or ``]:``), one line (a line break could start a heading or a block)."""
-    text = " ".join(str(text).splitlines())
-    for ch in "\\`*<":
-        text = text.replace(ch, "\\" + ch)
-    return re.sub(r"\](?=[(\[:])", r"\\]", text)
-
-
-def _fence(text: str) -> str:
-    """A code fence that ``text`` cannot close: longer than any run of backticks in it."""
-    longest = max((len(run) for run in re.findall(r"`+", str(text))), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def _capitalize_first(text: str) -> str:
-    """``"the cell defining f"`` -> ``"The cell defining f"`` (the rest untouched, unlike
-    Jinja's ``capitalize``, which lowercases it)."""
-    return text[:1].upper() + text[1:]
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
-
-
-def environment(autoescape: bool) -> Environment:
-    """The Jinja environment for the templates beside this module."""
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=autoescape,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True)
-    env.filters.update(md=_md, num=_num, fence=_fence, capitalize_first=_capitalize_first,
-                       breakable=_breakable)
-    return env
-
-
-def _breakable(text) -> Markup:
-    """``text`` escaped, where a line may break only after ``_`` or ``/``: a column header
-    (``total_points_earned``, ``q1_accumulation``) wraps between its words, never inside one."""
-    return Markup("<wbr>").join(re.split(r"(?<=[_/])", str(text)))
-
-
 def render_markdown(fb: Feedback) -> str:
+    """The feedback file's Markdown."""
     return environment(False).get_template("feedback.md.j2").render(fb=fb)
 
 
 def render_html(fb: Feedback) -> str:
+    """The feedback file's self-contained HTML page."""
     return environment(True).get_template("feedback.html.j2").render(fb=fb)
-
-
-#: The most one feedback file may take; over it, the notebook's cell errors are left out.
-MAX_FEEDBACK_BYTES = 1 << 20
 
 
 def with_written(fb: Feedback, written: list[dict]) -> Feedback:
@@ -264,60 +215,3 @@ def with_written(fb: Feedback, written: list[dict]) -> Feedback:
     return replace(fb, written=written,
                    points=fb.points + sum(w["points"] or 0 for w in written),
                    possible=fb.possible + sum(w["possible"] for w in written))
-
-
-class FeedbackError(OSError):
-    """Some submissions' feedback could not be written (one line naming them); every other
-    submission's was."""
-
-
-def write_all(folder: Path, detail: str = "full",
-              written_scores: dict[str, list[dict]] | None = None) -> list[Path]:
-    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document, and remove
-    every other file there (an earlier run's feedback for a file renamed or removed since).
-
-    Args:
-        folder: ``OUT/<assignment>``.
-        detail: how much hidden tests' messages show (``redaction.DETAIL``).
-        written_scores: file -> its written questions' scores (``with_written``).
-
-    Returns:
-        The Markdown files written.
-
-    Raises:
-        FeedbackError: after every other file is written, when some could not be.
-    """
-    written, failed = [], []
-    root = folder / "feedback"
-    for doc in iter_results(folder):
-        fb = with_written(build(doc, detail), (written_scores or {}).get(doc.file, []))
-        md, html = render_markdown(fb), render_html(fb)
-        if max(len(md.encode()), len(html.encode())) > MAX_FEEDBACK_BYTES:
-            # the document is capped already (results.capped); escaping can still grow it
-            fb = replace(fb, cells=[], cut=[*fb.cut, (
-                f"the notebook cells' errors were left out to keep this file under "
-                f"{MAX_FEEDBACK_BYTES // 1024} KB")])
-            md, html = render_markdown(fb), render_html(fb)
-        try:  # one file the file system refuses never costs the others their feedback
-            for suffix, body in ((".md", md), (".html", html)):
-                written.append(feedback_path(root, fb.file, suffix))
-                write_atomic(written[-1], body)
-        except (OSError, ValueError) as exc:
-            failed.append(f"{fb.file} ({type(exc).__name__}: {exc})")
-    keep = set(written)
-    for path in strays(root, keep):  # rendered from documents: nothing is lost
-        path.unlink()
-    remove_empty(root)
-    if failed:
-        raise FeedbackError(f"{folder.name}: feedback not written for {len(failed)} "
-                            f"submission(s): {'; '.join(failed)[:1000]}")
-    return [p for p in written if p.suffix == ".md"]
-
-
-def feedback_path(root: Path, file: str, suffix: str) -> Path:
-    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``); a
-    notebook named ``.ipynb`` or ``..ipynb`` keeps its whole name (its stem names no file)."""
-    name = stem(file)
-    if name.rsplit("/", 1)[-1] in ("", ".", ".."):
-        name = file
-    return out_path(root, name, suffix)

@@ -7,8 +7,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import (call, close_lists, describe, error_text, expected_text, fmt, is_float,
-                       max_abs_error, plain, tolerance_text)
+from ..calling import call
+from ..closeness import close_lists, is_float, max_abs_error
+from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..seeding import seed_of

@@ -12,8 +12,8 @@ from typing import Any, Iterable
 import numpy as np
 import torch
 
-from ..calling import DIGITS, describe, fmt
 from ..closeness import within
+from ..describing import DIGITS, describe, fmt
 from ..result import Verdict
 
 #: torch dtype -> the numpy dtype an exported array must have.

@@ -12,7 +12,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, describe, plain
+from ..calling import call
+from ..describing import describe, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, explain, numbers_of

@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..calling import call, error_text, expected_text, fmt, plain
+from ..calling import call
+from ..describing import error_text, expected_text, fmt, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, explain, numbers_of

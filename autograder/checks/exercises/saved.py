@@ -16,7 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..calling import call, describe, plain
+from ..calling import call
+from ..describing import describe, plain
 from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of

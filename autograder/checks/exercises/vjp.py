@@ -11,7 +11,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import EXPECTED_DIGITS, call, describe, error_text, plain, tolerance_text
+from ..calling import call
+from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot as probe_snapshot

@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import device, gradcheck, logreg, logreg_regimes, microbatch, recording, selfcheck
+from . import (device, device_predict, gradcheck, logreg, logreg_regimes, microbatch,
+               recording, selfcheck)
 
 ASSIGNMENT = "autograd-porting"
 
@@ -65,10 +66,10 @@ CHECKS = index([
     Check(ASSIGNMENT, device.QUESTION, "predict_values", ("predict",),
           "predict with a dropout model on the grading machine's device, against a CPU "
           "reference in eval mode.",
-          partial(device.check_predict, moved=False)),
+          partial(device_predict.check_predict, moved=False)),
     Check(ASSIGNMENT, device.QUESTION, "predict_after_move", ("predict",),
           "predict across a real device change (CPU to CUDA, or to meta without a GPU).",
-          partial(device.check_predict, moved=True)),
+          partial(device_predict.check_predict, moved=True)),
     Check(ASSIGNMENT, device.QUESTION, "predict_no_graph", ("predict",),
           "predict with a model whose output shifts while autograd records through it: the "
           "forward must run without recording (no_grad or inference_mode).",

@@ -12,8 +12,9 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..calling import call, describe, error_text, expected_text, plain, tolerance_text
+from ..calling import call
 from ..closeness import within
+from ..describing import describe, error_text, expected_text, plain, tolerance_text
 from ..result import Evidence, Verdict
 
 #: Exception text -> (misconception id, what to do). Checked in order on the message.
@@ -161,7 +162,7 @@ def _has_no_data(x: Any) -> bool:
 
 
 def plain_any(x: Any) -> Any:
-    """``calling.plain``, also for tensors on the ``meta`` device, which hold no values."""
+    """``describing.plain``, also for tensors on the ``meta`` device, which hold no values."""
     if _has_no_data(x):
         return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
                 "device": "meta"}
@@ -169,7 +170,7 @@ def plain_any(x: Any) -> Any:
 
 
 def describe_any(x: Any) -> str:
-    """``calling.describe``, also for tensors on the ``meta`` device."""
+    """``describing.describe``, also for tensors on the ``meta`` device."""
     if _has_no_data(x):
         return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
                "device=meta)"

@@ -12,7 +12,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, call_backward, call_backward_each, describe, fmt, plain
+from ..calling import call, call_backward, call_backward_each
+from ..describing import describe, fmt, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of

@@ -12,8 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..calling import (close_lists, describe, error_text, expected_text, fmt, is_float,
-                       max_abs_error, plain, tolerance_text)
+from ..closeness import close_lists, is_float, max_abs_error
+from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
 from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of

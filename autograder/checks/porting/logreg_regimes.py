@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import close_lists, is_float
+from ..closeness import close_lists, is_float
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of

@@ -10,7 +10,7 @@ import torch
 
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..calling import describe
+from ..describing import describe
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 

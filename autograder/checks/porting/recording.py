@@ -23,8 +23,8 @@ from ...worker.wire import RECORDING_MARK, RecordingMark
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
-from .device import (ATOL, QUESTION, RTOL, draw_model, explain_prediction, grading_device,
-                     judge_prediction, run_predict)
+from .device import QUESTION, draw_model, grading_device
+from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 
 
 def draw_marked_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from ...worker import arrangements
-from ..calling import call_observed, describe, plain
+from ..calling import call_observed
+from ..describing import describe, plain
 from ..context import call_context
 from ..probes import InputClass, Subject, explain, side_effects
 from ..result import PASS, CheckResult, Evidence, Verdict, finish

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calling import describe, expected_text
+from ..describing import describe, expected_text
 from .subject import (Diagnosis, StopProbing, Subject, numbers_close, recorded_call,
                       shown_args)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..calling import call, describe
+from ..calling import call
+from ..describing import describe
 from .side_effects import changes, snapshot
 from .subject import (PROBE_SEED, Diagnosis, StopProbing, Subject, fresh, recorded_call,
                       shown_args)

@@ -17,8 +17,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call, describe, plain
+from ..calling import call
 from ..context import call_context
+from ..describing import describe, plain
 from ..result import Verdict
 
 #: Extra calls of the student's function one failing check may make, all probes together.

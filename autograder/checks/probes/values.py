@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..calling import fmt
+from ..describing import fmt
 from .subject import Diagnosis
 
 

@@ -25,7 +25,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ...running.files import write_atomic
-from ..feedback import TEMPLATES, environment
+from ..templating import TEMPLATES, environment
 from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers
 

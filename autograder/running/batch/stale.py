@@ -6,7 +6,7 @@ document there. After each assignment's CSV is written, every file under its ``r
 that is not the document of a submission listed in this run is moved to
 ``OUT/<a>/stale/<time>/results/`` (nothing is deleted: it may be the only copy of a grade), and
 the run says so in one line. Feedback is rendered from the documents, so a stale feedback
-file is removed when the feedback is written again (``reporting.feedback.write_all``).
+file is removed when the feedback is written again (``reporting.feedback_files.write_all``).
 """
 
 from __future__ import annotations

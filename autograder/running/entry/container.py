@@ -63,9 +63,9 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     worker zygote is forked from this process with torch imported: the judge and the
     notebook's workers share one ``import torch``."""
     if zygote:
-        from ..judge.zygote import Zygote
+        from ..judge.zygotes import fork_here
 
-        Zygote.fork_here("container")
+        fork_here("container")
     skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)
     job: dict = {}

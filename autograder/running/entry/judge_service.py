@@ -116,9 +116,9 @@ def _hold(conn: socket.socket) -> None:
 
 
 def serve(path: str) -> None:
-    from ..judge.zygote import Zygote
+    from ..judge.zygotes import fork_here
 
-    Zygote.fork_here("join", rehearse=True)
+    fork_here("join", rehearse=True)
     skip_inits()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path + ".new")

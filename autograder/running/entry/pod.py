@@ -153,9 +153,9 @@ def main(env: dict[str, str] | None = None) -> int:
         return 2
     hidden = env.pop(SEED_FD, None)
     if hidden is not None:  # the second run (_hide_seed): fork the zygote, then read the seed
-        from ..judge.zygote import Zygote
+        from ..judge.zygotes import fork_here
 
-        Zygote.fork_here("container", rehearse=True)
+        fork_here("container", rehearse=True)
         # read after the fork: the zygote's and workers' memory never holds the seed (the
         # pipe is empty and closed by the time a worker could read it)
         with os.fdopen(int(hidden), "rb") as f:

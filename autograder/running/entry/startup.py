@@ -3,7 +3,7 @@ and Gradescope's entry points): a cold container's time is mostly imports and te
 grading (benchmarks/cold_start.py).
 
 - ``cold_start``: before anything of the submission is read, torch is imported once and the
-  worker zygote forked from this process (``Zygote.fork_here``, as ``container.run`` does), so
+  worker zygote forked from this process (``zygotes.fork_here``, as ``container.run`` does), so
   the judge and the notebook's workers share one ``import torch`` instead of paying for a
   second one, and the optimizer machinery, in a zygote of their own. A fork inherits this
   process's memory: the environment block it started with (``/proc/self/environ``) is zeroed
@@ -74,12 +74,12 @@ def cold_start() -> None:
     """Fork the zygote with torch imported, from a clean environment block and without a
     seed in the environment; skip otter's unused ``__init__``. Never raises: without a forked
     zygote, the judge starts one as a new process when it first needs a worker
-    (``zygote.shared``), with its own environment."""
+    (``zygotes.shared``), with its own environment."""
     try:
         if not os.environ.get(SEED_VARIABLE) and forget_environment_block():
-            from ..judge.zygote import Zygote
+            from ..judge.zygotes import fork_here
 
-            Zygote.fork_here("container")
+            fork_here("container")
         skip_inits()
     except Exception:  # noqa: BLE001 - the entry point still writes a result
         traceback.print_exc()

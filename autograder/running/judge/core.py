@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...checks.calling import (RemoteError, WorkerLost, exception_summary,
-                               student_texts)
+from ...checks.calling import RemoteError, WorkerLost, exception_summary
+from ...checks.describing import student_texts
 from ...harness import GraderFault, collecting
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace

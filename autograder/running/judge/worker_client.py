@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
 from ..limits import Limits
-from . import cgroups, sandbox, zygote
+from . import cgroups, sandbox, zygote, zygotes
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
@@ -68,7 +68,7 @@ class WorkerClient:
     def __init__(self, uid: int, limits: Limits, deadline: float | None = None):
         self.limits, self.uid = limits, uid
         self.deadline = deadline if deadline is not None else float("inf")
-        self.proc = zygote.shared(limits.confinement).spawn(uid, limits)
+        self.proc = zygotes.shared(limits.confinement).spawn(uid, limits)
         self.cpu_group = None
         self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
         # written with the request's deadline (``_send``): a worker that stops reading (its

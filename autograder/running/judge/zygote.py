@@ -1,21 +1,14 @@
-"""The judge's side of the zygote (``autograder.worker.zygote``): start it, ask it for
+"""The judge's side of one zygote (``autograder.worker.zygote``): start it, ask it for
 workers, learn how they ended (its control socket, read by a thread of its own), stop it.
 
-One zygote serves every worker of a grading process (threads share it; requests are
-serialised). ``shared(confinement)`` starts it on first use (or ``prestart`` before that, not
-waiting for it) and again if it died. Two ways to start one:
-
-- ``Zygote.start``: a new Python process. For ``"namespaces"`` confinement it is built into
-  the jail first (own mount, network, IPC and UTS namespaces, the minimal read-only root of
-  ``sandbox.build_jail``), and stays root there only to set up each worker.
-- ``Zygote.fork_here`` (the grading container's entry point): this process imports torch,
-  forks the zygote, and only then reads the grading job, so the container pays for one
-  ``import torch``, not two.
+``Zygote.start`` starts one as a new Python process. For ``"namespaces"`` confinement it is
+built into the jail first (own mount, network, IPC and UTS namespaces, the minimal read-only
+root of ``sandbox.build_jail``), and stays root there only to set up each worker. Which zygote
+serves a process's workers, and the one forked from the process itself, is ``zygotes``.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
 import os
@@ -56,7 +49,7 @@ class Worker:
 
 
 class Zygote:
-    """A running zygote: started (``start``, ``fork_here``), asked for workers (``spawn``),
+    """A running zygote: started (``start``, ``zygotes.fork_here``), asked for workers (``spawn``),
     told apart from its workers' exit statuses (read from its control socket by a thread of
     its own: ``exit_code``, ``wait_exit``) and stopped (``close``)."""
 
@@ -232,41 +225,6 @@ class Zygote:
         os.close(err_r)
         return cls(confinement, ours, process.pid, process, root)
 
-    @classmethod
-    def fork_here(cls, confinement: str = "container", rehearse: bool = False) -> "Zygote":
-        """Fork the zygote from this process (which must hold no secret yet and run no
-        thread); stdin and stdout are closed in it, stderr kept for its errors. Torch's
-        optimizer machinery (0.7 s) and the rehearsal only with ``rehearse``: with one
-        notebook per process (the grading container), only a worker that builds an optimizer
-        pays for it; a zygote that serves a whole run (the judge service, a pod) pays once."""
-        from ...worker.zygote import serve_zygote, warm_up
-
-        warm_up(rehearse=rehearse)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the zygote; covered by the Docker tests
-            status = 0
-            try:
-                ours.close()
-                null = os.open("/dev/null", os.O_RDWR)
-                os.dup2(null, 0)
-                os.dup2(null, 1)
-                # the workers' environment, not the judge's (its TMPDIR is root-only)
-                os.environ.clear()
-                os.environ.update(sandbox.WORKER_ENV)
-                tempfile.tempdir = None  # cached from the judge's TMPDIR by torch's import
-                os.chdir("/")
-                serve_zygote(theirs.detach(), confinement, warm=False)
-            except BaseException:  # noqa: BLE001
-                status = 1
-            finally:
-                os._exit(status)
-        theirs.close()
-        zygote = cls(confinement, ours, pid)
-        zygote.handshake()
-        _SHARED[confinement] = zygote
-        return zygote
-
     # -- spawning -------------------------------------------------------------------------
     def spawn(self, uid: int, limits: Limits) -> Worker:
         """Fork a worker for ``uid``; it confines itself before it reads a request."""
@@ -303,48 +261,6 @@ class Zygote:
             for fd in (req_r, rep_w, out_w):
                 os.close(fd)
         return Worker(self, int(reply["spawned"]), req_w, rep_r, out_r)
-
-
-
-
-_SHARED: dict[str, Zygote] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def shared(confinement: str) -> Zygote:
-    """This process's zygote for ``confinement``, started (again) when needed, once it is
-    ready."""
-    with _SHARED_LOCK:
-        zygote = _SHARED.get(confinement)
-        if zygote is None or not zygote.alive:
-            if zygote is not None:
-                zygote.close()
-            zygote = _SHARED[confinement] = Zygote.start(confinement)
-        try:
-            zygote.handshake()
-        except SandboxError:
-            del _SHARED[confinement]
-            raise
-        return zygote
-
-
-def prestart(confinement: str) -> None:
-    """Start this process's zygote for ``confinement`` now, without waiting for it, so that
-    its imports (torch, the rehearsal: seconds) run beside the judge's own; ``shared`` then
-    waits for it. A zygote that cannot start says why at ``shared``."""
-    with _SHARED_LOCK:
-        if confinement not in _SHARED:
-            try:
-                _SHARED[confinement] = Zygote.start(confinement)
-            except SandboxError:
-                pass
-
-
-@atexit.register
-def _close_all() -> None:
-    for zygote in list(_SHARED.values()):
-        zygote.close()
-    _SHARED.clear()
 
 
 def _reap_child(pid: int, timeout: float) -> None:

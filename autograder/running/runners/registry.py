@@ -73,9 +73,9 @@ class RunnerKind:
 
 
 def _sealed(setup: Setup) -> Runner:
-    from ..judge import zygote
+    from ..judge import zygotes
 
-    zygote.prestart(setup.limits.confinement)  # its imports run beside the judge's own
+    zygotes.prestart(setup.limits.confinement)  # its imports run beside the judge's own
     from .sealed import SealedRunner
 
     return SealedRunner(setup)

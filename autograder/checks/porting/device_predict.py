@@ -1,0 +1,182 @@
+"""q4_device: ``predict`` on a device, the model's forward in eval mode without a graph.
+
+What the judge measures and what it only hears (docs/security.md): points go on ``predict``'s
+answer, the tensor it returns (type, device, shape, values against the grader's own forward,
+``requires_grad``). Whether the forward *recorded* a graph before a ``detach()`` leaves no
+trace in that answer, and the count of tensors saved for backward is taken inside the
+student's process, where a cell can replace the counter: it is heard, not measured, so a
+positive count adds advice to a passing result (misconception ``graph-recorded``) and never
+costs a point.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from ..calling import call_observed
+from ..context import call_context
+from ..probes import InputClass, Subject, explain, numbers_of
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
+from .device import QUESTION, changed_device, draw_model, grading_device
+
+RTOL, ATOL = 1e-5, 1e-6
+DEVICE_MISMATCH = (
+    ("is not on the expected device", "batch-not-moved",
+     "The model was moved but the batch was not: Tensor.to returns a new tensor, so assign it: "
+     "batch = batch.to(device)."),
+    ("Expected all tensors to be on the same device", "batch-not-moved",
+     "The model was moved but the batch was not: Tensor.to returns a new tensor, so assign it: "
+     "batch = batch.to(device)."),
+)
+
+
+def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
+                device: torch.device) -> tuple[Any, Verdict | None, int, bool]:
+    """Call ``predict`` while counting tensors saved for backward (a recorded graph), and
+    whether TF32 matmuls were on after it. Both are taken where the student's code runs, so
+    they are only heard: advice and a named cause, never points."""
+    with call_context(count_saved_tensors=True, observe_tf32=True), \
+            torch.random.fork_rng(devices=[]):
+        # fork_rng: a train-mode dropout must not shift torch's rng
+        got, observed, failure = call_observed(predict, "predict", model, batch, device)
+    tf32 = observed.get("tf32") is True
+    if failure is not None:
+        return None, name_raised(failure, DEVICE_MISMATCH), 0, tf32
+    return got, None, int(observed.get("saved_tensors", 0)), tf32
+
+
+def tf32_cause(tf32: bool, device: torch.device) -> tuple[str | None, str]:
+    """The cause of values off by more than the tolerance on CUDA when the student's process
+    had TF32 matmuls on (its inputs rounded to 10 mantissa bits: ~1e-3 relative error)."""
+    if not (tf32 and device.type == "cuda"):
+        return None, ""
+    return ("tf32-enabled", "Your notebook turned on TF32 matmuls (torch.backends.cuda.matmul."
+            "allow_tf32 = True or torch.set_float32_matmul_precision('high'/'medium')), which "
+            "round float32 products on the GPU to about 3 decimal digits: leave float32 "
+            "matmuls at full precision.")
+
+
+def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Tensor,
+                     device: torch.device, tf32: bool = False) -> Verdict:
+    """Type → shape → device → no graph → values (values only on a device that has them).
+
+    ``packed`` (the heard count) only words the message of an answer that requires grad; the
+    verdict is the answer's own."""
+    shown = f"predict(model, batch, {device})"
+    if isinstance(got, torch.Tensor) and got.device.type != device.type:
+        return Verdict(False, f"{shown} returned a tensor on {got.device}; expected it on "
+                       f"{device}: move the model and the batch there, and return the output "
+                       "as it is.", "output-not-on-device", Evidence(got=plain_any(got)))
+    if isinstance(got, torch.Tensor) and got.requires_grad:
+        return Verdict(False, f"{shown} recorded a graph ({packed} tensors saved for backward, "
+                       f"requires_grad={got.requires_grad}): run the forward inside "
+                       "`with torch.no_grad():`; detach() afterwards does not avoid the "
+                       "recording.", "graph-recorded", Evidence(got=plain_any(got)))
+    if device.type == "meta" and isinstance(got, torch.Tensor):
+        if got.shape == expected.shape:
+            return PASS
+        return Verdict(False, f"{shown} returned {describe_any(got)}; expected a tensor of shape "
+                       f"{tuple(expected.shape)}.", "wrong-shape", Evidence(got=plain_any(got)))
+    verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
+    # no guessed cause when the model is in eval mode after the call: check_predict probes
+    return with_diagnosis(verdict, lambda: (
+        ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "
+                         "call model.eval() before the forward.") if model.training
+        else tf32_cause(tf32, device)))
+
+
+def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
+            device: torch.device) -> Subject:
+    """What the probes need to explain a wrong ``predict`` (the model as it arrived: training
+    mode)."""
+    def reference(m: nn.Module, b: torch.Tensor, d: torch.device) -> torch.Tensor:
+        with torch.no_grad():
+            return copy.deepcopy(m).eval()(b)
+
+    def same(got: Any, expected: torch.Tensor) -> bool:
+        return judge_tensor(got, expected, "", dtype=expected.dtype, rtol=RTOL, atol=ATOL).ok
+
+    def batch_classes(args: tuple) -> list[InputClass]:
+        m, b, d = args
+        if b.shape[0] != 1:
+            return []
+        return [InputClass("batch-of-one", (m, b.repeat(2, 1), d),
+                           "Does a batch of one take another path (.squeeze(), a shape test)?")]
+
+    return Subject("predict", predict, (model, batch, device), ("model", "batch", "device"),
+                   reference, same, numbers_of,
+                   variations={1: lambda b: [b * 2 + 1]}, classes=batch_classes)
+
+
+def explain_prediction(verdict: Verdict, predict: Callable, model: nn.Module,
+                       batch: torch.Tensor, device: torch.device, got: Any) -> Verdict:
+    """Probe an unexplained wrong ``predict``. Answers that differ between two calls on copies
+    of the same model and batch, and agree with torch seeded alike, come from dropout, the
+    model's only random part: the forward ran in training mode, whatever mode it was left in
+    (``eval()`` called after the forward), so that is the contract's ``eval-missing``."""
+    if device.type == "meta" or verdict.ok or verdict.misconception not in (None, "raised"):
+        return verdict
+    probed = explain(verdict, subject(predict, model.train(), batch, device), got)
+    if probed.misconception != "probe.nondeterministic":
+        return probed
+    return dataclasses.replace(probed, misconception="eval-missing", message=(
+        f"{verdict.message.rstrip()} Two calls on copies of the same model and batch returned "
+        "different outputs, and equal ones with torch's generator seeded alike: dropout, the "
+        "model's only random part, was active during the forward, even though the model is in "
+        "eval mode after the call. Call model.eval() before the forward, not after it."))
+
+
+def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
+                  points: float = 1.0) -> CheckResult:
+    """``predict`` on the grading machine's device (``moved=False``: values against a CPU
+    reference) or across a real device change (``moved=True``).
+
+    Args:
+        predict: the student's function.
+        rng: a generator seeded with the grading seed.
+        moved: whether to move from the CPU to another device (CUDA, else meta).
+        points: what the check is worth.
+    """
+    seed = seed_of(rng)
+    verdict = PASS
+    device = changed_device() if moved else grading_device()
+    heard = 0
+    # the third model gets a batch of one row (an input class the contract allows), drawn
+    # last so that the first two stay those of earlier runs with the same seed
+    for i in range(3):
+        model, batch = draw_model(rng)
+        batch = batch[:1].clone() if i == 2 else batch
+        pristine = copy.deepcopy(model)  # as it arrived, for the probes
+        with torch.no_grad():
+            expected = copy.deepcopy(model).eval()(batch)
+        got, failure, packed, tf32 = run_predict(predict, model, batch, device)
+        verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
+        heard = max(heard, packed)
+        if not verdict.ok:
+            verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
+            break
+    name = "predict_after_move" if moved else "predict_values"
+    result = finish(QUESTION, name, verdict, seed=seed, points=points,
+                    passed_message=f"predict was right on {device}.")
+    return with_graph_advice(result, heard, device)
+
+
+def with_graph_advice(result: CheckResult, heard: int, device: torch.device) -> CheckResult:
+    """A passing ``result`` with the advice a recorded graph deserves, when the worker said
+    ``predict`` saved tensors for backward. Advice only: the count comes from the student's
+    process, so it may not decide points (a cell can make it say 0, or anything)."""
+    if not result.passed or heard <= 0:
+        return result
+    return dataclasses.replace(result, misconception="graph-recorded", message=(
+        f"{result.message} Advice, not scored: predict(model, batch, {device}) recorded a "
+        f"graph ({heard} tensors saved for backward, as your process reported): run the "
+        "forward inside `with torch.no_grad():`; detach() afterwards does not avoid the "
+        "recording."))
