@@ -36,13 +36,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import notebooks  # noqa: E402 - the tests' notebook helpers
-
 from autograder.harness import collecting  # noqa: E402
 from autograder.running.judge import cgroups, core, remote, uids, zygote, zygotes  # noqa: E402
-from autograder.running.judge.sandbox import Limits  # noqa: E402
 from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
 from autograder.running.judge.worker_client import WorkerClient  # noqa: E402
+from autograder.running.limits import Limits  # noqa: E402
 
 ASSIGNMENTS = ("autograd-exercises", "autograd-porting")
 LIMITS = Limits(call_timeout=30, submission_timeout=300)

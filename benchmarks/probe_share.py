@@ -26,10 +26,9 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
-    from notebooks import namespace, solution, with_answer  # noqa: E402 (the tests' helpers)
-
     from autograder.checks import all_checks
     from autograder.harness import run_check
+    from notebooks import namespace, solution, with_answer  # noqa: E402 (the tests' helpers)
 
     seeds = [int(s) for s in args.seeds.split(",")]
     wrong = named = 0

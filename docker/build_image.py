@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from autograder.running.runners import cuda_host, image_inputs  # noqa: E402
-from autograder.running.runners.docker_engine import (  # noqa: E402
-    CUDA_LABEL, IMAGES, engine, gpu_problem)
+from autograder.running.runners.docker_engine import CUDA_LABEL, IMAGES, engine, gpu_problem  # noqa: E402
 from autograder.running.runners.image_inputs import INPUTS_LABEL  # noqa: E402
+
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel  # noqa: E402
 

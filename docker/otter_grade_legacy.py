@@ -8,6 +8,7 @@ stock-otter baseline recipe, benchmarks/stock-otter/; tested with otter-grader 7
 Usage: python docker/otter_grade_legacy.py grade [otter grade args...]
 """
 import sys
+
 from python_on_whales import docker
 
 

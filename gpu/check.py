@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     skip_inits()  # otter's test files only: no pandas/nbconvert needed on the GPU machine
     from autograder.checks.porting.device import changed_device
     from autograder.running.judge.sandbox import gpu_devices
-    from autograder.running.limits import Limits, with_gpu
     from autograder.running.judge.tests_zip import load_tests
+    from autograder.running.limits import Limits, with_gpu
 
     cuda = torch.cuda.is_available()
     if not cuda and not args.allow_cpu:

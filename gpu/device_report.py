@@ -69,8 +69,8 @@ def worker(confinement: str, cuda: bool) -> dict:
     from autograder.running.judge import uids
     from autograder.running.judge.remote import RemoteNamespace
     from autograder.running.judge.sandbox import SandboxError
-    from autograder.running.limits import Limits, with_gpu
     from autograder.running.judge.worker_client import WorkerClient
+    from autograder.running.limits import Limits, with_gpu
 
     limits = Limits(confinement=confinement, cuda=cuda)
     limits = with_gpu(limits) if cuda else limits

@@ -15,8 +15,14 @@ import torch.nn.functional as F
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import (device, device_predict, gradcheck, logreg, microbatch,
-                                       selfcheck)
+from autograder.checks.porting import (
+    device,
+    device_predict,
+    gradcheck,
+    logreg,
+    microbatch,
+    selfcheck,
+)
 
 FAST = settings(deadline=None, max_examples=20)
 seeds = st.integers(0, 2**32 - 1)

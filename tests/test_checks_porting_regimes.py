@@ -13,8 +13,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import (device, logreg_regimes, microbatch, recording,
-                                       selfcheck)
+from autograder.checks.porting import device, logreg_regimes, microbatch, recording, selfcheck
 from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)

@@ -27,8 +27,8 @@ import pytest
 
 from autograder.running.judge import cgroups, sandbox, uids, zygotes
 from autograder.running.judge.core import judge
-from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
+from autograder.running.limits import Limits
 from conftest import need
 from notebooks import ROOT, template
 from test_docker import SEED
@@ -333,9 +333,9 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
     """If the judge container cannot empty the workers' bounding set (no SETPCAP), is every
     submission a grader error that says so, and no student code run?"""
     from autograder.running.runners import docker_fork as fork_runner
+    from autograder.running.runners.base import Setup
     from autograder.running.runners.docker_engine import engine
     from autograder.running.runners.docker_fork import ForkRunner, JudgeContainer
-    from autograder.running.runners.base import Setup
     from autograder.running.submissions import find
 
     monkeypatch.setattr(fork_runner, "SERVICE_CAPABILITIES",

@@ -31,9 +31,9 @@ from autograder.running.container_protocol import RESULT_MARKER
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
 from autograder.running.judge.remote import RemoteNamespace
-from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
 from autograder.running.judge.worker_client import WorkerClient, cuda_mismatch
+from autograder.running.limits import Limits
 from notebooks import ROOT
 
 sys.path.insert(0, str(ROOT / "gpu"))

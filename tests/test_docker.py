@@ -48,8 +48,8 @@ def grade(folder: Path, out: Path, runner: str, *extra: str, build: Path | None 
 
 def setup(assignment: str, zip_path: Path):
     """What a runner of ``assignment`` is made from (``zip_path``: conftest's ``zips``)."""
-    from autograder.running.runners.base import Setup
     from autograder.running.limits import Limits
+    from autograder.running.runners.base import Setup
 
     return Setup(zip_path, assignment, SEED, Limits())
 
@@ -95,7 +95,8 @@ def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     """When the engine will not run the judge container (e.g. rootless Docker: no SYS_ADMIN),
     does auto grade with the judge in each container instead, saying so, and does an explicit
     --runner docker-fork stop with the reason?"""
-    from autograder.running.runners import docker_fork as fork_runner, registry
+    from autograder.running.runners import docker_fork as fork_runner
+    from autograder.running.runners import registry
 
     need(image_problem())
 
@@ -172,8 +173,8 @@ def test_judge_service_answers_a_bad_job_with_a_grader_error(job, said):
 
 def test_container_cannot_award_more_than_the_zip():
     """Is a result document from a container clamped to the zip's questions and points?"""
-    from autograder.running.runners.docker import DockerRunner
     from autograder.running.resultdoc import DocumentError, Question, ResultDoc
+    from autograder.running.runners.docker import DockerRunner
 
     runner = DockerRunner.__new__(DockerRunner)
     runner.questions = {"q1": 2.0}
@@ -388,8 +389,8 @@ def test_stock_otter_grade_with_the_gradescope_zip_on_the_image(zips, tmp_path):
 def test_spare_containers_are_used_then_removed(zips, tmp_path):
     """With spares (more cores than jobs), is each submission graded in a container started
     ahead of need, and is no container left once the runner is closed?"""
-    from autograder.running.runners.docker_engine import engine
     from autograder.running.runners.docker import DockerRunner
+    from autograder.running.runners.docker_engine import engine
 
     assignment = "autograd-exercises"
     subs = two_samples(tmp_path, assignment)
@@ -613,8 +614,7 @@ def test_containers_of_a_killed_grader_are_removed_by_the_next_one():
     runner starts, and those of a running grader or another host left alone?"""
     import socket
 
-    from autograder.running.runners.docker_engine import (IMAGES, OWNER_LABEL, engine,
-                                                  remove_orphans)
+    from autograder.running.runners.docker_engine import IMAGES, OWNER_LABEL, engine, remove_orphans
 
     client = engine()
     gone = subprocess.Popen(["true"])

@@ -138,7 +138,6 @@ def plain_base_image(gradescope, tmp_path_factory):
     """bookworm-slim after the zip's setup.sh ran in it (committed as an image; removed at the
     end), with the indexes standing in for PyPI and PyTorch's index."""
     import docker
-
     from autograder.running.runners.docker_engine import IMAGE_REPOSITORY, engine
 
     client = engine(timeout=1800)  # committing the ~1.3 GB layer takes minutes on a busy host

@@ -33,11 +33,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.running import results, submissions
-from autograder.running.outputs import cells as csv_cells, final_grades
-from autograder.running.names import printable
-from autograder.running.names import raw, text as shown
-from autograder.running.resultdoc import (KIND, SCHEMA_VERSION, Graded, Notebook, Question,
-                                          ResultDoc)
+from autograder.running.names import printable, raw
+from autograder.running.names import text as shown
+from autograder.running.outputs import cells as csv_cells
+from autograder.running.outputs import final_grades
+from autograder.running.resultdoc import KIND, SCHEMA_VERSION, Graded, Notebook, Question, ResultDoc
 from autograder.running.submissions import find, vet
 from notebooks import ROOT
 from points import EXERCISES

@@ -23,8 +23,8 @@ import nbformat
 import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS
-from notebooks import ROOT
 from conftest import engine_problem, image_problem, need
+from notebooks import ROOT
 
 sys.path.insert(0, str(ROOT / "docker"))
 import torch_wheel

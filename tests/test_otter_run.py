@@ -24,10 +24,18 @@ import pytest
 from autograder.authoring.layout import ASSIGNMENTS
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
-from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
-from notebooks import (ROOT, Variant, otter_run, question_output, question_scores, solution,
-                       variants, with_answer)
+from autograder.running.limits import Limits
+from notebooks import (
+    ROOT,
+    Variant,
+    otter_run,
+    question_output,
+    question_scores,
+    solution,
+    variants,
+    with_answer,
+)
 
 pytestmark = pytest.mark.slow
 SEED = 11

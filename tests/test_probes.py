@@ -228,8 +228,8 @@ def test_sealed_judge_gives_the_same_diagnosis(variant, exercises_zip, tmp_path)
 
     from autograder.running.judge import uids
     from autograder.running.judge.core import judge
-    from autograder.running.limits import Limits
     from autograder.running.judge.tests_zip import load_tests
+    from autograder.running.limits import Limits
 
     path = tmp_path / "variant.ipynb"
     nbformat.write(with_answer(solution(variant.assignment), variant.question, variant.source),

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import browser
 from notebooks import same_up_to_float32
 

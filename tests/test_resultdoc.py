@@ -12,10 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from autograder.running.resultdoc import (GRADED, GRADER_ERROR, KIND, REJECTED, SCHEMA_VERSION,
-                                          TIMED_OUT, TIMED_OUT_ROW, WORKER_RESTARTS,
-                                          CheckRecord, DocumentError, Question, ResultDoc,
-                                          Status)
+from autograder.running.resultdoc import (
+    GRADED,
+    GRADER_ERROR,
+    KIND,
+    REJECTED,
+    SCHEMA_VERSION,
+    TIMED_OUT,
+    TIMED_OUT_ROW,
+    WORKER_RESTARTS,
+    CheckRecord,
+    DocumentError,
+    Question,
+    ResultDoc,
+    Status,
+)
 from notebooks import ROOT
 from points import EXERCISES
 

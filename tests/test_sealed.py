@@ -15,8 +15,8 @@ import pytest
 from autograder.authoring.layout import ASSIGNMENTS
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
-from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
+from autograder.running.limits import Limits
 from notebooks import ROOT, solution, variants, with_answer
 
 pytestmark = pytest.mark.slow

@@ -126,8 +126,8 @@ def test_sealed_worker_runs_under_the_filter(zips, tmp_path):
     """Does a notebook graded by the local sealed runner meet the filter (and still score)?"""
     from autograder.running.judge import uids
     from autograder.running.judge.core import judge
-    from autograder.running.limits import Limits
     from autograder.running.judge.tests_zip import load_tests
+    from autograder.running.limits import Limits
 
     assignment = "autograd-exercises"
     nb = template(assignment)

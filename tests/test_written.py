@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.authoring import written as questions
 from autograder.reporting.written import pages, scores

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import browser
 from points import EXERCISES, written_points
 

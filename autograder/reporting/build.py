@@ -7,7 +7,8 @@ from pathlib import Path
 from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
-from . import class_report, exports, feedback_files, written as by_hand
+from . import class_report, exports, feedback_files
+from . import written as by_hand
 from .redaction import DETAIL
 
 

@@ -22,11 +22,12 @@ from urllib.parse import quote
 
 from ..running.files import write_atomic
 from ..running.names import printable, relative
-from ..running.outputs import final_grades, timings as run_timings
+from ..running.outputs import final_grades
+from ..running.outputs import timings as run_timings
 from ..running.outputs.final_grades import Grades
 from ..running.outputs.roster import read_absent
-from . import plots
 from ..running.resultdoc import COMPLETED, CheckRecord, ResultDoc, Status
+from . import plots
 from .documents import iter_results, stem
 from .templating import environment
 

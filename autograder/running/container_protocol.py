@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 
-from .results import MAX_DOCUMENT_BYTES, capped
 from .resultdoc import ResultDoc
+from .results import MAX_DOCUMENT_BYTES, capped
 
 #: What starts the judge's answer line; the worker's output is a pipe to the judge, so student
 #: code cannot print it.

@@ -33,8 +33,8 @@ import torch
 from torch import nn
 
 from . import wire
-from .cells import prepare
 from .arrangements import arranged, no_judge
+from .cells import prepare
 
 CELL_FILE = "<cell {}>"
 

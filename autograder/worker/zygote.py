@@ -33,8 +33,14 @@ import signal
 import socket
 import sys
 
-from .confine import (Libc, drop_privileges, join_container, private_namespaces,
-                      reach_imports, verify_joined)
+from .confine import (
+    Libc,
+    drop_privileges,
+    join_container,
+    private_namespaces,
+    reach_imports,
+    verify_joined,
+)
 
 MAX_MESSAGE = 1 << 16
 REQUESTS_FD, REPLIES_FD, PIDFD_FD = 3, 4, 5

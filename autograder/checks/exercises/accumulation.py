@@ -10,8 +10,8 @@ import torch
 from ..calling import call
 from ..closeness import close_lists, is_float, max_abs_error
 from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
-from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..probes import InputClass, Subject, explain, numbers_of
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 
 QUESTION = "q1_accumulation"

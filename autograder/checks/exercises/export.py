@@ -14,9 +14,9 @@ import torch
 
 from ..calling import call
 from ..describing import describe, plain
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..probes import InputClass, Subject, explain, numbers_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, short
 
 QUESTION = "q5_numpy"

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..calling import call
 from ..describing import error_text, expected_text, fmt, plain
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..probes import InputClass, Subject, explain, numbers_of
 from .common import first_match, float_pair_problem, pair_close, renamed
 
 QUESTION = "q3_multipath"

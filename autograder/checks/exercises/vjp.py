@@ -13,9 +13,10 @@ import torch
 
 from ..calling import call
 from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance_text
+from ..probes import InputClass, Subject, changes, explain, numbers_of
+from ..probes import snapshot as probe_snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot as probe_snapshot
 from .common import array_error, arrays_close, dtype_name, first_match, short
 
 QUESTION = "q4_vjp"

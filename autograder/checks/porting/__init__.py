@@ -5,8 +5,16 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import (device, device_predict, gradcheck, logreg, logreg_regimes, microbatch,
-               recording, selfcheck)
+from . import (
+               device,
+               device_predict,
+               gradcheck,
+               logreg,
+               logreg_regimes,
+               microbatch,
+               recording,
+               selfcheck,
+)
 
 ASSIGNMENT = "autograd-porting"
 

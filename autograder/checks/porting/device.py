@@ -21,11 +21,11 @@ import torch
 import torch.nn as nn
 
 from ..calling import call
-from ..describing import describe, fmt, plain
 from ..context import call_context
+from ..describing import describe, fmt, plain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .device_probes import explain_pick, explain_optimizer
+from .device_probes import explain_optimizer, explain_pick
 
 QUESTION = "q4_device"
 

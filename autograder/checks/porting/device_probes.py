@@ -22,7 +22,6 @@ from itertools import permutations
 from typing import Any, Callable
 
 import torch
-
 from torch import nn
 
 from ..calling import call

@@ -21,8 +21,18 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named
-from .logreg import (ATOL, QUESTION, RTOL, call_train_logreg, draw_problem, judge_grads,
-                     judge_losses, judge_params, reference_grads, reference_run)
+from .logreg import (
+    ATOL,
+    QUESTION,
+    RTOL,
+    call_train_logreg,
+    draw_problem,
+    judge_grads,
+    judge_losses,
+    judge_params,
+    reference_grads,
+    reference_run,
+)
 
 #: The regimes, drawn in this order.
 REGIMES = ("one-step", "separable", "unscaled")

@@ -8,10 +8,10 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..result import PASS, CheckResult, Evidence, Verdict, finish
-from ..seeding import seed_of
 from ..describing import describe
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 
 QUESTION = "q2_microbatch"

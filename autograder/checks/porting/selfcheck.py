@@ -20,13 +20,13 @@ import numpy as np
 import torch
 
 from ...worker import arrangements
+from ...worker.arrangements import STAND_IN_BACKWARD
 from ..calling import call_observed
-from ..describing import describe, plain
 from ..context import call_context
+from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, side_effects
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from ...worker.arrangements import STAND_IN_BACKWARD
 from .common import name_raised
 from .gradcheck import QUESTION, draw_x
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..describing import describe, expected_text
-from .subject import (Diagnosis, StopProbing, Subject, numbers_close, recorded_call,
-                      shown_args)
+from .subject import Diagnosis, StopProbing, Subject, numbers_close, recorded_call, shown_args
 
 
 def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:

@@ -12,8 +12,7 @@ from torch import nn
 from ..calling import call
 from ..describing import describe
 from .side_effects import changes, snapshot
-from .subject import (PROBE_SEED, Diagnosis, StopProbing, Subject, fresh, recorded_call,
-                      shown_args)
+from .subject import PROBE_SEED, Diagnosis, StopProbing, Subject, fresh, recorded_call, shown_args
 
 
 def repeat(subject: Subject) -> Diagnosis | None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers as answers
-from ...running.outputs import final_grades, grading_json, written_questions as questions
+from ...running.outputs import final_grades, grading_json
+from ...running.outputs import written_questions as questions
 from ...running.outputs.final_grades import Grades, assignment_dirs
 from ...running.resultdoc import ResultDoc
 from ..documents import iter_results

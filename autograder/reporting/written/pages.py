@@ -24,10 +24,10 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from ...running.files import write_atomic
-from ..templating import TEMPLATES, environment
 from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers
+from ...running.files import write_atomic
+from ..templating import TEMPLATES, environment
 
 SCRIPT = TEMPLATES / "written_page.js"
 

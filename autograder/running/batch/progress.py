@@ -63,8 +63,13 @@ class RichDisplay(Display):
     @contextmanager
     def group(self, assignment: str, total: int,
               in_flight: Callable[[], int] | None = None) -> Iterator[Callable[[str], None]]:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), InFlightEta(in_flight or (lambda: 0)),

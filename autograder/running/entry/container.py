@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
+from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 from ..resultdoc import ResultDoc
 from .startup import skip_inits
-from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -34,8 +34,8 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
     (confinement ``"join"``, the judge service), held by ``join_pidfd``."""
     from ..judge.core import judge
-    from ..limits import Limits
     from ..judge.tests_zip import load_tests
+    from ..limits import Limits
 
     if job.get("require_cuda"):
         import torch

@@ -111,8 +111,8 @@ def grade(root: Path, seed: int | None = None) -> "ResultDoc":
     assignment, zip_path, wanted = question(root)
     sub = notebook(root, assignment)  # before torch is imported: a bad file is told at once
     from ..judge.core import judge
-    from ..limits import Limits
     from ..judge.tests_zip import load_tests
+    from ..limits import Limits
     from ..submissions import read_notebook_bytes
     from .run_autograder import STUDENT_UID
 

@@ -29,9 +29,9 @@ import sys
 import traceback
 from pathlib import Path
 
+from ..judge.uids import CONTAINER_UIDS
 from ..names import text
 from ..resultdoc import ResultDoc, TestOutcome
-from ..judge.uids import CONTAINER_UIDS
 
 ROOT = Path("/autograder")
 #: Gradescope's record of the submission (its id, time, earlier submissions), beside source/.
@@ -119,8 +119,8 @@ def grade(root: Path, seed: int | None = None) -> ResultDoc:
     """Grade the one notebook under ``root/submission`` with ``seed`` (None: this attempt's,
     ``seed_for``); return our result document."""
     from ..judge.core import judge
-    from ..limits import Limits
     from ..judge.tests_zip import load_test_folder
+    from ..limits import Limits
     from ..submissions import read_notebook_bytes
 
     notebook = submitted_notebook(root)

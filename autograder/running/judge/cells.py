@@ -16,7 +16,6 @@ from ..resultdoc import CellReport
 from ..submissions import read_notebook_bytes
 from .reports import worker_text
 
-
 #: Sources longer than this are named by their first line only (never parsed).
 MAX_PARSED_SOURCE = 200_000
 

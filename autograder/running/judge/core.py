@@ -19,11 +19,20 @@ from typing import Any
 from ...checks.calling import RemoteError, WorkerLost, exception_summary
 from ...checks.describing import student_texts
 from ...harness import GraderFault, collecting
+from ..limits import Limits
+from ..resultdoc import (
+    GRADED,
+    STOPPED,
+    TIMED_OUT,
+    WORKER_RESTARTS,
+    CheckRecord,
+    Notebook,
+    Question,
+    ResultDoc,
+    TestOutcome,
+)
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace
-from ..resultdoc import (GRADED, STOPPED, TIMED_OUT, WORKER_RESTARTS, CheckRecord, Notebook,
-                         Question, ResultDoc, TestOutcome)
-from ..limits import Limits
 from .sandbox import SandboxError
 from .worker_client import WorkerClient, submission_cut
 

@@ -38,9 +38,21 @@ from pathlib import Path
 
 import autograder
 
-from ...worker.confine import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MNT_DETACH,
-                              MS_BIND, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC,
-                              MS_REMOUNT, Libc)
+from ...worker.confine import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWUTS,
+    MNT_DETACH,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    Libc,
+)
 
 CONTAINER_WORKER_DIR = "/opt/agworker"
 # The environment of the zygote and so of every worker.

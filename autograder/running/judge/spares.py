@@ -15,8 +15,8 @@ import contextlib
 import threading
 from typing import Iterator
 
-from . import uids
 from ..limits import Limits
+from . import uids
 from .worker_client import WorkerClient
 
 

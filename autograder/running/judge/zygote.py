@@ -22,8 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-from . import sandbox
 from ..limits import Limits
+from . import sandbox
 from .sandbox import SandboxError
 
 START_TIMEOUT = 180.0  # a cold import of torch on a loaded machine, with margin

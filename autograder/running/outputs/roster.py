@@ -15,7 +15,6 @@ from ..files import write_atomic
 from .cells import csv_text, from_spreadsheet
 from .unplaced import SHOWN
 
-
 COLUMNS = ("file", "student_id")
 
 

@@ -25,8 +25,7 @@ from ..files import write_atomic
 from ..names import relative
 from ..results import MAX_STATUS, capped, result_path
 from .parts import Notebook, Question
-from .status import (COMPLETED, GRADED, GRADER_ERROR, REJECTED, TIMED_OUT_ROW, Graded,
-                     Status)
+from .status import COMPLETED, GRADED, GRADER_ERROR, REJECTED, TIMED_OUT_ROW, Graded, Status
 
 #: Bump on an incompatible change; a document of another version is refused, not guessed at.
 #: 2: every writer goes through ``ResultDoc`` (version 1 documents of grader errors had none).

@@ -12,8 +12,8 @@ import abc
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..resultdoc import ResultDoc
 from ..limits import Limits
+from ..resultdoc import ResultDoc
 from ..submissions import Submission
 
 

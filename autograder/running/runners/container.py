@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
+from ..container_protocol import ContainerError
 from ..judge import uids
 from ..resultdoc import ResultDoc
-from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, read_notebook_bytes, seed_of
-from ..container_protocol import ContainerError
+from .base import Runner, Setup, WholeNotebooks
 from .docker_engine import ContainerLimits, engine, remove_orphans
 from .in_flight import Abandoned, InFlight, kill
 

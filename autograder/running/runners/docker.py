@@ -24,12 +24,18 @@ import socket
 import sys
 
 from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
-from .container import ContainerRunner
-from .docker_engine import (CAPABILITIES, IMAGES, ContainerLimits, box_config, owner_label,
-                            warm_gpu_image)
-from .base import Setup
 from ..limits import Limits
 from ..submissions import Submission
+from .base import Setup
+from .container import ContainerRunner
+from .docker_engine import (
+    CAPABILITIES,
+    IMAGES,
+    ContainerLimits,
+    box_config,
+    owner_label,
+    warm_gpu_image,
+)
 
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.container"]
 

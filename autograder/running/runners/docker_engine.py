@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from ..container_protocol import ContainerError
 from ..limits import Limits
 
-
 # AUTOGRADER_IMAGE names the image repository (a course's registry, or one checkout's own
 # images beside another's on a shared engine); the variant is the tag.
 IMAGE_REPOSITORY = os.environ.get("AUTOGRADER_IMAGE", "autograder-grader")

@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 
 from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
-from .container import ContainerRunner
-from .docker_engine import CAPABILITIES, ContainerLimits, box_config, owner_label
-from .base import Setup
 from ..limits import Limits
 from ..submissions import Submission
+from .base import Setup
+from .container import ContainerRunner
+from .docker_engine import CAPABILITIES, ContainerLimits, box_config, owner_label
 
 
 class ForkRunner(ContainerRunner):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ...checks.seeding import SEED_VARIABLE
 from ..resultdoc import TIMED_OUT, Question, ResultDoc, TestOutcome
-from .base import Runner, Setup, WholeNotebooks
 from ..submissions import Submission, seed_of
+from .base import Runner, Setup, WholeNotebooks
 
 
 def grade(notebook: Path, name: str, zip_path: Path, *, assignment: str, seed: int,

@@ -10,11 +10,11 @@ from typing import Iterator
 
 from ..judge import uids
 from ..judge.core import judge
-from ..resultdoc import ResultDoc
-from .base import Setup
 from ..judge.sandbox import SandboxError
-from .sealed import SealedRunner
+from ..resultdoc import ResultDoc
 from ..submissions import Submission
+from .base import Setup
+from .sealed import SealedRunner
 
 #: Writable places every uid can reach, emptied of a uid's files around each submission.
 SHARED_SCRATCH = ("/tmp", "/dev/shm", "/student")

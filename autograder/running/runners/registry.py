@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from .base import Runner, Setup
 from ..judge.sandbox import gpu_devices
 from ..limits import Limits, with_gpu
+from .base import Runner, Setup
 
 AUTO = "auto"
 
@@ -95,8 +95,8 @@ def _pod(setup: Setup) -> Runner:
 
 def _docker(gpu: bool) -> Callable[[Setup], Runner]:
     def make(setup: Setup) -> Runner:
-        from .docker_engine import IMAGES, ContainerLimits, cuda_on_cpu
         from .docker import DockerRunner
+        from .docker_engine import IMAGES, ContainerLimits, cuda_on_cpu
 
         # containers started ahead of need use cores the running ones do not: with a job per
         # core (the default) they only compete (measured: 28.6 s without, 30.8 s with, for

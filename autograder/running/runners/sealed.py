@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 
 from ..judge.core import abandon, grading_limits, judge
-from ..resultdoc import ResultDoc
-from .base import Runner, Setup
 from ..judge.sandbox import SandboxError
 from ..judge.spares import Spares
-from ..submissions import Submission, seed_of
 from ..judge.tests_zip import load_tests, points_per_question
+from ..resultdoc import ResultDoc
+from ..submissions import Submission, seed_of
+from .base import Runner, Setup
 
 
 class SealedRunner(Runner):

@@ -17,12 +17,36 @@ Standard library only; it runs in the jail, beside the worker's code.
 """
 
 from .import_paths import blocked_for_others, reach_imports
-from .libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MNT_DETACH, MS_BIND,
-                   MS_MOVE, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT,
-                   PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, ConfinementError, Libc)
-from .namespaces import (JOINED_NAMESPACES, PRIVATE_NAMESPACES, cgroup_mounts, check_pidfd,
-                         join_container, mounts_under, namespace_inodes, private_namespaces,
-                         verify_joined)
+from .libc import (
+                   CLONE_NEWIPC,
+                   CLONE_NEWNET,
+                   CLONE_NEWNS,
+                   CLONE_NEWUTS,
+                   MNT_DETACH,
+                   MS_BIND,
+                   MS_MOVE,
+                   MS_NODEV,
+                   MS_NOSUID,
+                   MS_PRIVATE,
+                   MS_RDONLY,
+                   MS_REC,
+                   MS_REMOUNT,
+                   PR_CAPBSET_DROP,
+                   PR_SET_NO_NEW_PRIVS,
+                   ConfinementError,
+                   Libc,
+)
+from .namespaces import (
+                   JOINED_NAMESPACES,
+                   PRIVATE_NAMESPACES,
+                   cgroup_mounts,
+                   check_pidfd,
+                   join_container,
+                   mounts_under,
+                   namespace_inodes,
+                   private_namespaces,
+                   verify_joined,
+)
 from .privileges import CAPABILITY_SETS, drop_privileges, process_status, set_limits, verify
 
 __all__ = [

@@ -11,10 +11,22 @@ from __future__ import annotations
 import os
 import signal
 
-from .libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUTS, MS_BIND, MS_MOVE,
-                   MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT,
-                   ConfinementError, Libc)
-
+from .libc import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWUTS,
+    MS_BIND,
+    MS_MOVE,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    ConfinementError,
+    Libc,
+)
 
 # joined in this order; mnt last (it changes what /proc and /sys/fs/cgroup are)
 JOINED_NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")

@@ -14,7 +14,6 @@ import resource
 from .. import seccomp
 from .libc import ConfinementError, Libc
 
-
 CAPABILITY_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")  # /proc/PID/status
 
 

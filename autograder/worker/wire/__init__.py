@@ -14,11 +14,33 @@ they share, ``fields``); its public names are all here: ``wire.encode``, ``wire.
 from .decoding import OPTIMIZERS, Opaque, decode, decode_optimizer
 from .decoding_arrays import decode_ndarray, decode_tensor
 from .decoding_modules import decode_module
-from .encoding import (dtype_name, encode, encode_module, encode_ndarray, encode_optimizer,
-                       encode_tensor)
-from .limits import (BUDGET_BYTES, BUDGET_ELEMENTS, BUDGET_ITEMS, BUDGET_TEXT, DTYPES, LAYERS,
-                     MAX_DEPTH, MAX_DIMS, MAX_ELEMENTS, MAX_ITEMS, MAX_LAYERS, MAX_TEXT,
-                     NP_DTYPES, RECORDING_MARK, Budget, RecordingMark, WireError)
+from .encoding import (
+                       dtype_name,
+                       encode,
+                       encode_module,
+                       encode_ndarray,
+                       encode_optimizer,
+                       encode_tensor,
+)
+from .limits import (
+                       BUDGET_BYTES,
+                       BUDGET_ELEMENTS,
+                       BUDGET_ITEMS,
+                       BUDGET_TEXT,
+                       DTYPES,
+                       LAYERS,
+                       MAX_DEPTH,
+                       MAX_DIMS,
+                       MAX_ELEMENTS,
+                       MAX_ITEMS,
+                       MAX_LAYERS,
+                       MAX_TEXT,
+                       NP_DTYPES,
+                       RECORDING_MARK,
+                       Budget,
+                       RecordingMark,
+                       WireError,
+)
 
 __all__ = [
     "BUDGET_BYTES", "BUDGET_ELEMENTS", "BUDGET_ITEMS", "BUDGET_TEXT", "DTYPES", "LAYERS",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-
 MAX_ELEMENTS = 1_000_000  # per tensor/array; a larger value is refused, not truncated
 MAX_ITEMS = 100_000  # per list/tuple/dict
 MAX_TEXT = 10_000  # characters of a str or repr
