@@ -20,8 +20,8 @@ import pytest
 
 from autograder.checks.seeding import submission_seed
 from autograder.reporting import class_report
-from autograder.reporting.documents import load_results
 from autograder.running.batch.progress import RichDisplay, eta_text, summary_lines
+from autograder.running.outputs.results import iter_results
 from autograder.running.outputs.roster import identity
 from conftest import need, root_problem
 from notebooks import solution, with_answer
@@ -134,7 +134,7 @@ def _answer(nb, question: str) -> str:
 
 def _docs(out: Path) -> dict[str, dict]:
     """The documents as written (JSON), by file."""
-    return {d.file: d.to_dict() for d in load_results(out / A)}
+    return {d.file: d.to_dict() for d in iter_results(out / A)}
 
 
 def _hidden_inputs(doc: dict) -> list:
@@ -169,7 +169,7 @@ def test_do_two_copies_draw_their_own_inputs_and_a_regrade_the_same(batch, tmp_p
 @pytest.mark.xdist_group("class")
 def test_does_the_report_count_only_named_misconceptions(batch):
     _, out = batch
-    docs = [class_report.slim(d) for d in load_results(out / A)]
+    docs = [class_report.slim(d) for d in iter_results(out / A)]
     untouched = [d for d in docs if d.file == "untouched.ipynb"]
     assert class_report.other_failures(untouched), "the template's failures have rows of their own"
     assert class_report.misconceptions(untouched) == []
@@ -195,7 +195,7 @@ def test_does_feedback_give_the_real_cause_of_a_lost_definition(batch):
 @pytest.mark.xdist_group("class")
 def test_does_one_unnamed_mistake_make_one_group_of_three(batch):
     _, out = batch
-    groups = class_report.unnamed([class_report.slim(d) for d in load_results(out / A)])
+    groups = class_report.unnamed([class_report.slim(d) for d in iter_results(out / A)])
     same = [g for g in groups if any(f.startswith("unnamed-") for f in g["files"])]
     assert same, groups
     top = same[0]

@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from autograder.checks.seeding import submission_seed
 from autograder.reporting import exports, feedback_files
-from autograder.reporting.documents import iter_results
 from autograder.running.batch.shards import listing_digest, shard_of
 from autograder.running.names import NAME_MAX, fit, name_bytes, out_path, raw, relative, text
 from autograder.running.outputs.final_grades import Grades
 from autograder.running.outputs.final_grades import read as read_grades
+from autograder.running.outputs.results import iter_results
 from autograder.running.resultdoc import ResultDoc
 from autograder.running.submissions import find
 from notebooks import ROOT, grade_rows

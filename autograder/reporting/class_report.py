@@ -25,10 +25,10 @@ from ..running.names import printable, relative
 from ..running.outputs import final_grades
 from ..running.outputs import timings as run_timings
 from ..running.outputs.final_grades import Grades
+from ..running.outputs.results import iter_results, stem
 from ..running.outputs.roster import read_absent
 from ..running.resultdoc import COMPLETED, CheckRecord, ResultDoc, Status
 from . import plots
-from .documents import iter_results, stem
 from .templating import environment
 
 #: Failure kinds that are not misconceptions, each counted in a row of its own: the check's

@@ -11,8 +11,8 @@ from ..running.files import write_atomic
 from ..running.names import folded
 from ..running.outputs.cells import safe_row
 from ..running.outputs.final_grades import Grades
+from ..running.outputs.results import iter_results, stem
 from ..running.outputs.roster import roster_id
-from .documents import iter_results, stem
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..running.batch.stale import remove_empty, strays
 from ..running.files import write_atomic
 from ..running.names import out_path
-from .documents import iter_results, stem
+from ..running.outputs.results import iter_results, stem
 from .feedback import build, render_html, render_markdown, with_written
 
 #: The most one feedback file may take; over it, the notebook's cell errors are left out.

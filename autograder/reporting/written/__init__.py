@@ -14,8 +14,8 @@ from ...running.batch import written_answers as answers
 from ...running.outputs import final_grades, grading_json
 from ...running.outputs import written_questions as questions
 from ...running.outputs.final_grades import Grades, assignment_dirs
+from ...running.outputs.results import iter_results
 from ...running.resultdoc import ResultDoc
-from ..documents import iter_results
 from . import pages, scores
 
 

@@ -1,18 +1,12 @@
-"""Reading the result documents a grading run left in ``OUT/<assignment>/results/`` (the
-other files of a run are read where they are written: ``running.outputs``)."""
+"""``OUT/<assignment>/results/``: one result document per submission, written by the batch
+(``ResultDoc.write`` at ``running.results.result_path``) and read back here, one at a time."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterator
 
-from ..running.resultdoc import ResultDoc
-
-
-def load_results(folder: Path) -> list[ResultDoc]:
-    """The result documents under ``folder/results``, sorted by file name (``iter_results``
-    in a list: only for callers that need them all at once)."""
-    return list(iter_results(folder))
+from ..resultdoc import ResultDoc
 
 
 def iter_results(folder: Path) -> Iterator[ResultDoc]:
