@@ -266,7 +266,7 @@ def _reference_seconds(doc: dict) -> float:
 
 
 def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp_path):
-    """A CPU-bound reference notebook timed alone, then beside a submission that runs 60
+    """A CPU-bound reference notebook timed alone, then (twice) beside a submission that runs 60
     busy processes, with the kernel's autogroups off: is it at most 2x slower (a ratio of
     the two runs, not a time)? Each worker's CPU group (equal weight, one core) bounds the
     hog; without one the reference would get about 1/61 of the CPU here."""
@@ -285,7 +285,12 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
                 time.sleep(0.5)
             assert len(_hog_group()[1]) >= 61, "the hog did not start its 60 processes"
             time.sleep(1.0)  # let the hog's processes spread over every CPU
-            beside = _reference_seconds(sealed(reference, zip_path, limits))
+            # the faster of two runs beside the hog: a burst of the machine's other load (the
+            # suite's other worker, another grading job) lands on one run, not on both; a
+            # worker without its own CPU group is slow in every run (ratio 3.26 with one
+            # group for all workers, docs/confinement.md)
+            beside = min(_reference_seconds(sealed(reference, zip_path, limits))
+                         for _ in range(2))
             still_hogging = len(_hog_group()[1]) >= 61
         finally:
             _stop_hog()
