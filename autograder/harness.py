@@ -10,7 +10,7 @@ A hidden test in a master notebook is one line::
 with the grading seed and raises ``AssertionError(message)`` when it fails, which is what
 otter's exception-based tests count as a failure. The sealed judge gives the seed explicitly
 (``collecting``); under stock ``otter run`` (runner ``otter``) it comes from the environment
-(``seeding.seed_from``): a grading run is reproduced with ``AUTOGRADER_SEED=<seed>``.
+(``seed_env.seed_from``): a grading run is reproduced with ``AUTOGRADER_SEED=<seed>``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from typing import Any, Iterator
 from .checks import find
 from .checks.calling import RemoteError, WorkerLost
 from .checks.result import GRADER, CheckResult
-from .checks.seeding import generator, seed_from
+from .checks.seeding import generator
+from .seed_env import seed_from
 
 _run_seed: int | None = None
 

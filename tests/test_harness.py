@@ -28,7 +28,7 @@ def test_same_seed_same_result():
 def test_is_autograder_seed_read_one_way_everywhere():
     """Does every entry point read ``AUTOGRADER_SEED`` by the one rule (spaces around an integer
     allowed; empty is unset; anything else one line naming the variable)?"""
-    from autograder.checks.seeding import seed_from
+    from autograder.seed_env import seed_from
 
     assert [seed_from(env) for env in ({"AUTOGRADER_SEED": "17"}, {"AUTOGRADER_SEED": " 0 "},
                                        {"AUTOGRADER_SEED": ""}, {})] == [17, 0, None, None]

@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping
 
 import numpy as np
-
-#: The environment variable that reproduces a grade: the seed to draw the hidden inputs from.
-SEED_VARIABLE = "AUTOGRADER_SEED"
 
 
 def generator(seed: int) -> np.random.Generator:
     """The generator a check draws its inputs from; same seed, same inputs."""
     return np.random.default_rng(seed)
-
-
-def seed_from(env: Mapping[str, str]) -> int | None:
-    """The seed ``env`` sets (``AUTOGRADER_SEED``), or ``None`` when it sets none; the one
-    reading of that variable (the command line's entry points pass ``os.environ``).
-
-    Raises:
-        ValueError: one line, when it is set to something other than an integer.
-    """
-    text = env.get(SEED_VARIABLE, "").strip()
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{SEED_VARIABLE} must be an integer, got {text!r}") from None
 
 
 def seed_of(rng: np.random.Generator) -> int | None:

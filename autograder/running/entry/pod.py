@@ -69,7 +69,7 @@ def settings(env: dict[str, str]) -> Options:
     """The batch's options from ``env`` (the shard, seed, folders, jobs and limits; the
     ``pod`` runner); ``PodError`` naming the variable."""
     from ...authoring.layout import Layout
-    from ...checks.seeding import seed_from
+    from ...seed_env import seed_from
     from ..batch.options import Options
     from ..batch.shards import Shard
 

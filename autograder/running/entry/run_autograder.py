@@ -16,7 +16,7 @@ The judge runs here as root; the notebook's code runs in a worker as a sandbox u
 range ``uids.CONTAINER_UIDS``; ``sandbox`` mode ``"container"``). Before that, the source,
 submission and results folders are made root-only, so the notebook can neither read the tests
 nor write a result. The seed comes from ``AUTOGRADER_SEED`` when set (to reproduce a grade:
-``seeding.seed_from``, read once in ``main``), else from the submission itself (``seed_for``: its bytes and ``submission_metadata.json``),
+``seed_env.seed_from``, read once in ``main``), else from the submission itself (``seed_for``: its bytes and ``submission_metadata.json``),
 so every resubmission draws new hidden inputs and a regrade the same.
 """
 
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
                         choices=("hidden", "after_published", "after_due_date", "visible"))
     args = parser.parse_args(argv)
     try:
-        from ...checks.seeding import seed_from
+        from ...seed_env import seed_from
 
         lock_down(root)
         return write_results(root, seed_from(os.environ), args.hidden_visibility)

@@ -25,12 +25,11 @@ import sys
 import traceback
 from typing import NoReturn
 
+from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the checks
+
 #: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
 #: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
 UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
-#: The judge's seed when staff reproduce a grade (``harness.SEED_VARIABLE``; the harness is
-#: not imported before the fork: the workers must not hold it).
-SEED_VARIABLE = "AUTOGRADER_SEED"
 # /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
 ENV_START, ENV_END = 50 - 3, 51 - 3
 
@@ -76,7 +75,7 @@ def cold_start() -> None:
     zygote, the judge starts one as a new process when it first needs a worker
     (``zygotes.shared``), with its own environment."""
     try:
-        if not os.environ.get(SEED_VARIABLE) and forget_environment_block():
+        if not os.environ.get(SEED_VARIABLE, "").strip() and forget_environment_block():
             from ..judge.zygotes import fork_here
 
             fork_here("container")

@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ...checks.seeding import SEED_VARIABLE
+from ...seed_env import SEED_VARIABLE
 from ..resultdoc import TIMED_OUT, Question, ResultDoc, TestOutcome
 from ..submissions import Submission, seed_of
 from .base import Runner, Setup, WholeNotebooks
