@@ -39,7 +39,7 @@ import notebooks  # noqa: E402 - the tests' notebook helpers
 
 from autograder.harness import collecting  # noqa: E402
 from autograder.running.judge import cgroups, core, remote, uids, zygote  # noqa: E402
-from autograder.running.judge.sandbox import Limits  # noqa: E402
+from autograder.running.limits import Limits  # noqa: E402
 from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
 from autograder.running.judge.worker_client import WorkerClient  # noqa: E402
@@ -172,8 +172,8 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
         with spares.take() as (uid, worker):  # as the sealed runner does
             doc = core.judge(path, path.name, assignment, tests, seed=s, uid=uid, limits=LIMITS,
                              worker=worker)
-        if doc["status"] != "graded":
-            raise SystemExit(f"{assignment}: {doc['status']}: {doc.get('error')}")
+        if doc.status != "graded":
+            raise SystemExit(f"{assignment}: {doc.status}: {doc.error}")
 
     once(seed)
     timers.clear()
