@@ -42,7 +42,8 @@ def decode_tensor(d: Any, depth: int = 0, budget: Budget | None = None) -> torch
     span = 0 if numel == 0 or meta else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     # charged at the larger of the elements the view shows and the storage it reaches: an
     # expanded view (stride 0) costs what it would cost the judge to materialise it
-    budget.take_elements(max(numel, span), dtype.itemsize, f"a tensor of shape {_shown(shape)}")
+    budget.take_elements(max(numel, span), dtype.itemsize,
+                         lambda: f"a tensor of shape {_shown(shape)}")
     if meta:
         t = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
     else:
@@ -90,7 +91,7 @@ def decode_ndarray(d: Any, budget: Budget | None = None) -> np.ndarray:
     dtype = np.dtype(numpy_dtype(d.get("dtype")))
     shape = dimensions(d.get("shape"), "shape")
     numel = math.prod(shape)
-    budget.take_elements(numel, dtype.itemsize, f"an array of shape {_shown(shape)}")
+    budget.take_elements(numel, dtype.itemsize, lambda: f"an array of shape {_shown(shape)}")
     raw = _raw(d.get("values"), numel, dtype.itemsize, dtype.kind == "b",
                "array values do not match its shape")
     arr = np.frombuffer(raw, dtype=dtype).reshape(shape) if numel else np.empty(shape, dtype)
