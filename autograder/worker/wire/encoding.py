@@ -97,6 +97,8 @@ def encode_tensor(t: torch.Tensor, depth: int = 0) -> dict:
 
 def _span(t: torch.Tensor) -> int:
     """Elements from the view's first element to its last one in storage."""
+    if t.is_contiguous():
+        return t.numel()
     if t.numel() == 0:
         return 0
     return 1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
