@@ -39,7 +39,7 @@ import notebooks  # noqa: E402 - the tests' notebook helpers
 
 from autograder.harness import collecting  # noqa: E402
 from autograder.running.judge import cgroups, core, remote, uids, zygote  # noqa: E402
-from autograder.running.limits import Limits  # noqa: E402
+from autograder.running.judge.sandbox import Limits  # noqa: E402
 from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
 from autograder.running.judge.worker_client import WorkerClient  # noqa: E402
