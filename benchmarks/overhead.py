@@ -171,8 +171,8 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
         with spares.take() as (uid, worker):  # as the sealed runner does
             doc = core.judge(path, path.name, assignment, tests, seed=s, uid=uid, limits=LIMITS,
                              worker=worker)
-        if doc["status"] != "graded":
-            raise SystemExit(f"{assignment}: {doc['status']}: {doc.get('error')}")
+        if doc.status != "graded":
+            raise SystemExit(f"{assignment}: {doc.status}: {doc.error}")
 
     once(seed)
     timers.clear()

@@ -247,6 +247,11 @@ def test_depth_is_bounded():
     {"t": "tensor", "dtype": "complex64", "shape": [1], "stride": [1], "values": [1.0]},
     {"t": "tensor", "dtype": "int8", "shape": [1], "stride": [1], "values": [10**30]},
     {"t": "ndarray", "dtype": "bool", "shape": [1], "values": [[1, 2]]},
+    {"t": "tensor", "dtype": "bool", "shape": [1], "stride": [1], "values": "Ag=="},
+    {"t": "tensor", "dtype": "float32", "shape": [1], "stride": [1], "values": "AA*AAAA="},
+    {"t": "tensor", "dtype": "float64", "shape": [2], "stride": [1], "values": "AAAAAAAAAAA="},
+    {"t": "ndarray", "dtype": "bool", "shape": [1], "values": "Ag=="},
+    {"t": "ndarray", "dtype": "int16", "shape": [2], "values": "AAA="},
     {"t": "opaque", "type": ["x"] * 1000},
 ], ids=lambda d: d["t"])
 def test_malformed_values_raise_only_wire_errors(data):
@@ -329,8 +334,12 @@ def tensors(draw, depth: int = 0) -> dict:
     span = 0 if numel == 0 or len(stride) != len(shape) else \
         1 + sum((n - 1) * s for n, s in zip(shape, stride))
     length = max(draw(st.sampled_from([span, span, span + 1, span - 1])), 0)
-    values = None if draw(st.booleans()) and draw(st.booleans()) else \
-        draw(st.lists(SCALAR, min_size=min(length, 64), max_size=min(length, 64)))
+    # the storage's bytes as base64 at some dtype's size (the drawn dtype's or not), random
+    # base64, or a list of numbers (a format the wire does not read)
+    size = min(length, 64) * draw(st.sampled_from([1, 2, 4, 8, 16]))
+    values = None if draw(st.booleans()) and draw(st.booleans()) else draw(
+        st.binary(min_size=size, max_size=size).map(lambda b: base64.b64encode(b).decode())
+        | GARBAGE | st.lists(SCALAR, max_size=4))
     data = {"t": "tensor", "dtype": draw(DTYPE), "shape": shape, "stride": stride,
             "values": values, "device": draw(st.sampled_from(["cpu", "meta", "cuda:7", "bogus"])
                                              | JSON),
@@ -394,7 +403,7 @@ def values() -> st.SearchStrategy:
         st.builds(lambda v: {"t": "dtype", "v": v}, DTYPE),
         st.builds(lambda d, s, v: {"t": "ndarray", "dtype": d, "shape": s, "values": v},
                   NP_DTYPE, st.lists(HUGE | st.integers(0, 4), max_size=3),
-                  st.lists(SCALAR, max_size=16) | JSON),
+                  GARBAGE | st.lists(SCALAR, max_size=16) | JSON),
         tensors(), modules(),
         st.sampled_from([{"t": "none"}, {"t": "ellipsis"}, {"t": "opaque", "type": "x"},
                          {"t": "bogus"}, {}]),

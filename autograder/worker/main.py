@@ -155,8 +155,8 @@ class Worker:
                                      if before.get(id(p)) != ["before", i, name]]
                 # hooks the call left on the module (it arrived without any): the judge
                 # mirrors their number, for the checks that score what a call changed
-                state["hooks"] = {name: _hook_count(m) for name, m in arg.named_modules()
-                                  if _hook_count(m)}
+                state["hooks"] = {name: count for name, m in arg.named_modules()
+                                  if (count := _hook_count(m))}
                 after.append(state)
             elif isinstance(arg, torch.Tensor):
                 state = wire.encode(arg)

@@ -26,6 +26,7 @@ stdout and stderr on the output pipe and stdin on ``/dev/null``.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import select
@@ -78,6 +79,7 @@ def serve_zygote(ctl_fd: int, confinement: str, warm: bool = True) -> None:
     ctl = socket.socket(fileno=ctl_fd)
     if warm:
         warm_up()
+    gc.freeze()  # what the workers inherit: the collector never walks it, so never copies it
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)

@@ -221,7 +221,7 @@ def _mirror_hooks(arg: nn.Module, hooks: Any) -> None:
     """As many no-op forward hooks on each submodule as the call left on the worker's copy
     (which arrived without any), so that a count of the caller's hooks sees them, as it would
     where the student's code runs in-process. At most 16 per submodule."""
-    if not isinstance(hooks, dict):
+    if not isinstance(hooks, dict) or not hooks:
         return
     modules = dict(arg.named_modules())
     for name, count in list(hooks.items())[:len(modules)]:

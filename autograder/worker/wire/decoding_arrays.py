@@ -1,9 +1,11 @@
 """Decoding tensors and numpy arrays, on the judge's side: each is charged to the reply's
-``Budget`` at its declared size before it is built.
+``Budget`` at its declared size before it is built, then read from the base64 text of its
+bytes, which must be exactly the bytes of the storage it reaches.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 
@@ -11,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .fields import dimensions, guarded, integer, number, numpy_dtype, torch_dtype
+from .fields import dimensions, guarded, numpy_dtype, torch_dtype
 from .limits import MAX_DEPTH, Budget, WireError, count_text
 
 
@@ -36,20 +38,21 @@ def decode_tensor(d: Any, depth: int = 0, budget: Budget | None = None) -> torch
         raise WireError("device name expected")
     values = d.get("values")
     meta = device == "meta" or values is None
-    # storage the view reaches: what is allocated and must have been sent, element by element
+    # storage the view reaches: what is allocated and must have been sent, byte for byte
     span = 0 if numel == 0 or meta else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     # charged at the larger of the elements the view shows and the storage it reaches: an
     # expanded view (stride 0) costs what it would cost the judge to materialise it
-    budget.take_elements(max(numel, span), dtype.itemsize, f"a tensor of shape {_shown(shape)}")
+    budget.take_elements(max(numel, span), dtype.itemsize,
+                         lambda: f"a tensor of shape {_shown(shape)}")
     if meta:
         t = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
     else:
-        if not isinstance(values, list) or len(values) != span:
-            raise WireError("tensor values do not match its shape and strides")
-        flat = _flat(values, dtype)
+        flat = _raw(values, span, dtype.itemsize, dtype == torch.bool,
+                    "tensor values do not match its shape and strides")
         t = torch.empty_strided(shape, stride, dtype=dtype)
         if span:
-            torch.as_strided(t, (span,), (1,), 0).copy_(flat)
+            as_bytes = torch.frombuffer(flat, dtype=torch.uint8)
+            torch.as_strided(t, (span,), (1,), 0).copy_(as_bytes.view(dtype))
         if device.startswith("cuda") and torch.cuda.is_available():
             t = t.to(device)
     requires_grad = bool(d.get("requires_grad")) and (dtype.is_floating_point or dtype.is_complex)
@@ -64,19 +67,18 @@ def decode_tensor(d: Any, depth: int = 0, budget: Budget | None = None) -> torch
     return t
 
 
-def _flat(values: list, dtype: torch.dtype) -> torch.Tensor:
-    if dtype.is_complex:
-        if not all(isinstance(v, list) and len(v) == 2 for v in values):
-            raise WireError("complex tensor values must be [real, imag] pairs")
-        pairs = [complex(number(re), number(im)) for re, im in values]
-        return torch.tensor(pairs, dtype=dtype)
-    if dtype.is_floating_point:
-        return torch.tensor([number(v) for v in values], dtype=torch.float64).to(dtype)
-    if dtype == torch.bool:
-        if not all(isinstance(v, bool) for v in values):
-            raise WireError("bool tensor values must be booleans")
-        return torch.tensor(values, dtype=dtype)
-    return torch.tensor([integer(v, "tensor value") for v in values], dtype=dtype)
+def _raw(text: Any, count: int, itemsize: int, boolean: bool, mismatch: str) -> bytearray:
+    """The ``count`` elements' bytes from their base64 ``text``: its length is checked before
+    anything is decoded, and a boolean's bytes must each be 0 or 1."""
+    size = count * itemsize
+    if not isinstance(text, str) or len(text) != 4 * -(-size // 3):
+        raise WireError(mismatch)
+    raw = bytearray(base64.b64decode(text, validate=True))  # a bad character: ValueError
+    if len(raw) != size:
+        raise WireError(mismatch)
+    if boolean and raw.translate(None, b"\x00\x01"):
+        raise WireError("bool values must be 0 or 1")
+    return raw
 
 
 @guarded
@@ -89,16 +91,9 @@ def decode_ndarray(d: Any, budget: Budget | None = None) -> np.ndarray:
     dtype = np.dtype(numpy_dtype(d.get("dtype")))
     shape = dimensions(d.get("shape"), "shape")
     numel = math.prod(shape)
-    budget.take_elements(numel, dtype.itemsize, f"an array of shape {_shown(shape)}")
-    values = d.get("values")
-    if not isinstance(values, list) or len(values) != numel:
-        raise WireError("array values do not match its shape")
-    if dtype.kind == "f":
-        values = [number(v) for v in values]
-    elif dtype.kind in "iu":
-        values = [integer(v, "array value") for v in values]
-    elif not all(isinstance(v, bool) for v in values):
-        raise WireError("bool array values must be booleans")
-    arr = np.array(values, dtype=dtype).reshape(shape)
+    budget.take_elements(numel, dtype.itemsize, lambda: f"an array of shape {_shown(shape)}")
+    raw = _raw(d.get("values"), numel, dtype.itemsize, dtype.kind == "b",
+               "array values do not match its shape")
+    arr = np.frombuffer(raw, dtype=dtype).reshape(shape) if numel else np.empty(shape, dtype)
     arr.flags.writeable = bool(d.get("writeable", True))
     return arr

@@ -65,6 +65,9 @@ def numpy_dtype(name: Any) -> str:
 
 def dimensions(values: Any, what: str) -> list[int]:
     """A shape or strides: at most ``MAX_DIMS`` integers, none negative."""
+    if type(values) is list and len(values) <= MAX_DIMS \
+            and all(type(v) is int and v >= 0 for v in values):
+        return values  # what every well-formed value sends: checked in one pass
     if not isinstance(values, list) or len(values) > MAX_DIMS:
         raise WireError(f"{what} must be a list of at most {MAX_DIMS} integers")
     dims = [integer(v, what) for v in values]

@@ -6,6 +6,8 @@ raises.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 from torch import nn
 
@@ -61,6 +63,10 @@ def count_text(n: int) -> str:
     return f"{n:,}" if n <= 10**7 else f"{n:.2g}".replace("e+0", "e").replace("e+", "e")
 
 
+def _named(what: str | Callable[[], str]) -> str:
+    return what() if callable(what) else what
+
+
 class Budget:
     """What one reply may still make the judge build. Every charge is made before the object
     it pays for is built; one over the budget raises ``WireError`` naming the budget and what
@@ -71,17 +77,19 @@ class Budget:
         self.elements, self.nbytes, self.items, self.text = elements, nbytes, items, text
         self.used_elements = self.used_bytes = self.used_items = self.used_text = 0
 
-    def check_elements(self, count: int, what: str, unit: str = "elements") -> None:
+    def check_elements(self, count: int, what: str | Callable[[], str],
+                       unit: str = "elements") -> None:
         """Refuse ``count`` more elements without charging them (a module's declared size,
-        checked before its layers are sized)."""
+        checked before its layers are sized). ``what`` names the value in the error; a
+        callable is asked only then."""
         if count > self.elements - self.used_elements:
-            raise WireError(f"{what} declaring {count_text(count)} {unit}; the grader accepts at "
+            raise WireError(f"{_named(what)} declaring {count_text(count)} {unit}; the grader accepts at "
                             f"most {count_text(self.elements)} elements in one value")
 
-    def take_elements(self, count: int, itemsize: int, what: str) -> None:
+    def take_elements(self, count: int, itemsize: int, what: str | Callable[[], str]) -> None:
         self.check_elements(count, what)
         if count * itemsize > self.nbytes - self.used_bytes:
-            raise WireError(f"{what} declaring {count_text(count * itemsize)} bytes; the grader "
+            raise WireError(f"{_named(what)} declaring {count_text(count * itemsize)} bytes; the grader "
                             f"accepts at most {count_text(self.nbytes)} bytes in one value")
         self.used_elements += count
         self.used_bytes += count * itemsize

@@ -1,0 +1,68 @@
+"""Values cross the wire exactly: every dtype the wire knows, bit for bit (NaN, infinities,
+-0.0, subnormals), views with their strides and offsets, and numpy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.worker import wire
+
+SPECIALS = [0.0, -0.0, 1.0, -1.5, float("nan"), float("inf"), float("-inf"), 1e-40, 3.0e38,
+            0.1, 1 / 3]
+
+
+def _bits(t: torch.Tensor) -> bytes:
+    return t.detach().contiguous().view(torch.uint8).numpy().tobytes()
+
+
+def _sample(dtype: torch.dtype) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.tensor([True, False, True])
+    if dtype.is_complex:
+        return torch.tensor([complex(a, b) for a, b in zip(SPECIALS, reversed(SPECIALS))],
+                            dtype=dtype)
+    if dtype.is_floating_point:
+        return torch.tensor(SPECIALS, dtype=dtype)
+    info = torch.iinfo(dtype)
+    return torch.tensor([info.min, -1 if info.min else 0, 0, 1, info.max], dtype=dtype)
+
+
+@pytest.mark.parametrize("name", sorted(wire.DTYPES))
+def test_every_dtype_round_trips_bit_for_bit(name):
+    sent = _sample(wire.DTYPES[name])
+    got = wire.decode(wire.encode(sent))
+    assert got.dtype == sent.dtype and got.shape == sent.shape
+    assert _bits(got) == _bits(sent)
+
+
+def test_views_keep_their_strides_and_the_storage_they_reach():
+    base = torch.arange(24.0).reshape(4, 6)
+    for view in (base.t(), base[1:, ::2], base[:, 2], torch.ones(1).expand(5, 3)):
+        got = wire.decode(wire.encode(view))
+        assert got.stride() == view.stride() and torch.equal(got, view)
+
+
+def test_grads_and_parameters_round_trip():
+    p = torch.nn.Parameter(torch.tensor([-0.0, 2.5]))
+    p.grad = torch.tensor([float("nan"), -0.0])
+    got = wire.decode(wire.encode(p))
+    assert isinstance(got, torch.nn.Parameter) and _bits(got) == _bits(p)
+    assert _bits(got.grad) == _bits(p.grad)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize("name", wire.NP_DTYPES)
+def test_numpy_arrays_round_trip_bit_for_bit(name):
+    dtype = np.dtype(name)
+    sent = (np.array([0, 1, 0, 1], dtype=dtype) if dtype.kind == "b" else
+            np.array(SPECIALS, dtype=dtype) if dtype.kind == "f" else
+            np.array([np.iinfo(dtype).min, 0, 1, np.iinfo(dtype).max], dtype=dtype))
+    sent = sent[::-1].reshape(-1, 1)  # a non-contiguous view arrives as its values
+    got = wire.decode(wire.encode(sent))
+    assert got.dtype == sent.dtype and got.shape == sent.shape and got.flags.writeable
+    assert got.tobytes() == sent.tobytes()
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    assert not wire.decode(wire.encode(frozen)).flags.writeable
