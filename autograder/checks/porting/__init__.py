@@ -6,14 +6,14 @@ from functools import partial
 
 from ..registry import Check, index
 from . import (
-               device,
-               device_predict,
-               gradcheck,
-               logreg,
-               logreg_regimes,
-               microbatch,
-               recording,
-               selfcheck,
+    device,
+    device_predict,
+    gradcheck,
+    logreg,
+    logreg_regimes,
+    microbatch,
+    recording,
+    selfcheck,
 )
 
 ASSIGNMENT = "autograd-porting"

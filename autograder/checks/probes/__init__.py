@@ -42,17 +42,17 @@ from .repetition import repeat
 from .running import diagnose, explain
 from .side_effects import changes, snapshot
 from .subject import (
-                      MAX_CALLS,
-                      PROBE_SEED,
-                      Diagnosis,
-                      InputClass,
-                      StopProbing,
-                      Subject,
-                      fresh,
-                      numbers_close,
-                      numbers_of,
-                      recorded_call,
-                      shown_args,
+    MAX_CALLS,
+    PROBE_SEED,
+    Diagnosis,
+    InputClass,
+    StopProbing,
+    Subject,
+    fresh,
+    numbers_close,
+    numbers_of,
+    recorded_call,
+    shown_args,
 )
 from .values import rounded, scaled
 

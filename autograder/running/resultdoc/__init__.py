@@ -7,15 +7,15 @@ this."""
 from .document import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
 from .parts import STOPPED, CellError, CellReport, CheckRecord, Notebook, Question, TestOutcome
 from .status import (
-                     COMPLETED,
-                     GRADED,
-                     GRADER_ERROR,
-                     REJECTED,
-                     TIMED_OUT,
-                     TIMED_OUT_ROW,
-                     WORKER_RESTARTS,
-                     Graded,
-                     Status,
+    COMPLETED,
+    GRADED,
+    GRADER_ERROR,
+    REJECTED,
+    TIMED_OUT,
+    TIMED_OUT_ROW,
+    WORKER_RESTARTS,
+    Graded,
+    Status,
 )
 
 __all__ = ["KIND", "SCHEMA_VERSION", "DocumentError", "ResultDoc", "STOPPED", "CellError", "CellReport",
