@@ -63,7 +63,7 @@ class RemoteFunction:
         before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
                   for name, p in a.named_parameters()}
         budget = wire.Budget()  # one for the reply: the arguments' states and the result
-        _mirror(args, reply.get("args_after"), budget)
+        _mirror(args, reply.get("args_after"), budget, message["args"])
         if "error" in reply:
             raise remote_error(reply["error"])
         return _decode_result(reply.get("ok"), args, before, budget)
@@ -134,11 +134,16 @@ def _own_param(args: tuple, before: dict, ref: Any) -> Any:
     return dict(args[ref[1]].named_parameters()).get(worker_text(ref[2], 200))
 
 
-def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
-    """Give the judge's tensor/module arguments the state the worker reported after the call."""
+def _mirror(args: tuple, after: Any, budget: wire.Budget, sent: list | None = None) -> None:
+    """Give the judge's tensor/module arguments the state the worker reported after the call.
+    An argument the worker reports exactly as the judge sent it (``sent``: the encoded
+    arguments) is left alone: the judge's own object, its ``grad`` and its parameters stay
+    the ones the checks hold, as they would where the call runs in-process."""
     if not isinstance(after, list):
         return
-    for arg, state in zip(args, after):
+    for i, (arg, state) in enumerate(zip(args, after)):
+        if sent is not None and i < len(sent) and _unchanged(sent[i], state):
+            continue
         try:
             if isinstance(arg, torch.Tensor) and isinstance(state, dict):
                 _mirror_tensor(arg, wire.decode_tensor(state, budget=budget))
@@ -152,6 +157,23 @@ def _mirror(args: tuple, after: Any, budget: wire.Budget) -> None:
                 _mirror_module(arg, state, budget)
         except (wire.WireError, RuntimeError, TypeError, ValueError, KeyError):
             continue  # a state we cannot mirror leaves the judge's copy as it was
+
+
+#: What the worker adds to an argument's state after a call: non-empty means it changed
+_CHANGES = ("hooks", "replaced")
+
+
+def _unchanged(sent: Any, state: Any) -> bool:
+    """Whether the worker's state of an argument after the call is the encoding the judge
+    sent for it (values, grad, flags, a module's layers and training flag), with no hook
+    added and no parameter replaced."""
+    if not isinstance(state, dict):
+        return False
+    if state.get("t") == "list-after":
+        return state.get("value") == sent
+    if any(state.get(key) for key in _CHANGES):
+        return False
+    return {k: v for k, v in state.items() if k not in _CHANGES} == sent
 
 
 def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
