@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import contextvars
 import os
 import sysconfig
+import threading
 import traceback
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import torch
@@ -140,6 +142,38 @@ def call_observed(fn: Any, name: str, *args: Any,
     with context.cleared():  # ``observing`` applies the request; ``call`` must not again
         value, failure = call(observing, name, *args, **kwargs)
     return value, observed, failure
+
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def alongside(fn: Any, call: Callable[[], T], work: Callable[[], U]) -> tuple[T, U]:
+    """``(call(), work())``, where ``call`` calls the student's ``fn`` and ``work`` is the
+    grader's own work that needs nothing of that call (its reference). When ``fn`` runs in a
+    worker, the judge does ``work`` while the worker runs the student's code (a thread here
+    waits for the reply), so that a submission costs the longer of the two, not their sum;
+    in this process, one after the other. What either raises is raised here."""
+    if not getattr(fn, "is_remote", False):
+        return call(), work()
+    outcome: dict[str, Any] = {}
+
+    def waiting() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the checking thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(waiting,),
+                              name="student-call", daemon=True)
+    thread.start()
+    try:
+        done = work()
+    finally:
+        thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"], done
 
 
 def call_backward(fn: Any, name: str, args: tuple, upstream: Any) -> tuple[Any, Verdict | None]:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..calling import alongside
 from ..closeness import close_lists, is_float, max_abs_error
 from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
 from ..probes import explain
@@ -75,9 +76,12 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
     return F.binary_cross_entropy_with_logits(logits, y, reduction=reduction)
 
 
+#: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
+Run = tuple[torch.Tensor, torch.Tensor, list[float]]
+
+
 def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
-                  mistake: str | None = None, dtype: torch.dtype = torch.float64,
-                  ) -> tuple[torch.Tensor, torch.Tensor, list[float]]:
+                  mistake: str | None = None, dtype: torch.dtype = torch.float64) -> Run:
     """The grader's training run, correct or with one known ``mistake`` replayed.
 
     Returns:
@@ -136,11 +140,20 @@ def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, 
     return got, failure
 
 
+def train_beside_reference(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
+                           steps: int) -> tuple[tuple[Any, Verdict | None], Run]:
+    """``call_train_logreg`` and the grader's ``reference_run`` on the same problem, the
+    reference computed while the student's worker trains (``calling.alongside``)."""
+    return alongside(train_logreg, lambda: call_train_logreg(train_logreg, X, y, lr, steps),
+                     lambda: reference_run(X, y, lr, steps))
+
+
 def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 steps: int) -> Verdict:
-    """Compare the student's loss trajectory with the grader's; name a known mistake."""
+                 steps: int, reference: Run | None = None) -> Verdict:
+    """Compare the student's loss trajectory with the grader's (``reference``: its
+    ``reference_run``, computed here when None); name a known mistake."""
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
-    expected = reference_run(X, y, lr, steps)[2]
+    expected = (reference or reference_run(X, y, lr, steps))[2]
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
     evidence = Evidence(inputs, expected, plain(losses), None, tolerance_text(RTOL, ATOL))
     if not isinstance(losses, list) or not all(is_float(v) for v in losses):
@@ -162,9 +175,11 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
                    f"{tolerance_text(RTOL, ATOL)}). {hint}", name, evidence)
 
 
-def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> Verdict:
-    """Compare the student's final ``(w, b)`` with the grader's (float32 tolerances)."""
-    w_ref, b_ref, _ = reference_run(X, y, lr, steps)
+def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
+                 reference: Run | None = None) -> Verdict:
+    """Compare the student's final ``(w, b)`` with the grader's (float32 tolerances;
+    ``reference``: its ``reference_run``, computed here when None)."""
+    w_ref, b_ref, _ = reference or reference_run(X, y, lr, steps)
     w, b, losses = got
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
@@ -196,10 +211,10 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     verdict = PASS
     for _ in range(3):
         X, y, lr, steps = draw_problem(rng)
-        got, verdict = call_train_logreg(train_logreg, X, y, lr, steps)
+        (got, verdict), reference = train_beside_reference(train_logreg, X, y, lr, steps)
         if verdict is None:
-            verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
-                       else judge_params(got, X, y, lr, steps))
+            verdict = (judge_losses(got[2], X, y, lr, steps, reference) if part == "losses"
+                       else judge_params(got, X, y, lr, steps, reference))
         if not verdict.ok:
             from .logreg_regimes import explain_training  # it builds on this module
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
