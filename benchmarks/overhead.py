@@ -168,9 +168,9 @@ def sealed(assignment: str, n: int, seed: int, timers: Timers) -> tuple[float, f
     spares = Spares(core.grading_limits(LIMITS))
 
     def once(s: int) -> None:
-        with spares.take() as (uid, worker):  # as the sealed runner does
-            doc = core.judge(path, path.name, assignment, tests, seed=s, uid=uid, limits=LIMITS,
-                             worker=worker)
+        with spares.take() as slot:  # as the sealed runner does
+            doc = core.judge(path, path.name, assignment, tests, seed=s, uid=slot.uid,
+                             limits=LIMITS, worker=slot.worker, later=slot.later)
         if doc.status != "graded":
             raise SystemExit(f"{assignment}: {doc.status}: {doc.error}")
 

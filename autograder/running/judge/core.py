@@ -111,15 +111,21 @@ class Session:
         self.cut = True
         return WorkerLost(submission_cut(self.limits))
 
-    def _retire(self) -> None:
+    def _retire(self, later: list[WorkerClient] | None = None) -> None:
         self.cut = self.cut or self.client.cut
-        self.client.close()
+        if later is None:
+            self.client.close()
+        else:  # stopped: its output is final, its uid's processes are killed by the caller
+            self.client.stop()
+            later.append(self.client)
         self.outputs.append(self.client.student_output())
 
-    def close(self) -> str:
-        """Stop the worker; the output of every worker this submission used, in order."""
+    def close(self, later: list[WorkerClient] | None = None) -> str:
+        """Stop the worker; the output of every worker this submission used, in order.
+        ``later``: the caller closes the last worker (``spares``), else it is closed here. A
+        worker replaced before is always closed at once: the next one runs under its uid."""
         if self.client is not None:
-            self._retire()
+            self._retire(later)
             self.client = None
         parts = [o for o in self.outputs if o]
         text, dropped = (parts[0] if parts else ""), 0
@@ -201,10 +207,12 @@ def grading_limits(limits: Limits) -> Limits:
 
 
 def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed: int,
-          uid: int, limits: Limits, worker: WorkerClient | None = None) -> ResultDoc:
+          uid: int, limits: Limits, worker: WorkerClient | None = None,
+          later: list[WorkerClient] | None = None) -> ResultDoc:
     """Grade ``path``; return its result document, deterministic for a notebook and seed.
     ``worker``: one already confined for ``uid`` under ``grading_limits(limits)``
-    (``spares``), used first."""
+    (``spares``), used first. ``later``: where the last worker goes, stopped, for the caller
+    to close off the judge's path (``Spares.take``); else it is closed before this returns."""
     limits = grading_limits(limits)
     session = Session(code_cells(path), uid, limits, time.monotonic() + limits.submission_timeout,
                       worker)
@@ -219,7 +227,7 @@ def judge(path: Path, name: str, assignment: str, tests: list[TestSpec], *, seed
     finally:
         with _LOCK:
             _LIVE.discard(session)
-        output = session.close()
+        output = session.close(later)
     problems = session.problems()
     sources = dict(session.cells)
     return ResultDoc.graded(

@@ -13,11 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..limits import Limits
 from . import uids
 from .worker_client import WorkerClient
+
+
+@dataclass
+class Slot:
+    """One submission's uid and spare worker (``None``: the judge starts its own), and the
+    workers its judge stopped, to be closed off the judge's path (``core.judge``'s ``later``)."""
+
+    uid: int
+    worker: WorkerClient | None
+    later: list[WorkerClient] = field(default_factory=list)
 
 
 class Spares:
@@ -28,24 +39,40 @@ class Spares:
         self.lock = threading.Lock()
         self.ready: tuple[contextlib.ExitStack, int, WorkerClient] | None = None
         self.filling: threading.Thread | None = None
+        self.reaping: list[threading.Thread] = []
         self.closed = False
 
     @contextlib.contextmanager
-    def take(self) -> Iterator[tuple[int, WorkerClient | None]]:
+    def take(self) -> Iterator[Slot]:
         """A leased uid and the spare worker for it (``None``: start one on demand under
-        that uid) for one submission; the next spare is started meanwhile."""
+        that uid) for one submission; the next spare is started meanwhile. Afterwards the
+        workers are closed and the uid released in the background (``reap``)."""
         spare = self._pop()
         self._refill()
         if spare is None:
-            with uids.lease() as uid:
-                yield uid, None
-            return
-        lease, uid, worker = spare
-        with lease:
-            try:
-                yield uid, worker
-            finally:
-                worker.close()  # the judge's own close, or a spare it never used
+            lease = contextlib.ExitStack()
+            slot = Slot(lease.enter_context(uids.lease()), None)
+        else:
+            lease, uid, worker = spare
+            slot = Slot(uid, worker)
+        try:
+            yield slot
+        finally:
+            self.reap(lease, [w for w in (slot.worker, *slot.later) if w is not None])
+
+    def reap(self, lease: contextlib.ExitStack, workers: list[WorkerClient]) -> None:
+        """Close ``workers`` (stopped already, or a spare never used), then release the uid
+        (its leftovers killed first), in a thread: a killed torch process takes a few ms to
+        give its memory back, which the next submission need not wait for."""
+        def closing() -> None:
+            with lease:
+                for worker in workers:
+                    worker.close()
+
+        thread = threading.Thread(target=closing, name="reap", daemon=True)
+        thread.start()
+        with self.lock:
+            self.reaping = [t for t in self.reaping if t.is_alive()] + [thread]
 
     def close(self) -> None:
         """Stop the spare and release its uid (the grading run is over)."""
@@ -56,6 +83,10 @@ class Spares:
             lease, _, worker = spare
             with lease:
                 worker.close()
+        with self.lock:
+            reaping, self.reaping = self.reaping, []
+        for thread in reaping:
+            thread.join()
 
     def _pop(self) -> tuple[contextlib.ExitStack, int, WorkerClient] | None:
         """The ready spare (waiting for the one being started), or None; a spare whose

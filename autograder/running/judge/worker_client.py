@@ -10,13 +10,13 @@ import json
 import os
 import select
 import signal
-import threading
 import time
 from typing import Any, Callable
 
 from ...checks.calling import WorkerLost
 from ..limits import Limits
 from . import cgroups, sandbox, zygote, zygotes
+from .student_output import StudentOutput
 from .uids import kill_uid
 
 MAX_REPLY_BYTES = 64 * 2**20
@@ -75,15 +75,12 @@ class WorkerClient:
         # questions answered while it asks more) cannot block the judge
         os.set_blocking(self.proc.requests, False)
         self.replies = self.proc.replies
-        self.output = bytearray()
-        self.output_dropped = 0
+        self.output = StudentOutput(self.proc.stdout, limits.output_bytes)
         self.lost: str | None = None
         self.cuda: dict | None = None  # the worker's CUDA report, when the judge asked
         self.cut = False  # lost to the whole submission's time limit
         self.closed = False
         self._buffer = bytearray()
-        self._drain = threading.Thread(target=self._drain_output, daemon=True)
-        self._drain.start()
         if limits.confinement == "namespaces":  # the containers of the others have their own
             try:
                 self.cpu_group = cgroups.place(self.proc.pid)
@@ -113,20 +110,6 @@ class WorkerClient:
             self.close()
             raise sandbox.SandboxError(f"the judge grades with CUDA but the confined worker "
                                        f"cannot use it: {why}")
-
-    def _drain_output(self) -> None:
-        """Keep the first ``output_bytes`` of the student's stdout/stderr, count the rest."""
-        stream = self.proc.stdout
-        while True:
-            try:
-                chunk = stream.read(65536)
-            except (OSError, ValueError):
-                return
-            if not chunk:
-                return
-            room = self.limits.output_bytes - len(self.output)
-            self.output += chunk[:max(room, 0)]
-            self.output_dropped += max(len(chunk) - max(room, 0), 0)
 
     def request(self, message: dict, timeout: float,
                 answer: Callable[[Any], dict] | None = None) -> dict:
@@ -241,14 +224,17 @@ class WorkerClient:
         self.kill()
         return WorkerLost(reason)
 
-    def kill(self) -> None:
-        """Kill the worker and every process left running under its uid (one uid per slot,
-        so a child that escaped the process group by ``setsid`` dies too)."""
+    def _signal_group(self) -> None:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def kill(self) -> None:
+        """Kill the worker and every process left running under its uid (one uid per slot,
+        so a child that escaped the process group by ``setsid`` dies too)."""
+        self._signal_group()
         try:  # reaped first, so kill_uid usually finds nothing (no fork of this big process)
             self.proc.wait(timeout=2)
         except TimeoutError:
@@ -259,6 +245,12 @@ class WorkerClient:
         except TimeoutError:
             pass
 
+    def stop(self) -> None:
+        """Kill the worker's process group now and keep what it printed (``StudentOutput``):
+        its output is final. ``close`` (later, or at once) reaps it and frees the rest."""
+        self._signal_group()
+        self.output.take()
+
     def close(self) -> None:
         """Stop the worker and release everything it held (once; later calls do nothing).
         No graceful exit: everything the judge needs came with the replies (the worker flushes
@@ -266,6 +258,7 @@ class WorkerClient:
         if self.closed:
             return
         self.closed = True
+        self.stop()
         try:
             self.requests.close()
         except OSError:
@@ -273,13 +266,8 @@ class WorkerClient:
         self.kill()
         cgroups.release(self.cpu_group)
         os.close(self.replies)
-        self._drain.join(timeout=2)
-        if not self._drain.is_alive():
-            self.proc.stdout.close()
+        self.output.close()
         self.proc.zygote.forget(self.proc.pid)
 
     def student_output(self) -> str:
-        text = self.output.decode("utf-8", errors="replace")
-        if self.output_dropped:
-            text += f"\n[... {self.output_dropped} more bytes of output were dropped]"
-        return text
+        return self.output.text()

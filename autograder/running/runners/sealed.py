@@ -50,6 +50,6 @@ class SealedRunner(Runner):
         with self.lock:
             if self.spares is None:
                 self.spares = Spares(grading_limits(self.limits))
-        with self.spares.take() as (uid, worker):
-            return judge(sub.path, sub.name, self.assignment, tests, seed=seed, uid=uid,
-                         limits=self.limits, worker=worker)
+        with self.spares.take() as slot:
+            return judge(sub.path, sub.name, self.assignment, tests, seed=seed, uid=slot.uid,
+                         limits=self.limits, worker=slot.worker, later=slot.later)

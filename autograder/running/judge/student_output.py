@@ -1,0 +1,77 @@
+"""What the student's code printed in one worker: read from the worker's output pipe by a
+thread of the judge, the first ``limit`` bytes kept, the rest counted.
+
+``take`` ends it at once, without waiting for the worker to die: everything the worker
+printed before its last reply is in the pipe by then (it flushes its output before each
+reply), so a final read of what the pipe holds keeps all of it, and the judge need not wait
+for a killed process to release its memory before the submission's result is written.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+from typing import BinaryIO
+
+
+class StudentOutput:
+    """The capped output of one worker (``stream``: its stdout/stderr pipe)."""
+
+    def __init__(self, stream: BinaryIO, limit: int):
+        self.stream, self.limit = stream, limit
+        self.kept = bytearray()
+        self.dropped = 0
+        self.taken = False
+        self._lock = threading.Lock()
+        self._fd = stream.fileno()
+        os.set_blocking(self._fd, False)
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                select.select([self._fd], [], [])
+            except (OSError, ValueError):  # closed
+                return
+            with self._lock:
+                if self.taken or self._read() == 0:
+                    return
+
+    def _read(self) -> int | None:
+        """One chunk of what the pipe holds, kept or counted: its size, 0 at EOF, None when
+        the pipe is empty for now. Called with the lock held."""
+        try:
+            chunk = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return None
+        except OSError:
+            return 0
+        room = max(self.limit - len(self.kept), 0)
+        self.kept += chunk[:room]
+        self.dropped += max(len(chunk) - room, 0)
+        return len(chunk)
+
+    def take(self) -> None:
+        """Read what the pipe holds now and stop (the worker was killed, or will be)."""
+        with self._lock:
+            if self.taken:
+                return
+            while self._read():
+                pass
+            self.taken = True
+
+    def close(self) -> None:
+        """After the worker and everything under its uid are gone (the pipe's writers):
+        the reading thread has ended, the pipe is closed."""
+        self.take()
+        self._thread.join(timeout=2)
+        if not self._thread.is_alive():
+            self.stream.close()
+
+    def text(self) -> str:
+        text = self.kept.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[... {self.dropped} more bytes of output were dropped]"
+        return text
