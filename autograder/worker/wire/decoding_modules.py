@@ -49,7 +49,8 @@ def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
                 raise WireError(f"module state {name} has the wrong shape")
         layers.append(_layer(kind, args, values))
     module = nn.Sequential(*layers) if sequential else layers[0]
-    module.train(bool(d.get("training", True)))
+    if not d.get("training", True):  # every layer is made in training mode
+        module.train(False)
     return module
 
 
@@ -90,12 +91,12 @@ def _layer(kind: str, args: dict, values: dict[str, torch.Tensor]) -> nn.Module:
     if kind == "Linear":
         layer = nn.Linear.__new__(nn.Linear)
         nn.Module.__init__(layer)
-        layer.in_features, layer.out_features = args["in"], args["out"]
-        layer.weight = nn.Parameter(values["weight"])
-        if args["bias"]:
-            layer.bias = nn.Parameter(values["bias"])
-        else:
-            layer.register_parameter("bias", None)
+        # straight into the module's own dicts: ``Module.__setattr__``'s checks (and any
+        # parameter-registration hooks a notebook installed) would cost a call more than the
+        # rest of the decoding, for names and values fixed here
+        layer.__dict__.update(in_features=args["in"], out_features=args["out"])
+        layer._parameters["weight"] = nn.Parameter(values["weight"])
+        layer._parameters["bias"] = nn.Parameter(values["bias"]) if args["bias"] else None
         return layer
     if kind == "Dropout":
         return nn.Dropout(args["p"])
