@@ -60,7 +60,7 @@ PHASES = [
     ("encode (judge)", remote.wire, "encode", None),
     ("decode (judge)", remote.wire, "decode", None),
     ("decode tensors (judge)", remote.wire, "decode_tensor", None),
-    ("mirror arguments", remote, "_mirror", None),
+    ("mirror arguments", remote, "mirror_arguments", None),
     ("close: kill, reap, cgroup", WorkerClient, "close", "judge"),
     ("lease: kill_uid", uids, "kill_uid", None),
 ]

@@ -209,7 +209,7 @@ def _idle_uids() -> set[int]:
     """Sandbox uids no grader holds right now (another test may be grading concurrently:
     its live workers are not leftovers)."""
     idle = set()
-    folder = uids._lock_dir()
+    folder = uids.lock_dir()
     for uid in range(uids.FIRST_UID, uids.FIRST_UID + 100):
         fd = os.open(folder / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:

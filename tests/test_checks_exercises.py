@@ -128,7 +128,7 @@ def test_multipath_reference_is_accepted(x0, y0):
 @example(2.0, 6.0)  # the lesson's split answer is also the swapped paths here
 def test_multipath_mutations_are_named(x0, y0):
     """Does each known mistake get its own id?"""
-    assume(multipath._distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
     assume(abs(x0 + y0) > 1e-2 and abs(x0 - y0) > 1e-2)
     whole, total = multipath.judge_multipath, 2 * x0 + y0
     assert whole((y0, x0), x0, y0).misconception == "one-path"

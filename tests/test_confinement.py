@@ -187,7 +187,7 @@ def test_a_worker_not_in_its_cpu_group_is_refused(zip_path, tmp_path, monkeypatc
     monkeypatch.setattr(cgroups.CpuGroups, "membership", lambda self, pid: None)
     doc = sealed(notebook(tmp_path, "status", STATUS), zip_path)
     assert doc["status"] == "grader-error" and "CPU share" in doc["error"], doc
-    assert cgroups._groups.groups() == []
+    assert cgroups.worker_groups() == []
 
 
 JOIN_GONE = """
@@ -243,7 +243,7 @@ def _hog_group() -> tuple[int, list[int]]:
     """The worker pid and the processes of the fullest of this grader's worker CPU groups
     (the hog's; a group is named after its worker)."""
     found = (0, [])
-    for group in cgroups._groups.groups():
+    for group in cgroups.worker_groups():
         with contextlib.suppress(OSError):
             pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
             if len(pids) > len(found[1]):

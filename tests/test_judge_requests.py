@@ -108,9 +108,9 @@ def test_the_worker_sees_the_same_request_for_either_op(seed, dtype):
 def test_a_malformed_question_gets_an_error_that_names_nothing(kind):
     """A question the judge cannot answer (here: its tensors missing, whatever else it says)
     is told so in words that are the same whichever op was chosen."""
-    from autograder.running.judge.remote import _answerer
+    from autograder.running.judge.remote import answerer
 
-    answers = [_answerer({arrangements.STAND_IN_BACKWARD: chosen})({"backward": {
+    answers = [answerer({arrangements.STAND_IN_BACKWARD: chosen})({"backward": {
         "stand_in": kind}}) for chosen in ("lesson", "broken")]
     assert answers[0] == answers[1] == {"error": "not a backward question the grader can answer"}
 

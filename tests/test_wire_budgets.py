@@ -189,19 +189,19 @@ def test_one_budget_covers_a_whole_value_and_its_grads():
 
 
 def test_a_reply_shares_one_budget_between_argument_states_and_result():
-    """``remote._mirror`` and ``remote._decode_result`` draw on the same budget: a worker
+    """``remote.mirror_arguments`` and ``remote.decode_result`` draw on the same budget: a worker
     cannot send a budget's worth in every argument state and again in the result."""
     budget = wire.Budget(elements=1000)
     arg = torch.zeros(800)
-    remote._mirror((arg,), [wire.encode(torch.ones(800))], budget)
+    remote.mirror_arguments((arg,), [wire.encode(torch.ones(800))], budget)
     assert torch.equal(arg, torch.ones(800)) and budget.used_elements == 800
     with pytest.raises(RemoteError, match="declaring 800 elements"):
-        remote._decode_result(wire.encode(torch.ones(800)), (arg,), {}, budget)
+        remote.decode_result(wire.encode(torch.ones(800)), (arg,), {}, budget)
 
 
 def test_a_remote_call_returning_a_giant_module_fails_with_the_budget_message():
     with pytest.raises(RemoteError) as info:
-        remote._decode_result(wire.encode(giant_module()), (), {}, wire.Budget())
+        remote.decode_result(wire.encode(giant_module()), (), {}, wire.Budget())
     assert "cannot read (a module declaring 3.6e9 parameters; the grader accepts at most " \
            "1,000,000 elements in one value)" in str(info.value)
 

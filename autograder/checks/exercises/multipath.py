@@ -31,7 +31,7 @@ NONE_HINT = ("A gradient was None: that leaf took no part in the backward. Every
              "in the square).")
 
 
-def _distinct(x0: float, y0: float) -> bool:
+def distinct(x0: float, y0: float) -> bool:
     """Inputs for which every known mistake's answer is far (1% of the scale) from the right one.
 
     The differences between the right answer and the mistakes are x0, y0, x0 + y0, x0 - y0 and
@@ -53,7 +53,7 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
-            if _distinct(x0, y0):
+            if distinct(x0, y0):
                 return x0, y0
 
     return [

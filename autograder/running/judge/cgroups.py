@@ -212,6 +212,11 @@ def place(pid: int) -> Path | None:
     return None if problem() is not None else _groups.add(pid)
 
 
+def worker_groups() -> list[Path]:
+    """This grader's workers' CPU groups now (none before its first worker got one)."""
+    return _groups.groups() if _groups is not None else []
+
+
 def release(group: Path | None) -> None:
     """Remove a worker's group (``place``'s answer) after the worker was killed."""
     if group is not None and _groups is not None:

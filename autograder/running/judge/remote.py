@@ -57,19 +57,19 @@ class RemoteFunction:
             if self.per_argument:
                 message["per_argument"] = True
         reply = self.client.request(message, self.client.limits.call_timeout,
-                                    answer=_answerer(request))
+                                    answer=answerer(request))
         observed = reply.get("observed")
         self.last_observed = clean_observed(observed if isinstance(observed, dict) else {})
         before = {(i, name): p for i, a in enumerate(args) if isinstance(a, nn.Module)
                   for name, p in a.named_parameters()}
         budget = wire.Budget()  # one for the reply: the arguments' states and the result
-        _mirror(args, reply.get("args_after"), budget, message["args"])
+        mirror_arguments(args, reply.get("args_after"), budget, message["args"])
         if "error" in reply:
             raise remote_error(reply["error"])
-        return _decode_result(reply.get("ok"), args, before, budget)
+        return decode_result(reply.get("ok"), args, before, budget)
 
 
-def _answerer(request: dict) -> Any:
+def answerer(request: dict) -> Any:
     """What answers the worker's questions during a call under ``request``: the stand-in op's
     backward, computed here from the choice the judge kept (``None``: no question expected).
     Each question is untrusted data, decoded within a budget; a malformed one gets an error
@@ -90,7 +90,7 @@ def _answerer(request: dict) -> Any:
     return answer
 
 
-def _decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> Any:
+def decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> Any:
     try:
         if isinstance(data, dict) and data.get("t") == "optimizer":
             return wire.decode_optimizer(data, 0,
@@ -134,7 +134,8 @@ def _own_param(args: tuple, before: dict, ref: Any) -> Any:
     return dict(args[ref[1]].named_parameters()).get(worker_text(ref[2], 200))
 
 
-def _mirror(args: tuple, after: Any, budget: wire.Budget, sent: list | None = None) -> None:
+def mirror_arguments(args: tuple, after: Any, budget: wire.Budget,
+                     sent: list | None = None) -> None:
     """Give the judge's tensor/module arguments the state the worker reported after the call.
     An argument the worker reports exactly as the judge sent it (``sent``: the encoded
     arguments) is left alone: the judge's own object, its ``grad`` and its parameters stay

@@ -27,7 +27,7 @@ CONTAINER_UIDS = range(62000, 63000)
 FIRST_UID, COUNT = STUDENT_UIDS.start, len(STUDENT_UIDS)
 
 
-def _lock_dir() -> Path:
+def lock_dir() -> Path:
     for base in (Path("/run"), Path(tempfile.gettempdir())):
         path = base / "autograder-uids"
         try:
@@ -43,7 +43,7 @@ def _lock_dir() -> Path:
 def lease() -> Iterator[int]:
     """Hold a free sandbox uid for the block; its leftover processes are killed before and
     after use, so a process that outlived one submission never meets the next."""
-    folder = _lock_dir()
+    folder = lock_dir()
     for uid in range(FIRST_UID, FIRST_UID + COUNT):
         fd = os.open(folder / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
