@@ -133,3 +133,25 @@ def test_a_prestarted_zygote_serves_workers_and_an_unused_one_is_stopped():
     unused = zygotes.started("namespaces")
     zygotes.close_all()
     assert unused.process.poll() is not None
+
+
+def test_output_taken_without_waiting_for_the_writer_keeps_all_it_wrote_within_the_cap():
+    """Does ``take`` keep everything the worker wrote before it, capped and counted, while the
+    pipe's writer is still alive (the judge no longer waits for a killed worker to exit)?"""
+    import os
+    import time
+
+    from autograder.running.judge.student_output import StudentOutput
+
+    read, write = os.pipe()
+    output = StudentOutput(os.fdopen(read, "rb", buffering=0), limit=100_000)
+    os.write(write, b"a" * 60_000)
+    time.sleep(0.05)  # some of it read by the thread, the rest left in the pipe
+    os.write(write, b"b" * 60_000)
+    output.take()
+    os.write(write, b"after")  # written after the take: not kept
+    assert output.kept == b"a" * 60_000 + b"b" * 40_000 and output.dropped == 20_000
+    assert output.text().endswith("[... 20000 more bytes of output were dropped]")
+    os.close(write)
+    output.close()
+    assert output.kept.count(b"after") == 0 and output.stream.closed
