@@ -282,9 +282,10 @@ def test_pick_device(answer, name):
     assert (torch.cuda.is_available, torch.backends.mps.is_available) == real
 
 
-def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True):
+def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True, move_model=True):
     def predict(model, batch, where):
-        model.to(where)
+        if move_model:
+            model.to(where)
         moved = batch.to(where)
         batch = moved if assign else batch
         if evaluate:
@@ -300,6 +301,7 @@ def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True):
     ({}, None, False), ({"evaluate": False}, "eval-missing", False),
     ({"no_grad": False, "detach": False}, "graph-recorded", False),
     ({"assign": False}, "batch-not-moved", True),
+    ({"move_model": False}, "model-not-moved", True),
 ])
 def test_predict(moved, kwargs, name, only_if_moved):
     """Is a right predict accepted on both devices and each mistake named where visible?"""

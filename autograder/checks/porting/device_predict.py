@@ -38,6 +38,10 @@ DEVICE_MISMATCH = (
 )
 
 
+MODEL_NOT_MOVED = ("The batch was moved but the model was not: move it too, model.to(device) "
+                   "(Module.to moves the model itself).")
+
+
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
                 device: torch.device) -> tuple[Any, Verdict | None, int, bool]:
     """Call ``predict`` while counting tensors saved for backward (a recorded graph), and
@@ -49,8 +53,20 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
     tf32 = observed.get("tf32") is True
     if failure is not None:
-        return None, name_raised(failure, DEVICE_MISMATCH), 0, tf32
+        return None, left_behind(name_raised(failure, DEVICE_MISMATCH), model, device), 0, tf32
     return got, None, int(observed.get("saved_tensors", 0)), tf32
+
+
+def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
+    """A device mismatch names what stayed behind: the batch (``batch-not-moved``), or the
+    model, when its parameters are still off ``device`` after the call (``Module.to`` moves
+    the caller's model in place, so a predict that moved it leaves it there)."""
+    if failure.misconception != "batch-not-moved" or all(
+            p.device.type == device.type for p in model.parameters()):
+        return failure
+    return dataclasses.replace(
+        failure, misconception="model-not-moved",
+        message=failure.message.replace(DEVICE_MISMATCH[0][2], MODEL_NOT_MOVED))
 
 
 def tf32_cause(tf32: bool, device: torch.device) -> tuple[str | None, str]:

@@ -19,6 +19,7 @@ from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
+from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
 
 QUESTION = "q1_logreg"
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -27,32 +28,6 @@ RTOL, ATOL = 1e-4, 1e-5
 #: sit within 1e-3 of several mistakes at once; float32 replays stay within ~1e-5 relative.
 MATCH_RTOL, MATCH_ATOL = 3e-5, 3e-6
 LESSON_LR, LESSON_STEPS = 0.5, 300
-
-RAISE_HINTS = (
-    ("leaf Variable that requires grad is being used in an in-place operation",
-     "update-outside-no-grad",
-     "The in-place update of w or b ran while autograd was recording: put the two updates "
-     "inside `with torch.no_grad():`."),
-    ("NoneType", "update-outside-no-grad",
-     "A gradient was None: `w = w - lr * w.grad` outside torch.no_grad() makes w a non-leaf, so "
-     "the next backward leaves w.grad empty. Update in place under `with torch.no_grad():`."),
-)
-
-MISTAKES = {
-    "not-cleared": "The losses match training whose gradients were never cleared: each backward "
-                   "added to the previous w.grad and b.grad. Set w.grad = None and b.grad = None "
-                   "(or call zero_()) before each backward.",
-    "loss-after-update": "The losses match the loss measured after each update: record the loss "
-                         "of the forward pass that the update uses, before changing w and b.",
-    "sum-not-mean": "The losses match a summed loss: the binary cross-entropy must be averaged "
-                    "over the m examples (the default reduction='mean').",
-    "lr-ignored": "The losses match training with the lesson's lr=0.5, not the lr argument: use "
-                  "the lr parameter in the update.",
-    "sigmoid-log": "The losses match sigmoid followed by log, which loses precision when "
-                   "probabilities round to 0 or 1: use F.binary_cross_entropy_with_logits on the "
-                   "raw logits.",
-}
-
 
 def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
     """A small data set like the lesson's, with an lr and a step count unlike the lesson's."""
@@ -105,27 +80,55 @@ def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
     return w.detach(), b.detach(), losses
 
 
-def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float,
-             steps: int) -> tuple[str | None, str]:
-    """Which known mistake reproduces the student's losses on this data, if any."""
+def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
+             params: tuple[Any, Any] | None = None) -> tuple[str | None, str]:
+    """Which known mistake reproduces the student's losses on this data (or, with
+    ``params``, their final ``w`` and ``b``), if any. A mistake whose replay is the right
+    run's here names nothing, however well it matches (with one step, most losses are)."""
     if len(losses) == LESSON_STEPS != steps:
         return "steps-ignored", (f"You returned {LESSON_STEPS} losses but steps was {steps}: "
                                  "loop over range(steps), not the lesson's 300.")
     target = torch.tensor(losses, dtype=torch.float64)
+    w_right, b_right, right = reference_run(X, y, lr, steps)
+    correct = torch.tensor(right)
+    if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
+        return "params-never-updated", NEVER_UPDATED
+    final = _vector(*params) if params is not None else None
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log"):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
-        pattern = torch.tensor(reference_run(X, y, run_lr, steps, replay, dtype)[2])
+        w_replay, b_replay, replayed = reference_run(X, y, run_lr, steps, replay, dtype)
+        pattern = torch.tensor(replayed)
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
         keep = 3 if name == "sum-not-mean" else steps
-        if allclose(target[:keep], pattern[:keep], MATCH_RTOL, MATCH_ATOL):
+        if _matches(target[:keep], pattern[:keep], correct[:keep]):
             return name, MISTAKES[name]
+        if final is not None and _matches(final, _vector(w_replay, b_replay),
+                                          _vector(w_right, b_right)):
+            return name, "w and b match " + MISTAKES[name].removeprefix("The losses match ")
     if not torch.isfinite(target).all():
         return "sigmoid-log", MISTAKES["sigmoid-log"]
     return None, ("Compare your loop with the contract: zeros for w and b, the mean loss on "
                   "X @ w + b, clear, backward, update under no_grad, record the loss before it.")
+
+
+def _matches(got: torch.Tensor, replay: torch.Tensor, right: torch.Tensor) -> bool:
+    """``got`` is the mistake's ``replay``, which the right run's values are not."""
+    return (got.shape == replay.shape and allclose(got, replay, MATCH_RTOL, MATCH_ATOL)
+            and not allclose(right, replay, MATCH_RTOL, MATCH_ATOL))
+
+
+def _vector(w: Any, b: Any) -> torch.Tensor | None:
+    """``w`` and ``b`` as one float64 vector (None unless both are tensors)."""
+    if not (isinstance(w, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return None
+    return torch.cat([w.detach().cpu().reshape(-1), b.detach().cpu().reshape(-1)]).double()
+
+
+def _flat(losses: torch.Tensor) -> bool:
+    return allclose(losses, losses[:1].expand_as(losses), MATCH_RTOL, MATCH_ATOL)
 
 
 def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
@@ -185,8 +188,11 @@ def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: i
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
 
     def rediagnose(verdict: Verdict) -> Verdict:
+        if all(isinstance(t, torch.Tensor) and not t.detach().cpu().any() for t in (w, b)) \
+                and w_ref.any():  # still the starting zeros: whatever the losses say
+            return with_diagnosis(verdict, lambda: ("params-never-updated", NEVER_UPDATED))
         if isinstance(losses, list) and all(is_float(v) for v in losses):
-            return with_diagnosis(verdict, lambda: diagnose(losses, X, y, lr, steps))
+            return with_diagnosis(verdict, lambda: diagnose(losses, X, y, lr, steps, (w, b)))
         return with_diagnosis(verdict, lambda: (None, ""))  # nothing to compare: no guess
 
     return first_failure([

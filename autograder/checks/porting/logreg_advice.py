@@ -1,0 +1,34 @@
+"""What q1_logreg's feedback says of a training loop's known mistakes: the hints for what it
+raised, and the advice for each mistake ``logreg.diagnose`` recognises by replaying it."""
+
+from __future__ import annotations
+
+RAISE_HINTS = (
+    ("leaf Variable that requires grad is being used in an in-place operation",
+     "update-outside-no-grad",
+     "The in-place update of w or b ran while autograd was recording: put the two updates "
+     "inside `with torch.no_grad():`."),
+    ("NoneType", "update-outside-no-grad",
+     "A gradient was None: `w = w - lr * w.grad` outside torch.no_grad() makes w a non-leaf, so "
+     "the next backward leaves w.grad empty. Update in place under `with torch.no_grad():`."),
+)
+
+MISTAKES = {
+    "not-cleared": "The losses match training whose gradients were never cleared: each backward "
+                   "added to the previous w.grad and b.grad. Set w.grad = None and b.grad = None "
+                   "(or call zero_()) before each backward.",
+    "loss-after-update": "The losses match the loss measured after each update: record the loss "
+                         "of the forward pass that the update uses, before changing w and b.",
+    "sum-not-mean": "The losses match a summed loss: the binary cross-entropy must be averaged "
+                    "over the m examples (the default reduction='mean').",
+    "lr-ignored": "The losses match training with the lesson's lr=0.5, not the lr argument: use "
+                  "the lr parameter in the update.",
+    "sigmoid-log": "The losses match sigmoid followed by log, which loses precision when "
+                   "probabilities round to 0 or 1: use F.binary_cross_entropy_with_logits on the "
+                   "raw logits.",
+}
+
+NEVER_UPDATED = ("w and b never changed from their starting zeros: the update did not reach "
+                 "them (the losses stay at their first value). Update w and b in place under "
+                 "torch.no_grad() after the backward, and clear the gradients before the "
+                 "backward, not between the backward and the update.")

@@ -1,0 +1,26 @@
+# kind: wrong
+# public: pass
+# feedback: The batch was moved but the model was not
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def predict(model, batch, device):
+    batch = batch.to(device)  # the model is left where it was
+    model.eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+device = pick_device()
+torch.manual_seed(1)
+lesson_model = nn.Linear(2, 2)
+device_output = predict(lesson_model, torch.ones(3, 2), device)
