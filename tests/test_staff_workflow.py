@@ -460,6 +460,25 @@ def test_do_gradescope_results_show_passing_cases_as_passed(zips, build_dir, tmp
         assert f"{name} result:\n        passed" in output, output
 
 
+def _wait_for_a_worker(pid: int, limit: float = 180.0) -> None:
+    """Until a submission container of the grader ``pid`` holds more than its ``sleep``:
+    a student's worker is in it (the judge container's start takes seconds, more on a
+    loaded machine, so no fixed wait says when that is)."""
+    from conftest import owned_containers
+
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        for container in owned_containers(pid, status="running"):
+            try:
+                if container.labels.get("autograder-role") == "submission" \
+                        and len(container.top()["Processes"]) > 1:
+                    return
+            except Exception:  # noqa: BLE001 - removed meanwhile
+                continue
+        time.sleep(0.2)
+    raise AssertionError(f"no worker was in flight within {limit:g} s")
+
+
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_path):
@@ -471,9 +490,9 @@ def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_p
 
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "d1.ipynb": SOLUTION})
     _sleeper(subs / "b-slow.ipynb", 8)
-    # in flight when the second Ctrl-C comes (9 s after the resumed run starts it) even on a
-    # loaded machine, and long enough (under the 120 s cell limit) that a grader waiting for
-    # it to end could not pass for one that stopped it
+    # in flight when the Ctrl-Cs come (they wait for its worker), and long enough (under the
+    # 120 s cell limit) that a grader waiting for it to end could not pass for one that
+    # stopped it
     _sleeper(subs / "c-slower.ipynb", 100)
     proc = subprocess.Popen([*CLI, "--build", str(build_dir), "grade", "-p", "subs", "-o", "out",
                              "--runner", "docker-fork", "--jobs", "1", "--no-reports"],
@@ -503,7 +522,7 @@ def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_p
     for line in proc.stdout:
         lines.append(line)
         if "grading 2 of 4 submission(s)" in line:
-            time.sleep(8)
+            _wait_for_a_worker(proc.pid)  # c-slower in flight, however slow the start
             os.killpg(proc.pid, signal.SIGINT)
             time.sleep(1)
             os.killpg(proc.pid, signal.SIGINT)
