@@ -62,6 +62,20 @@ def test_losses_and_params_of_a_correct_run_pass(seed, lr, steps):
     assert logreg.judge_params(got, X, y, lr, steps).ok
 
 
+@pytest.mark.parametrize("steps", [1, 30])
+@pytest.mark.parametrize("frozen", [("w",), ("b",), ("w", "b")])
+def test_a_parameter_left_at_zero_is_named_and_no_replay_is_guessed(frozen, steps):
+    """Is a run that never moved ``frozen`` from the starting zeros told exactly that, with one
+    step as with many (where every replayed mistake's losses are the right run's)?"""
+    X, y = problem(3)
+    w, b, losses = student_train(X, y, 0.4, steps)
+    got = tuple(torch.zeros_like(t) if name in frozen else t
+                for name, t in (("w", w), ("b", b))) + (losses,)
+    verdict = logreg.judge_params(got, X, y, 0.4, steps)
+    assert verdict.misconception == "params-never-updated", verdict.message
+    assert f"{' and '.join(frozen)} never changed from the starting zeros" in verdict.message
+
+
 @FAST
 @given(seeds, learning_rates, step_counts,
        st.sampled_from([("not-cleared", {"clear": False}), ("loss-after-update", {"after": True}),

@@ -38,8 +38,9 @@ DEVICE_MISMATCH = (
 )
 
 
-MODEL_NOT_MOVED = ("The batch was moved but the model was not: move it too, model.to(device) "
-                   "(Module.to moves the model itself).")
+MODEL_NOT_MOVED = ("The model's parameters are not on the device it was given after the call "
+                   "(the batch is): move the model there, model.to(device), the device "
+                   "argument rather than another one (Module.to moves the model itself).")
 
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,

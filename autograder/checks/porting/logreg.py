@@ -92,7 +92,7 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     w_right, b_right, right = reference_run(X, y, lr, steps)
     correct = torch.tensor(right)
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
-        return "params-never-updated", NEVER_UPDATED
+        return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log"):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
@@ -187,10 +187,14 @@ def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: i
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
 
+    # still at the starting zeros where the grader's run moved: whatever the losses say
+    stuck = [name for name, t, ref in (("w", w, w_ref), ("b", b, b_ref))
+             if isinstance(t, torch.Tensor) and not t.detach().cpu().any() and ref.any()]
+
     def rediagnose(verdict: Verdict) -> Verdict:
-        if all(isinstance(t, torch.Tensor) and not t.detach().cpu().any() for t in (w, b)) \
-                and w_ref.any():  # still the starting zeros: whatever the losses say
-            return with_diagnosis(verdict, lambda: ("params-never-updated", NEVER_UPDATED))
+        if stuck:
+            return with_diagnosis(verdict, lambda: ("params-never-updated",
+                                                    NEVER_UPDATED.format(" and ".join(stuck))))
         if isinstance(losses, list) and all(is_float(v) for v in losses):
             return with_diagnosis(verdict, lambda: diagnose(losses, X, y, lr, steps, (w, b)))
         return with_diagnosis(verdict, lambda: (None, ""))  # nothing to compare: no guess

@@ -28,7 +28,8 @@ MISTAKES = {
                    "raw logits.",
 }
 
-NEVER_UPDATED = ("w and b never changed from their starting zeros: the update did not reach "
-                 "them (the losses stay at their first value). Update w and b in place under "
-                 "torch.no_grad() after the backward, and clear the gradients before the "
-                 "backward, not between the backward and the update.")
+#: What a run whose parameters never left their starting zeros is told (``{}``: which of them):
+#: a fact, then the usual reasons as questions, since any of them leaves the same zeros
+NEVER_UPDATED = ("{} never changed from the starting zeros: no update reached it. Is the "
+                 "gradient cleared between the backward and the update, the update skipped or "
+                 "made with an old gradient, or that parameter left out of it?")

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: fail
-# feedback: w and b never changed from their starting zeros
+# feedback: w and b never changed from the starting zeros
 def train_logreg(X, y, lr=0.5, steps=300):
     w = torch.zeros(X.shape[1], requires_grad=True)
     b = torch.zeros(1, requires_grad=True)

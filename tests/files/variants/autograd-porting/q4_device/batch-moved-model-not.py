@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: The batch was moved but the model was not
+# feedback: The model's parameters are not on the device it was given
 def pick_device():
     if torch.cuda.is_available():
         return torch.device("cuda")
