@@ -15,7 +15,7 @@ export TORCH_INDEX_URL
 CUDA_BUILD ?= cu126
 export CUDA_BUILD
 
-.PHONY: install assign check-assign grade test test-fast lint clean image image-gpu grade-gpu \
+.PHONY: install assign check-assign grade test test-fast bytecode lint clean image image-gpu grade-gpu \
 	gradescope benchmark gpu-bundle
 
 ## The grading image (docker/Dockerfile): wheelhouse built here, then `docker build` through
@@ -62,11 +62,16 @@ grade: install
 	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) $(if $(ROSTER),--roster $(ROSTER))
 
 ## The whole suite, as CI runs it: real otter, real notebooks, containers (docs/testing.md).
-test: install
+test: install bytecode
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
 
+## The package's bytecode, written even where PYTHONDONTWRITEBYTECODE is set (as on CI
+## machines): otherwise each of the suite's Python processes compiles the modules it imports.
+bytecode: install
+	$(PY) -m compileall -q autograder
+
 ## The fast part only (no otter, grader or container started).
-test-fast: install
+test-fast: install bytecode
 	$(PY) -m pytest -m "not slow" -p no:cacheprovider
 
 ## ruff, configured in pyproject.toml ([tool.ruff]); CI runs it before the tests.

@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from autograder.authoring.gradescope import build_wheel  # noqa: E402
 from autograder.running.runners import cuda_host, image_inputs  # noqa: E402
 from autograder.running.runners.docker_engine import CUDA_LABEL, IMAGES, engine, gpu_problem  # noqa: E402
 from autograder.running.runners.image_inputs import INPUTS_LABEL  # noqa: E402
@@ -51,7 +52,6 @@ def torch_spec(variant: str) -> str:
     $TORCH_INDEX_URL, see torch_wheel.py), or the CUDA build $CUDA_BUILD, which pulls the
     nvidia-* wheels that carry the CUDA libraries (so the base stays plain Debian)."""
     return torch_wheel.CPU_SPEC if variant == "cpu" else torch_wheel.cuda_spec(cuda_build())
-REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes -> cache hit
 
 
 def pip(*args: str, env: dict | None = None) -> None:
@@ -81,12 +81,9 @@ def download_deps(into: Path) -> None:
 
 
 def our_wheel(into: Path) -> None:
-    """``autograder`` as a wheel, rebuilt from clean so a deleted module cannot linger."""
-    for stale in [ROOT / "build" / "lib", *(ROOT / "build").glob("bdist.*"), into]:
-        shutil.rmtree(stale, ignore_errors=True)
-    into.mkdir(parents=True)
-    pip("wheel", "--no-deps", "--no-build-isolation", str(ROOT), "-w", str(into),
-        env=REPRODUCIBLE)
+    """``autograder`` as a wheel in ``into`` (emptied first), built as the zips build it."""
+    shutil.rmtree(into, ignore_errors=True)
+    build_wheel(ROOT, into)
 
 
 def link_wheelhouse(variant: str, context: Path) -> None:

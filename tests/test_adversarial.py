@@ -40,9 +40,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.m
 _DOCKER = [pytest.mark.needs_docker]
 RUNNER_MARKS = {"sealed": [], "docker": _DOCKER, "docker-fork": _DOCKER}
 RUNNERS = [pytest.param(runner, marks=marks, id=runner) for runner, marks in RUNNER_MARKS.items()]
-# the per-call time limit of the hostile batch: what an endless call costs; generous enough that
-# a right answer on a loaded machine (other graders beside this one) is never stopped by it
-CALL_TIMEOUT = 5
+# the per-call time limit of a runner's hostile batch (a cell gets four times as much): what
+# an endless call costs, so no more than it takes to prove that one is stopped; generous
+# enough that a right answer on a loaded machine (other graders beside this one) is never
+# stopped by it. The solutions' calls take milliseconds in a worker forked from a rehearsed
+# zygote (sealed, docker-fork's judge service); `docker`'s zygote is not rehearsed, so a
+# worker's first calls pay torch's lazy imports (up to a second, quiet). The top-level memory
+# hog fills the 4 GiB address-space limit in 7-12 s (more under load): the cell limit may
+# stop it first, also a right answer (``_memory_hog_stopped``); the worker's read-back of its
+# rlimits proves the limit is set in any case (test_confinement.py)
+CALL_TIMEOUT = {"sealed": 2, "docker": 5, "docker-fork": 3}
+LIMIT = "@LIMIT@"  # in a phrase below: the batch's CALL_TIMEOUT
 
 ASSIGNMENT = "autograd-exercises"
 HOSTILE = ROOT / "tests" / "files" / "hostile"
@@ -85,7 +93,7 @@ CASES = [
     ("grader-modules-patched", "q1_accumulation", "square_grads must return a list; got str"),
     ("hidden-tests-search", "q5_numpy", "float64"),
     ("huge-output", "q1_accumulation", "gave [0.0, 0.0, 0.0]"),
-    ("infinite-loop-in-function", "q5_numpy", f"stopped after {CALL_TIMEOUT} s"),
+    ("infinite-loop-in-function", "q5_numpy", f"stopped after {LIMIT} s"),
     ("infinite-loop-toplevel", "q1_accumulation", "stopped after"),
     ("memory-hog-in-function", "q5_numpy", "export_numpy("),
     ("memory-hog-toplevel", "q2_saved", "MemoryError"),
@@ -94,7 +102,7 @@ CASES = [
     ("network", "q4_vjp", "got shape (3,)"),
     ("os-exit-in-function", "q5_numpy", "exited with status 0"),
     ("os-exit-toplevel", "q2_saved", "exited with status 0"),
-    ("sleep-in-function", "q5_numpy", f"stopped after {CALL_TIMEOUT} s"),
+    ("sleep-in-function", "q5_numpy", f"stopped after {LIMIT} s"),
     ("sleep-toplevel", "q3_multipath", "stopped after"),
     ("subprocess-loop", "q3_multipath", "gave (0.5, 0.25)"),
     ("sys-exit-in-function", "q4_vjp", "SystemExit"),
@@ -196,10 +204,11 @@ class _Listener:
 
 
 def _grade(folder: Path, out: Path, jobs: int, build: Path, runner: str = "sealed",
-           timeout: int = CALL_TIMEOUT, submission_timeout: int = 120) -> subprocess.CompletedProcess:
+           timeout: int | None = None, submission_timeout: int = 120
+           ) -> subprocess.CompletedProcess:
     return subprocess.run(CLI + ["--build", str(build), "grade", "-p", str(folder), "-o", str(out), "--seed", "7",
                                  "--runner", runner, "--no-reports",
-                                 "--timeout", str(timeout),
+                                 "--timeout", str(timeout or CALL_TIMEOUT[runner]),
                                  "--submission-timeout", str(submission_timeout),
                                  "--jobs", str(jobs)],
                           capture_output=True, text=True, timeout=900, cwd=ROOT)
@@ -317,6 +326,7 @@ def test_attack_earns_nothing_on_its_question(batch, name, question, phrase):
     assert abs(float(row["total_points_earned"]) - total) < 1e-9
     said = [t["message"] for t in attacked["tests"]]
     said += [json.dumps(c) for c in doc.get("notebook", {}).get("cells", [])]
+    phrase = phrase.replace(LIMIT, str(CALL_TIMEOUT[batch["runner"]]))
     if name == "memory-hog-toplevel" and _memory_hog_stopped(batch, name):
         phrase = "stopped after"
     assert any(phrase in text for text in said), said

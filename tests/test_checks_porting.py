@@ -20,6 +20,7 @@ from autograder.checks.porting import (
     device_predict,
     gradcheck,
     logreg,
+    logreg_grads,
     microbatch,
     selfcheck,
 )
@@ -133,7 +134,7 @@ def test_closed_form_gradients(seed, kind):
     grad_w, grad_b = X.T @ r / len(y), r.mean().reshape(1)
     got = {"right": (grad_w, grad_b), "m-times": (grad_w * len(y), grad_b),
            "flipped": (-grad_w, grad_b), "bias-0d": (grad_w, grad_b[0])}[kind]
-    verdict = logreg.judge_grads(got, *logreg.reference_grads(X, y, w, b), len(y))
+    verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), len(y))
     expected = {"right": None, "m-times": "grad-not-divided-by-m",
                 "flipped": "grad-sign-flipped", "bias-0d": None}[kind]
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message

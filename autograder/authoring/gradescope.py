@@ -18,6 +18,7 @@ grader error included) and otter's ``results.pkl``. The tests, ``otter_config.js
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shutil
 import subprocess
@@ -52,7 +53,7 @@ exit "$status"
 """
 ENVIRONMENT = "# unused: setup.sh builds (or finds) the venv /opt/autograder-env\nname: otter-env\n"
 WHEELS = "wheels/"
-REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes
+REPRODUCIBLE = {"SOURCE_DATE_EPOCH": "315532800"}  # same sources -> same wheel bytes -> cache hit
 
 
 def torch_spec(pyproject: Path) -> str:
@@ -65,14 +66,18 @@ def torch_spec(pyproject: Path) -> str:
 
 
 def build_wheel(root: Path, into: Path) -> Path:
-    """The ``autograder`` wheel of the checkout at ``root`` (as ``make image`` builds it),
-    from clean so that a deleted module cannot linger in setuptools' build/lib."""
-    for stale in [root / "build" / "lib", *(root / "build").glob("bdist.*")]:
-        shutil.rmtree(stale, ignore_errors=True)
-    into.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel",
-                    "--no-deps", "--no-build-isolation", str(root), "-w", str(into)],
-                   check=True, env={**os.environ, **REPRODUCIBLE})
+    """The ``autograder`` wheel of the checkout at ``root`` (``make image`` and the zips), from
+    clean so that a deleted module cannot linger in setuptools' build/lib; one build of the
+    checkout at a time (two at once delete each other's ``root/build/lib``)."""
+    (root / "build").mkdir(exist_ok=True)
+    with open(root / "build" / ".wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in [root / "build" / "lib", *(root / "build").glob("bdist.*")]:
+            shutil.rmtree(stale, ignore_errors=True)
+        into.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "-q",
+                        "wheel", "--no-deps", "--no-build-isolation", str(root), "-w",
+                        str(into)], check=True, env={**os.environ, **REPRODUCIBLE})
     wheels = sorted(into.glob("autograder-*.whl"))
     if len(wheels) != 1:
         raise RuntimeError(f"expected one autograder wheel in {into}, found {len(wheels)}")

@@ -10,6 +10,7 @@ from . import (
     device_predict,
     gradcheck,
     logreg,
+    logreg_grads,
     logreg_regimes,
     microbatch,
     recording,
@@ -28,7 +29,7 @@ CHECKS = index([
           partial(logreg.check_train_logreg, part="params")),
     Check(ASSIGNMENT, logreg.QUESTION, "logreg_grads", ("logreg_grads",),
           "logreg_grads at random points of fresh problems, against autograd in float64.",
-          logreg.check_logreg_grads),
+          logreg_grads.check_logreg_grads),
     Check(ASSIGNMENT, logreg.QUESTION, "train_logreg_regimes", ("train_logreg",),
           "train_logreg with one step, on separable data whose loss falls far over many steps, "
           "and with unscaled features (large gradients): losses, w and b against the grader's.",

@@ -1,4 +1,5 @@
-"""q1_logreg: logistic regression trained with autograd, and its closed-form gradient.
+"""q1_logreg: logistic regression trained with autograd (its closed-form gradient:
+``logreg_grads``).
 
 The grader trains its own model on every drawn data set (float64, the oracle) and, when the
 student's loss trajectory is wrong, replays each known mistake on the same data to name it.
@@ -6,6 +7,7 @@ student's loss trajectory is wrong, replays each known mistake on the same data 
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -15,7 +17,6 @@ import torch.nn.functional as F
 from ..calling import alongside
 from ..closeness import close_lists, is_float, max_abs_error
 from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
-from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
@@ -53,15 +54,33 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
 
 #: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
 Run = tuple[torch.Tensor, torch.Tensor, list[float]]
+_RUNS = threading.local()  # the judge grades submissions on threads of one process
 
 
 def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
                   mistake: str | None = None, dtype: torch.dtype = torch.float64) -> Run:
-    """The grader's training run, correct or with one known ``mistake`` replayed.
+    """The grader's training run, correct or with one known ``mistake`` replayed. A check
+    may ask for the same run more than once (the judgement, the diagnosis of a wrong answer,
+    the probes): the runs of the thread's current data set are kept, keyed by the data's
+    values.
 
     Returns:
         ``(w, b, losses)``: final parameters (detached, ``dtype``) and the per-step losses.
     """
+    data = (tuple(X.shape), X.dtype, X.detach().numpy().tobytes(), y.detach().numpy().tobytes())
+    runs = _RUNS.__dict__
+    if runs.get("data") != data:
+        runs.clear()
+        runs["data"] = data
+    key = (lr, steps, mistake, dtype)
+    if key not in runs:
+        runs[key] = _train(X, y, lr, steps, mistake, dtype)
+    w, b, losses = runs[key]
+    return w.clone(), b.clone(), list(losses)
+
+
+def _train(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str | None,
+           dtype: torch.dtype) -> Run:
     X, y = X.to(dtype), y.to(dtype)
     w = torch.zeros(X.shape[1], dtype=dtype, requires_grad=True)
     b = torch.zeros(1, dtype=dtype, requires_grad=True)
@@ -231,65 +250,3 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
             break
     return finish(QUESTION, f"train_logreg_{part}", verdict, seed=seed, points=points,
                   passed_message=f"train_logreg's {part} matched the grader's training runs.")
-
-
-def reference_grads(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
-                    b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The gradient of the mean loss by autograd in float64: the oracle for the closed form."""
-    w64 = w.detach().double().requires_grad_()
-    b64 = b.detach().double().requires_grad_()
-    F.binary_cross_entropy_with_logits(X.double() @ w64 + b64, y.double()).backward()
-    return w64.grad, b64.grad
-
-
-def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int) -> tuple[str | None, str]:
-    """Name a wrong closed-form gradient by how it relates to the reference."""
-    got = got_w.detach().double()
-    if allclose(got, m * ref_w, MATCH_RTOL, MATCH_ATOL):
-        return "grad-not-divided-by-m", ("It is m times too large: divide X.T @ (sigmoid(X @ w "
-                                         "+ b) - y) by m, the number of examples.")
-    if allclose(got, -ref_w, MATCH_RTOL, MATCH_ATOL):
-        return "grad-sign-flipped", ("It has the wrong sign: the residual is sigmoid(X @ w + b) "
-                                     "- y, prediction minus label.")
-    return None, "Write it as X.T @ (sigmoid(X @ w + b) - y) / m, the bias part as the mean."
-
-
-def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
-                       points: float = 1.0) -> CheckResult:
-    """Compare the closed-form gradient with autograd at random points of random problems."""
-    seed = seed_of(rng)
-    verdict = PASS
-    for _ in range(3):
-        X, y, _, _ = draw_problem(rng)
-        w = torch.tensor(rng.normal(0.0, 1.0, X.shape[1]), dtype=torch.float32)
-        b = torch.tensor([rng.normal(0.0, 1.0)], dtype=torch.float32)
-        ref_w, ref_b = reference_grads(X, y, w, b)
-        got, verdict = call_named(logreg_grads, "logreg_grads", (), X.clone(), y.clone(),
-                                  w.clone(), b.clone())
-        if verdict is None:
-            verdict = judge_grads(got, ref_w, ref_b, X.shape[0])
-        if not verdict.ok:
-            from .logreg_regimes import grads_subject  # it builds on this module
-            verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
-            break
-    return finish(QUESTION, "logreg_grads", verdict, seed=seed, points=points,
-                  passed_message="logreg_grads matched autograd at random points.")
-
-
-def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int) -> Verdict:
-    """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d."""
-    if not (isinstance(got, (tuple, list)) and len(got) == 2):
-        return Verdict(False, f"logreg_grads returned {describe(got)}; expected a tuple "
-                       "(grad_w, grad_b).", "wrong-type", Evidence(got=plain(got)))
-    inputs = {"m": m, "n": int(ref_w.numel())}
-    grad_w, grad_b = got
-    return first_failure([
-        lambda: with_diagnosis(
-            judge_tensor(grad_w, ref_w, "the gradient of w", dtype=torch.float32, rtol=RTOL,
-                         atol=ATOL, inputs=inputs), lambda: diagnose_grads(grad_w, ref_w, m)),
-        lambda: with_diagnosis(
-            judge_tensor(grad_b, ref_b, "the gradient of b", dtype=torch.float32, rtol=RTOL,
-                         atol=ATOL, inputs=inputs, shapes=((1,), ())),
-            lambda: (None, "The bias gradient is the mean residual, "
-                           "(sigmoid(X @ w + b) - y).mean().")),
-    ])

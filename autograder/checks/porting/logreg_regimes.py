@@ -26,13 +26,12 @@ from .logreg import (
     QUESTION,
     RTOL,
     draw_problem,
-    judge_grads,
     judge_losses,
     judge_params,
-    reference_grads,
     reference_run,
     train_beside_reference,
 )
+from .logreg_grads import judge_grads, reference_grads
 
 #: The regimes, drawn in this order.
 REGIMES = ("one-step", "separable", "unscaled")

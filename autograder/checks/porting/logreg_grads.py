@@ -1,0 +1,80 @@
+"""q1_logreg's ``logreg_grads``: the closed-form gradient of the mean logistic loss, against
+autograd's in float64 at random points of fresh problems, a wrong one named by how it relates
+to the right one."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..describing import describe, plain
+from ..probes import explain
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
+from .logreg import ATOL, MATCH_ATOL, MATCH_RTOL, QUESTION, RTOL, draw_problem
+
+
+def reference_grads(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
+                    b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradient of the mean loss by autograd in float64: the oracle for the closed form."""
+    w64 = w.detach().double().requires_grad_()
+    b64 = b.detach().double().requires_grad_()
+    F.binary_cross_entropy_with_logits(X.double() @ w64 + b64, y.double()).backward()
+    return w64.grad, b64.grad
+
+
+def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int) -> tuple[str | None, str]:
+    """Name a wrong closed-form gradient by how it relates to the reference."""
+    got = got_w.detach().double()
+    if allclose(got, m * ref_w, MATCH_RTOL, MATCH_ATOL):
+        return "grad-not-divided-by-m", ("It is m times too large: divide X.T @ (sigmoid(X @ w "
+                                         "+ b) - y) by m, the number of examples.")
+    if allclose(got, -ref_w, MATCH_RTOL, MATCH_ATOL):
+        return "grad-sign-flipped", ("It has the wrong sign: the residual is sigmoid(X @ w + b) "
+                                     "- y, prediction minus label.")
+    return None, "Write it as X.T @ (sigmoid(X @ w + b) - y) / m, the bias part as the mean."
+
+
+def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
+                       points: float = 1.0) -> CheckResult:
+    """Compare the closed-form gradient with autograd at random points of random problems."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for _ in range(3):
+        X, y, _, _ = draw_problem(rng)
+        w = torch.tensor(rng.normal(0.0, 1.0, X.shape[1]), dtype=torch.float32)
+        b = torch.tensor([rng.normal(0.0, 1.0)], dtype=torch.float32)
+        ref_w, ref_b = reference_grads(X, y, w, b)
+        got, verdict = call_named(logreg_grads, "logreg_grads", (), X.clone(), y.clone(),
+                                  w.clone(), b.clone())
+        if verdict is None:
+            verdict = judge_grads(got, ref_w, ref_b, X.shape[0])
+        if not verdict.ok:
+            from .logreg_regimes import grads_subject  # it builds on this module
+            verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
+            break
+    return finish(QUESTION, "logreg_grads", verdict, seed=seed, points=points,
+                  passed_message="logreg_grads matched autograd at random points.")
+
+
+def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int) -> Verdict:
+    """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d."""
+    if not (isinstance(got, (tuple, list)) and len(got) == 2):
+        return Verdict(False, f"logreg_grads returned {describe(got)}; expected a tuple "
+                       "(grad_w, grad_b).", "wrong-type", Evidence(got=plain(got)))
+    inputs = {"m": m, "n": int(ref_w.numel())}
+    grad_w, grad_b = got
+    return first_failure([
+        lambda: with_diagnosis(
+            judge_tensor(grad_w, ref_w, "the gradient of w", dtype=torch.float32, rtol=RTOL,
+                         atol=ATOL, inputs=inputs), lambda: diagnose_grads(grad_w, ref_w, m)),
+        lambda: with_diagnosis(
+            judge_tensor(grad_b, ref_b, "the gradient of b", dtype=torch.float32, rtol=RTOL,
+                         atol=ATOL, inputs=inputs, shapes=((1,), ())),
+            lambda: (None, "The bias gradient is the mean residual, "
+                           "(sigmoid(X @ w + b) - y).mean().")),
+    ])
