@@ -286,6 +286,9 @@ def test_check_my_op_cannot_be_answered_by_the_call_order():
     (lambda c, m: torch.device("cuda" if c else "mps" if m else "cpu"), None),
     (lambda c, m: "cuda" if c else "mps" if m else "cpu", "device-as-string"),
     (lambda c, m: torch.device("mps" if m else "cuda" if c else "cpu"), "wrong-preference-order"),
+    # cuda asked another way than is_available() (device_count(): not simulated)
+    (lambda c, m: torch.device("mps" if m else "cpu"), "never-picks-cuda"),
+    (lambda c, m: torch.device("cuda" if c else "cpu"), "never-picks-mps"),
 ])
 def test_pick_device(answer, name):
     """Is every simulated availability judged, a string named, and torch restored after?"""

@@ -6,7 +6,10 @@ and mps each on and off) and say only what those answers show.
 
 - The same device whatever was simulated: ``availability-ignored`` (the answer was fixed
   before the call: a module-level constant, a cache).
-- The first available device of some other fixed order (mps before cuda, cpu first...):
+- cuda (or mps) never returned, even where it was available: ``never-picks-cuda`` (or
+  ``never-picks-mps``): it was not asked with ``is_available()`` (another question, such as
+  ``device_count()``, is not simulated), or cpu came before it.
+- The first available device of some other fixed order (mps before cuda):
   ``wrong-preference-order``, naming the order the answers follow.
 - Anything else: no cause; the message lists the four answers.
 
@@ -70,6 +73,15 @@ def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
                                    "module-level constant, a cached result). Ask "
                                    "torch.cuda.is_available() and "
                                    "torch.backends.mps.is_available() each time you are called.")
+    for device, asked in (("cuda", "torch.cuda.is_available()"),
+                          ("mps", "torch.backends.mps.is_available()")):
+        if device not in answers.values():  # every order with cpu before it says the same
+            return dataclasses.replace(verdict, misconception=f"never-picks-{device}",
+                                       evidence=evidence, message=f"{verdict.message} Under "
+                                       f"every simulated availability ({table}) it never "
+                                       f"returned {device}, even when {asked} said True: "
+                                       f"decide with {asked} itself, called each time, and "
+                                       "prefer cuda, then mps, then cpu.")
     for order in permutations(RIGHT_ORDER):
         if order != RIGHT_ORDER and all(answers[(c, m)] == _first_available(order, c, m)
                                         for c, m in CASES):
