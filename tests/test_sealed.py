@@ -155,3 +155,37 @@ def test_output_taken_without_waiting_for_the_writer_keeps_all_it_wrote_within_t
     os.close(write)
     output.close()
     assert output.kept.count(b"after") == 0 and output.stream.closed
+
+
+def test_taking_the_output_of_a_writer_that_never_stops_returns_at_once():
+    """A process of the worker's uid that escaped the kill may flood the pipe until it is
+    reaped: does ``take`` read what was there, and return?"""
+    import os
+    import threading
+    import time
+
+    from autograder.running.judge.student_output import StudentOutput
+
+    read, write = os.pipe()
+    output = StudentOutput(os.fdopen(read, "rb", buffering=0), limit=1000)
+    stop = threading.Event()
+
+    def flood():
+        while not stop.is_set():
+            try:
+                os.write(write, b"x" * 4096)
+            except BlockingIOError:
+                time.sleep(0.001)
+
+    os.set_blocking(write, False)
+    flooder = threading.Thread(target=flood, daemon=True)
+    flooder.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    output.take()
+    took = time.monotonic() - started
+    stop.set()
+    flooder.join()
+    assert took < 1.0 and len(output.kept) == 1000 and output.dropped > 0
+    os.close(write)
+    output.close()

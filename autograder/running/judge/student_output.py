@@ -9,8 +9,11 @@ for a killed process to release its memory before the submission's result is wri
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
+import struct
+import termios
 import threading
 from typing import BinaryIO
 
@@ -39,11 +42,11 @@ class StudentOutput:
                 if self.taken or self._read() == 0:
                     return
 
-    def _read(self) -> int | None:
-        """One chunk of what the pipe holds, kept or counted: its size, 0 at EOF, None when
-        the pipe is empty for now. Called with the lock held."""
+    def _read(self, size: int = 65536) -> int | None:
+        """One chunk (at most ``size`` bytes) of what the pipe holds, kept or counted: its
+        size, 0 at EOF, None when the pipe is empty for now. Called with the lock held."""
         try:
-            chunk = os.read(self._fd, 65536)
+            chunk = os.read(self._fd, size)
         except BlockingIOError:
             return None
         except OSError:
@@ -54,12 +57,14 @@ class StudentOutput:
         return len(chunk)
 
     def take(self) -> None:
-        """Read what the pipe holds now and stop (the worker was killed, or will be)."""
+        """Read what the pipe holds now, and no more, and stop (the worker was killed: a
+        process of its uid that escaped the kill may write on until it is reaped)."""
         with self._lock:
             if self.taken:
                 return
-            while self._read():
-                pass
+            left = struct.unpack("i", fcntl.ioctl(self._fd, termios.FIONREAD, b"\0" * 4))[0]
+            while left > 0 and (got := self._read(min(left, 65536))):
+                left -= got
             self.taken = True
 
     def close(self) -> None:
