@@ -162,17 +162,23 @@ def predictor(style):
         if style == "inference_mode":
             with torch.inference_mode():
                 return model(batch)
-        if style == "frozen":  # nothing requires grad, so nothing is recorded
+        if style == "frozen":  # nothing recorded, unless the batch requires grad
             return model.requires_grad_(False)(batch)
         return model(batch).detach()
     return predict
 
 
 @pytest.mark.parametrize("style, name", [("no_grad", None), ("inference_mode", None),
-                                         ("frozen", None), ("detach", "graph-recorded")])
+                                         ("frozen", "graph-recorded"),
+                                         ("detach", "graph-recorded")])
 def test_predict_recording_is_measured_through_the_answer(style, name):
+    """Does the answer say whether the forward recorded, for a batch that requires grad too
+    (the contract's output requires no grad whatever the batch: parameters set not to
+    require grad do not stop a graph through the batch)?"""
     result = recording.check_predict_no_graph(predictor(style), np.random.default_rng(1))
     assert result.passed == (name is None) and result.misconception == name, result.message
+    if style == "frozen":
+        assert "nor do parameters set not to require grad" in result.message
 
 
 def test_make_optimizer_that_never_moves_the_model_fails_on_meta():

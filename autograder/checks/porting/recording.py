@@ -40,9 +40,15 @@ def recorded(got: object, expected: torch.Tensor) -> bool:
             and allclose(got.detach().cpu(), expected + RECORDING_MARK, RTOL, ATOL))
 
 
+#: What a recording with a batch that requires grad adds to the advice
+FROZEN = (", nor do parameters set not to require grad: the batch given here requires grad, "
+          "and the graph runs through it")
+
+
 def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.Tensor,
-                    device: torch.device) -> Verdict:
-    """``judge_prediction``, with an answer shifted by the mark named ``graph-recorded``."""
+                    device: torch.device, batch_grad: bool = False) -> Verdict:
+    """``judge_prediction``, with an answer shifted by the mark named ``graph-recorded``
+    (``batch_grad``: the batch required grad)."""
     if recorded(got, expected):
         shown = f"predict(model, batch, {device})"
         return Verdict(False, f"{shown} returned the model's output plus "
@@ -51,7 +57,7 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
                        f"recording: {max_error(got, expected):.3g}): the forward ran with "
                        "recording on. Run it inside `with torch.no_grad():` (or "
                        "`torch.inference_mode()`); detach() afterwards does not avoid the "
-                       "recording.", "graph-recorded")
+                       f"recording{FROZEN if batch_grad else ''}.", "graph-recorded")
     return judge_prediction(got, packed, model, expected, device)
 
 
@@ -62,13 +68,19 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
     seed = seed_of(rng)
     device = grading_device()
     verdict = PASS
-    for _ in range(2):
+    # the third batch requires grad (drawn last, so that the first two stay those of earlier
+    # runs with the same seed): the contract's output requires no grad whatever the batch, so
+    # only no_grad or inference_mode, not parameters set not to require grad, stop the
+    # recording there
+    for i in range(3):
         model, batch = draw_marked_model(rng)
+        batch.requires_grad_(i == 2)
         pristine = copy.deepcopy(model)
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
         got, failure, packed, _ = run_predict(predict, model, batch, device)
-        verdict = failure or judge_recording(got, packed, model, expected, device)
+        verdict = failure or judge_recording(got, packed, model, expected, device,
+                                             batch.requires_grad)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
             break
