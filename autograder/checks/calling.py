@@ -153,7 +153,8 @@ def alongside(fn: Any, call: Callable[[], T], work: Callable[[], U]) -> tuple[T,
     grader's own work that needs nothing of that call (its reference). When ``fn`` runs in a
     worker, the judge does ``work`` while the worker runs the student's code (a thread here
     waits for the reply), so that a submission costs the longer of the two, not their sum;
-    in this process, one after the other. What either raises is raised here."""
+    in this process, one after the other. What either raises is raised here. Not for a call
+    that asks the judge questions (the stand-in op's backward): see ``selfcheck``."""
     if not getattr(fn, "is_remote", False):
         return call(), work()
     outcome: dict[str, Any] = {}
