@@ -163,19 +163,19 @@ def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, 
 
 
 def train_beside_reference(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                           steps: int) -> tuple[tuple[Any, Verdict | None], Run]:
-    """``call_train_logreg`` and the grader's ``reference_run`` on the same problem, the
-    reference computed while the student's worker trains (``calling.alongside``)."""
+                           steps: int) -> tuple[Any, Verdict | None]:
+    """``call_train_logreg``, with the grader's ``reference_run`` on the same problem computed
+    while the student's worker trains (``calling.alongside``): the judgement then finds it
+    kept."""
     return alongside(train_logreg, lambda: call_train_logreg(train_logreg, X, y, lr, steps),
-                     lambda: reference_run(X, y, lr, steps))
+                     lambda: reference_run(X, y, lr, steps))[0]
 
 
 def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 steps: int, reference: Run | None = None) -> Verdict:
-    """Compare the student's loss trajectory with the grader's (``reference``: its
-    ``reference_run``, computed here when None); name a known mistake."""
+                 steps: int) -> Verdict:
+    """Compare the student's loss trajectory with the grader's; name a known mistake."""
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
-    expected = (reference or reference_run(X, y, lr, steps))[2]
+    expected = reference_run(X, y, lr, steps)[2]
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
     evidence = Evidence(inputs, expected, plain(losses), None, tolerance_text(RTOL, ATOL))
     if not isinstance(losses, list) or not all(is_float(v) for v in losses):
@@ -197,11 +197,9 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
                    f"{tolerance_text(RTOL, ATOL)}). {hint}", name, evidence)
 
 
-def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
-                 reference: Run | None = None) -> Verdict:
-    """Compare the student's final ``(w, b)`` with the grader's (float32 tolerances;
-    ``reference``: its ``reference_run``, computed here when None)."""
-    w_ref, b_ref, _ = reference or reference_run(X, y, lr, steps)
+def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> Verdict:
+    """Compare the student's final ``(w, b)`` with the grader's (float32 tolerances)."""
+    w_ref, b_ref, _ = reference_run(X, y, lr, steps)
     w, b, losses = got
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
@@ -243,10 +241,10 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     verdict = PASS
     for _ in range(3):
         X, y, lr, steps = draw_problem(rng)
-        (got, verdict), reference = train_beside_reference(train_logreg, X, y, lr, steps)
+        got, verdict = train_beside_reference(train_logreg, X, y, lr, steps)
         if verdict is None:
-            verdict = (judge_losses(got[2], X, y, lr, steps, reference) if part == "losses"
-                       else judge_params(got, X, y, lr, steps, reference))
+            verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
+                       else judge_params(got, X, y, lr, steps))
         if not verdict.ok:
             from .logreg_regimes import explain_training  # it builds on this module
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
