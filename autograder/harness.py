@@ -27,6 +27,7 @@ from .checks.calling import RemoteError, WorkerLost
 from .checks.result import GRADER, CheckResult
 from .checks.seeding import generator
 from .seed_env import seed_from
+from .worker.arrangements import DEFAULT_MODES, NOTEBOOK_MODES, apply_modes, current_modes
 
 _run_seed: int | None = None
 
@@ -74,7 +75,24 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
                            f"{check.question} and run that cell before grading. "
                            f"[grading seed {seed}]", seed, misconception="not-defined",
                            fault="student")
-    return check({n: env[n] for n in check.needs}, generator(seed))
+    with checks_modes():
+        return check({n: env[n] for n in check.needs}, generator(seed))
+
+
+@contextlib.contextmanager
+def checks_modes() -> Iterator[None]:
+    """The checks' own code under torch's default modes, whatever the notebook set (a cell's
+    ``torch.set_grad_enabled(False)`` must not change the grader's references), and the
+    student's calls under the notebook's (``arrangements.fenced_modes``); the notebook's
+    modes as they were afterwards."""
+    notebook = current_modes()
+    token = NOTEBOOK_MODES.set(notebook)
+    apply_modes(DEFAULT_MODES)
+    try:
+        yield
+    finally:
+        NOTEBOOK_MODES.reset(token)
+        apply_modes(notebook)
 
 
 class GraderFault(Exception):

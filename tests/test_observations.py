@@ -148,8 +148,7 @@ def test_the_worker_reports_the_saved_count_it_measured():
     counts = {}
     for kind in ("right", "detach-after"):
         fn = Loopback(PICK, PREDICTS[kind]).function("predict")
-        _, _, counts[kind], _ = device_predict.run_predict(fn, model, batch,
-                                                           torch.device("cpu"))
+        counts[kind] = device_predict.run_predict(fn, model, batch, torch.device("cpu")).packed
     assert counts["right"] == 0 and counts["detach-after"] > 0, counts
 
 
@@ -228,3 +227,40 @@ def test_advice_reaches_the_passed_tests_message():
     assert head == "passed" and "detach() afterwards does not avoid the recording" in advice
     right = {"predict": Loopback(PICK, PREDICTS["right"]).function("predict")}
     assert run_test(spec, SimpleNamespace(ensure=lambda: right), seed=4).message == "passed"
+
+
+LEAVES_MODES = '''
+def leaves_modes(x):
+    torch.set_grad_enabled(False)
+    torch.set_default_dtype(torch.float64)
+    return x * 2
+
+def grad_of_square(x):
+    x = x.detach().requires_grad_()
+    return torch.autograd.grad((x ** 2).sum(), x)[0]
+
+leaves_modes(torch.ones(1))  # a cell calls it: the notebook goes on with autograd off
+'''
+
+
+@pytest.fixture
+def modes_kept():
+    """The cells below run in this process: torch's modes as they were, after the test."""
+    kept = worker_context.current_modes()
+    yield
+    worker_context.apply_modes(kept)
+
+
+def test_every_call_runs_with_autograd_on_and_leaves_no_mode_behind(modes_kept):
+    """A notebook whose cell switched autograd off still has its functions called with it on
+    (another question's code must not lose points to it); what a call leaves changed is put
+    back after it, and reported as ``modes_left``."""
+    loop = Loopback(LEAVES_MODES)
+    after_cells = worker_context.current_modes()
+    assert after_cells["grad_enabled"] is False  # the cell's call left it off
+    got = loop.function("grad_of_square")(torch.tensor([1.5, -2.0], dtype=torch.float32))
+    assert torch.equal(got, torch.tensor([3.0, -4.0], dtype=torch.float32))
+    leaves = loop.function("leaves_modes")
+    leaves(torch.ones(2))
+    assert leaves.last_observed["modes_left"] == {"grad_enabled": "False"}
+    assert worker_context.current_modes() == after_cells

@@ -112,12 +112,12 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
 
 
 def _arranged_here(fn: Any) -> Any:
-    """Apply the checks' call-context request in this process, unless ``fn`` is remote (a
-    remote function sends the request to the worker with the call)."""
-    request = context.current()
-    if not request or getattr(fn, "is_remote", False):
+    """Apply the checks' call-context request in this process (and fence torch's global
+    modes around the call), unless ``fn`` is remote: a remote function sends the request to
+    the worker with the call, and the worker fences."""
+    if getattr(fn, "is_remote", False):
         return contextlib.nullcontext({})
-    return arranged(fn, request)
+    return arranged(fn, context.current())
 
 
 def call_observed(fn: Any, name: str, *args: Any,
@@ -133,11 +133,12 @@ def call_observed(fn: Any, name: str, *args: Any,
     request, observed = context.current(), {}
 
     def observing(*a: Any, **k: Any) -> Any:
-        with arranged(fn, request) as seen:
-            try:
+        seen: dict = {}
+        try:
+            with arranged(fn, request) as seen:
                 return fn(*a, **k)
-            finally:
-                observed.update(seen)
+        finally:  # after the arrangements' own exits, which observe too
+            observed.update(seen)
 
     with context.cleared():  # ``observing`` applies the request; ``call`` must not again
         value, failure = call(observing, name, *args, **kwargs)

@@ -14,6 +14,12 @@
   diagnostic probe can tell an answer that depends on torch's randomness from one that
   depends on earlier calls (``checks/probes/``).
 
+Whatever the request, every call runs inside ``fenced_modes``: autograd on, torch's other
+global modes (default dtype and device, anomaly detection) as the notebook's cells left them,
+and everything put back after the call, so that a function that switches autograd off and
+never on again (called in a cell, or by a check) costs points on its own question, not on
+every question called after it. What the call left changed comes back as ``modes_left``.
+
 What the arrangements observe (the stand-ins' input dtypes, the saved-tensor count) comes back
 with the call's result. It is taken in the student's process, where a notebook cell can
 replace any of these functions: the judge only hears it, so checks may word advice with it but
@@ -23,6 +29,7 @@ never decide points on it (docs/security.md, "What the judge measures and what i
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from typing import Any, Callable, Iterator
 
 import torch
@@ -193,6 +200,54 @@ def observed_tf32(observed: dict) -> Iterator[None]:
                                 or torch.get_float32_matmul_precision() != "highest")
 
 
+#: torch's global modes a call may change and leave changed: name -> (read, write)
+MODES: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "grad_enabled": (torch.is_grad_enabled, torch.set_grad_enabled),
+    "default_dtype": (torch.get_default_dtype, torch.set_default_dtype),
+    "default_device": (torch.get_default_device, lambda device: torch.set_default_device(
+        None if device.type == "cpu" else device)),
+    "anomaly": (lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+                lambda both: torch.set_anomaly_enabled(*both)),
+}
+#: torch's own defaults: what the checks' code runs under, whatever a notebook set
+DEFAULT_MODES = {"grad_enabled": True, "default_dtype": torch.float32,
+                 "default_device": torch.device("cpu"), "anomaly": (False, True)}
+#: the notebook's modes, where the checks run in the student's process (``harness``): a
+#: call runs under them, not under the checks' ``DEFAULT_MODES``
+NOTEBOOK_MODES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "notebook_modes", default=None)
+
+
+def current_modes() -> dict[str, Any]:
+    return {name: read() for name, (read, _) in MODES.items()}
+
+
+def apply_modes(modes: dict[str, Any]) -> None:
+    for name, (read, write) in MODES.items():
+        if read() != modes[name]:
+            write(modes[name])
+
+
+@contextlib.contextmanager
+def fenced_modes(observed: dict) -> Iterator[None]:
+    """The block starts under the notebook's modes (as its cells left them: ``NOTEBOOK_MODES``
+    or, in a worker, the modes at hand) with autograd on, as any caller of a function would
+    have it, and whatever it changes is undone after it; the modes it left other than it
+    found them go into ``observed["modes_left"]`` (name: what it left, as text)."""
+    before = current_modes()
+    entry = {**(NOTEBOOK_MODES.get() or before), "grad_enabled": True}
+    apply_modes(entry)
+    try:
+        yield
+    finally:
+        now = current_modes()
+        apply_modes(before)
+        left = {name: str(value).replace("torch.", "") for name, value in now.items()
+                if value != entry[name]}
+        if left:
+            observed["modes_left"] = left
+
+
 @contextlib.contextmanager
 def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
              ) -> Iterator[dict]:
@@ -201,6 +256,7 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
     question to the judge (the stand-in's backward) and returns its answer."""
     observed: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
+        stack.enter_context(fenced_modes(observed))
         for key, value in (request or {}).items():
             if key == "simulate_devices":
                 stack.enter_context(simulated_devices(value.get("cuda"), value.get("mps")))

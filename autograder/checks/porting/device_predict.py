@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -43,8 +43,18 @@ MODEL_NOT_MOVED = ("The model's parameters are not on the device it was given af
                    "argument rather than another one (Module.to moves the model itself).")
 
 
+class Prediction(NamedTuple):
+    """One call of ``predict``: its answer or failure, and what was heard of it."""
+
+    got: Any
+    failure: Verdict | None
+    packed: int  #: tensors saved for backward during the call (heard)
+    tf32: bool  #: TF32 matmuls on after the call (heard)
+    modes_left: dict  #: torch's global modes the call left changed (``fenced_modes``)
+
+
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
-                device: torch.device) -> tuple[Any, Verdict | None, int, bool]:
+                device: torch.device) -> Prediction:
     """Call ``predict`` while counting tensors saved for backward (a recorded graph), and
     whether TF32 matmuls were on after it. Both are taken where the student's code runs, so
     they are only heard: advice and a named cause, never points."""
@@ -53,9 +63,11 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
     tf32 = observed.get("tf32") is True
+    left = observed.get("modes_left") or {}
     if failure is not None:
-        return None, left_behind(name_raised(failure, DEVICE_MISMATCH), model, device), 0, tf32
-    return got, None, int(observed.get("saved_tensors", 0)), tf32
+        return Prediction(None, left_behind(name_raised(failure, DEVICE_MISMATCH), model,
+                                            device), 0, tf32, left)
+    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32, left)
 
 
 def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
@@ -174,7 +186,7 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         pristine = copy.deepcopy(model)  # as it arrived, for the probes
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
-        got, failure, packed, tf32 = run_predict(predict, model, batch, device)
+        got, failure, packed, tf32, _ = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
         heard = max(heard, packed)
         if not verdict.ok:

@@ -34,6 +34,10 @@ def clean_observed(observed: dict) -> dict:
         clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
     if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
         clean["tf32"] = observed["tf32"]
+    left = observed.get("modes_left")
+    if isinstance(left, dict):  # a flag like the answer's own (docs/security.md)
+        clean["modes_left"] = {worker_text(k, 40): worker_text(v, 40)
+                               for k, v in list(left.items())[:8]}
     return clean
 
 
