@@ -19,6 +19,7 @@ from autograder.checks.porting import (
     device,
     device_predict,
     gradcheck,
+    gradcheck_kink,
     logreg,
     logreg_grads,
     microbatch,
@@ -198,6 +199,44 @@ def test_backward_rules(seed, upstream, mistake):
     x = gradcheck.draw_x(np.random.default_rng(seed))
     verdict = gradcheck.judge_backward(student_op(mistake), x, upstream)
     assert verdict.ok == (mistake is None) and verdict.misconception == mistake, verdict.message
+
+
+def op_at_zero(sign):
+    """A student's MyOp whose backward takes sign(x) from ``sign``."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x ** 3).sum() / (1 + x.abs().sum())
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            S, D = (x ** 3).sum(), 1 + x.abs().sum()
+            return g * (3 * x ** 2 / D - S * sign(x) / D ** 2)
+
+    return StudentOp
+
+
+def sign_at_zero(value):
+    return lambda x: torch.where(x == 0, torch.full_like(x, value), x.sign())
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from([(None, torch.sign), (None, sign_at_zero(1.0)),
+                        (None, sign_at_zero(-1.0)), (None, sign_at_zero(0.3)),
+                        ("nan-at-zero", lambda x: x / x.abs()),
+                        ("outside-subgradient", sign_at_zero(2.0))]))
+def test_backward_at_the_kink(seed, upstream, case):
+    """At an x with entries equal to 0, is any sign(0) in [-1, 1] accepted, and a NaN there or
+    a value outside the subgradients named?"""
+    name, sign = case
+    rng = np.random.default_rng(seed)
+    x = gradcheck_kink.with_zeros(rng, gradcheck.draw_x(rng))
+    assert 1 <= int((x == 0).sum()) < x.numel()
+    verdict = gradcheck.judge_backward_at_kink(op_at_zero(sign), x, upstream)
+    assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
 
 
 @FAST
