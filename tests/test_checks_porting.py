@@ -147,7 +147,10 @@ def student_accumulate(w, X, y, sizes, *, weighting="b_j/B", clear=True):
         w.grad = None
     for Xj, yj in zip(X.split(sizes), y.split(sizes)):
         loss = F.binary_cross_entropy_with_logits(Xj @ w, yj)
-        scale = {"b_j/B": len(yj) / sum(sizes), "1/J": 1 / len(sizes), "none": 1.0}[weighting]
+        scale = {"b_j/B": len(yj) / sum(sizes), "1/J": 1 / len(sizes), "none": 1.0,
+                 "b_j/B then /J": len(yj) / sum(sizes) / len(sizes),
+                 "b_j/B then *J": len(yj) * len(sizes) / sum(sizes),
+                 "b_j/B then /B": len(yj) / sum(sizes) ** 2, "sum": len(yj)}[weighting]
         (loss * scale).backward()
     return w.grad.clone()
 
@@ -167,6 +170,24 @@ def test_micro_batches(seed, stale, mutation):
     got = student_accumulate(w, X, y, sizes, **kwargs)
     verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
     assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(),
+       st.sampled_from([("divided-by-J", "b_j/B then /J"), ("times-J", "b_j/B then *J"),
+                        ("divided-by-B", "b_j/B then /B"), ("sum-not-mean", "sum")]))
+def test_a_gradient_off_by_a_known_factor_is_named(seed, stale, clear, mutation):
+    """Is the full-batch mean gradient times 1/J, J, 1/B or B named by its factor (the stale
+    grad kept or not), and not as a weighting mistake the student did not make?"""
+    name, weighting = mutation
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = student_accumulate(w, X, y, sizes, weighting=weighting, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == name, verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
 
 
 def student_op(mistake=None):
