@@ -19,6 +19,7 @@ from autograder.checks.porting import (
     device,
     device_predict,
     gradcheck,
+    gradcheck_kink,
     logreg,
     logreg_grads,
     microbatch,
@@ -146,7 +147,10 @@ def student_accumulate(w, X, y, sizes, *, weighting="b_j/B", clear=True):
         w.grad = None
     for Xj, yj in zip(X.split(sizes), y.split(sizes)):
         loss = F.binary_cross_entropy_with_logits(Xj @ w, yj)
-        scale = {"b_j/B": len(yj) / sum(sizes), "1/J": 1 / len(sizes), "none": 1.0}[weighting]
+        scale = {"b_j/B": len(yj) / sum(sizes), "1/J": 1 / len(sizes), "none": 1.0,
+                 "b_j/B then /J": len(yj) / sum(sizes) / len(sizes),
+                 "b_j/B then *J": len(yj) * len(sizes) / sum(sizes),
+                 "b_j/B then /B": len(yj) / sum(sizes) ** 2, "sum": len(yj)}[weighting]
         (loss * scale).backward()
     return w.grad.clone()
 
@@ -166,6 +170,24 @@ def test_micro_batches(seed, stale, mutation):
     got = student_accumulate(w, X, y, sizes, **kwargs)
     verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
     assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(),
+       st.sampled_from([("divided-by-J", "b_j/B then /J"), ("times-J", "b_j/B then *J"),
+                        ("divided-by-B", "b_j/B then /B"), ("sum-not-mean", "sum")]))
+def test_a_gradient_off_by_a_known_factor_is_named(seed, stale, clear, mutation):
+    """Is the full-batch mean gradient times 1/J, J, 1/B or B named by its factor (the stale
+    grad kept or not), and not as a weighting mistake the student did not make?"""
+    name, weighting = mutation
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = student_accumulate(w, X, y, sizes, weighting=weighting, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == name, verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
 
 
 def student_op(mistake=None):
@@ -198,6 +220,44 @@ def test_backward_rules(seed, upstream, mistake):
     x = gradcheck.draw_x(np.random.default_rng(seed))
     verdict = gradcheck.judge_backward(student_op(mistake), x, upstream)
     assert verdict.ok == (mistake is None) and verdict.misconception == mistake, verdict.message
+
+
+def op_at_zero(sign):
+    """A student's MyOp whose backward takes sign(x) from ``sign``."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x ** 3).sum() / (1 + x.abs().sum())
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            S, D = (x ** 3).sum(), 1 + x.abs().sum()
+            return g * (3 * x ** 2 / D - S * sign(x) / D ** 2)
+
+    return StudentOp
+
+
+def sign_at_zero(value):
+    return lambda x: torch.where(x == 0, torch.full_like(x, value), x.sign())
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from([(None, torch.sign), (None, sign_at_zero(1.0)),
+                        (None, sign_at_zero(-1.0)), (None, sign_at_zero(0.3)),
+                        ("nan-at-zero", lambda x: x / x.abs()),
+                        ("outside-subgradient", sign_at_zero(2.0))]))
+def test_backward_at_the_kink(seed, upstream, case):
+    """At an x with entries equal to 0, is any sign(0) in [-1, 1] accepted, and a NaN there or
+    a value outside the subgradients named?"""
+    name, sign = case
+    rng = np.random.default_rng(seed)
+    x = gradcheck_kink.with_zeros(rng, gradcheck.draw_x(rng))
+    assert 1 <= int((x == 0).sum()) < x.numel()
+    verdict = gradcheck.judge_backward_at_kink(op_at_zero(sign), x, upstream)
+    assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
 
 
 @FAST

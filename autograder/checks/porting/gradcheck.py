@@ -1,7 +1,8 @@
 """q3_gradcheck: a custom ``autograd.Function`` and a numerical check of its backward.
 
 The op is ``f(x) = S / (1 + A)`` with ``S = sum(x**3)`` and ``A = sum(|x|)``; its gradient is
-``3x² / (1 + A) - S·sign(x) / (1 + A)²``. Inputs are drawn away from 0, where ``|x|`` has a kink.
+``3x² / (1 + A) - S·sign(x) / (1 + A)²``. Inputs are drawn away from 0, where ``|x|`` has a kink,
+except for one input of the backward's check (``gradcheck_kink``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
+from .gradcheck_kink import judge_at_kink, with_zeros
 
 QUESTION = "q3_gradcheck"
 RTOL, ATOL = 1e-7, 1e-9
@@ -155,6 +157,16 @@ def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
     return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream))
 
 
+def judge_backward_at_kink(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
+    """The student's backward at an ``x`` with entries equal to 0: finite, the formula at the
+    other entries, a subgradient at the zeros (``gradcheck_kink``)."""
+    got, failure = student_backward(MyOp, x, upstream)
+    if failure:
+        return failure
+    verdict = judge_at_kink(got, x, upstream, upstream * analytic_grad(x), rtol=RTOL, atol=ATOL)
+    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream))
+
+
 def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
                   points: float = 1.0) -> CheckResult:
     """Forward values on fresh float64 inputs."""
@@ -171,7 +183,8 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
 
 
 def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
-    """Backward with non-unit upstream gradients, on fresh float64 inputs."""
+    """Backward with non-unit upstream gradients, on fresh float64 inputs, the last with one or
+    two entries equal to 0 (drawn last: the earlier inputs stay the seed's own)."""
     seed = seed_of(rng)
     verdict = PASS
     for _ in range(3):
@@ -179,6 +192,9 @@ def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) 
         verdict = judge_backward(MyOp, draw_x(rng), upstream)
         if not verdict.ok:
             break
+    if verdict.ok:
+        upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
+        verdict = judge_backward_at_kink(MyOp, with_zeros(rng, draw_x(rng)), upstream)
     return finish(QUESTION, "backward", verdict, seed=seed, points=points,
                   passed_message="MyOp's backward matched the analytic gradient.")
 

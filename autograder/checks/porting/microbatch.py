@@ -76,6 +76,46 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     for name, pattern in patterns:
         if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
             return name, MISTAKES[name]
+    return scaled_mistake(got, reference(w, X, y), len(sizes), X.shape[0], stale)
+
+
+def factors(J: int, B: int) -> list[tuple[float, str, str]]:
+    """The constant factors a known mistake puts on the full-batch mean gradient: (factor,
+    misconception id, what it means)."""
+    return [
+        (1 / J, "divided-by-J", f"It is the full-batch mean gradient divided by J = {J}, the "
+         "number of micro-batches: the result was divided by J once more, though the b_j / B "
+         "weights already make the sum the full-batch mean. Drop the division by J."),
+        (J, "times-J", f"It is J = {J} (the number of micro-batches) times the full-batch mean "
+         "gradient: with each micro-batch's mean loss scaled by b_j / B, the accumulated sum is "
+         "already the full-batch mean; nothing multiplies it by J."),
+        (B, "sum-not-mean", f"It is B = {B} (the number of examples) times the full-batch mean "
+         "gradient: the per-example losses are summed (reduction='sum') instead of averaged. "
+         "Scale each micro-batch's mean loss by b_j / B."),
+        (1 / B, "divided-by-B", f"It is the full-batch mean gradient divided by B = {B}, the "
+         "number of examples: the result was divided by B once more, though the b_j / B "
+         "weights already average over the B examples."),
+    ]
+
+
+def scaled_mistake(got: torch.Tensor, expected: torch.Tensor, J: int, B: int,
+                   stale: torch.Tensor | None) -> tuple[str | None, str]:
+    """Name a gradient that is the full-batch mean times one known factor (fitted by least
+    squares, the fit's residual within the match tolerance), with or without the stale grad
+    kept; ``(None, "")`` when it is no such multiple (the probes look further)."""
+    got = got.detach().double().reshape(-1)
+    kept = [(got, "")]
+    if stale is not None:
+        kept.append((got - stale.double().reshape(-1), " It also keeps the .grad that w arrived "
+                     "with: clear w.grad (w.grad = None) at the start of the accumulation window."))
+    norm = float(expected @ expected)
+    for values, also in kept:
+        c = float(values @ expected) / norm if norm > 0 else 0.0
+        if not allclose(values, c * expected, MATCH_RTOL, MATCH_ATOL):
+            continue
+        for factor, name, text in factors(J, B):
+            if abs(c - factor) <= MATCH_RTOL * abs(factor):
+                return name, text + also
     return None, ""  # no guessed cause: the probes look for one (check_accumulated_grad)
 
 

@@ -1,6 +1,6 @@
-# kind: correct
+# kind: wrong
 # public: pass
-# feedback:
+# feedback: divides 0 by 0; torch.sign(x) gives 0 at 0
 from torch.autograd.gradcheck import GradcheckError
 
 
