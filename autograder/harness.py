@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .checks import find
+from .checks import find, modes
 from .checks.calling import RemoteError, WorkerLost
 from .checks.result import GRADER, CheckResult
 from .checks.seeding import generator
@@ -75,8 +75,9 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
                            f"{check.question} and run that cell before grading. "
                            f"[grading seed {seed}]", seed, misconception="not-defined",
                            fault="student")
-    with checks_modes():
-        return check({n: env[n] for n in check.needs}, generator(seed))
+    with checks_modes(), modes.watched() as left:
+        result = check({n: env[n] for n in check.needs}, generator(seed))
+    return modes.scored(result, left)
 
 
 @contextlib.contextmanager

@@ -153,6 +153,20 @@ def _shared_dir(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+@pytest.fixture(autouse=True)
+def torch_modes_kept():
+    """A notebook's cells run in this process (``notebooks.namespace``) may leave torch's
+    global modes changed (autograd off, another default dtype): put back for the next test."""
+    if "torch" not in sys.modules:
+        yield
+        return
+    from autograder.worker.arrangements import apply_modes, current_modes
+
+    kept = current_modes()
+    yield
+    apply_modes(kept)
+
+
 @pytest.fixture(scope="session")
 def assigned(tmp_path_factory) -> dict[str, Assigned]:
     """``otter assign`` run once per assignment for the whole test run: each assignment under

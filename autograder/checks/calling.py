@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..worker.arrangements import arranged
-from . import context
+from . import context, modes
 from .describing import describe, plain, quoted
 from .result import Evidence, Verdict
 
@@ -96,8 +96,10 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
         )
     try:
-        with _arranged_here(fn):
-            return fn(*args, **kwargs), None
+        with _arranged_here(fn) as observed:
+            value = fn(*args, **kwargs)
+        modes.note(name, observed or getattr(fn, "last_observed", {}))
+        return value, None
     except WorkerLost as exc:
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
                              misconception="worker-lost", evidence=Evidence(inputs=inputs))
@@ -142,6 +144,8 @@ def call_observed(fn: Any, name: str, *args: Any,
 
     with context.cleared():  # ``observing`` applies the request; ``call`` must not again
         value, failure = call(observing, name, *args, **kwargs)
+    if failure is None:
+        modes.note(name, observed)
     return value, observed, failure
 
 

@@ -50,7 +50,6 @@ class Prediction(NamedTuple):
     failure: Verdict | None
     packed: int  #: tensors saved for backward during the call (heard)
     tf32: bool  #: TF32 matmuls on after the call (heard)
-    modes_left: dict  #: torch's global modes the call left changed (``fenced_modes``)
 
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -63,11 +62,10 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
     tf32 = observed.get("tf32") is True
-    left = observed.get("modes_left") or {}
     if failure is not None:
         return Prediction(None, left_behind(name_raised(failure, DEVICE_MISMATCH), model,
-                                            device), 0, tf32, left)
-    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32, left)
+                                            device), 0, tf32)
+    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32)
 
 
 def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
@@ -186,7 +184,7 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         pristine = copy.deepcopy(model)  # as it arrived, for the probes
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
-        got, failure, packed, tf32, _ = run_predict(predict, model, batch, device)
+        got, failure, packed, tf32 = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
         heard = max(heard, packed)
         if not verdict.ok:

@@ -8,8 +8,6 @@ The returned values themselves then say how the forward ran, wherever the studen
 ``torch.no_grad()`` and ``torch.inference_mode()`` leave them as the grader's reference,
 recording shifts them by the mark. A cell that patches the layer or ``torch.is_grad_enabled``
 is tampering in plain sight (docs/security.md), like digging in the stand-ins' closures.
-A ``predict`` that gets there by switching autograd off and leaving it off (``modes_left``)
-loses the point too: it breaks whatever the notebook runs after it.
 """
 
 from __future__ import annotations
@@ -63,19 +61,6 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
     return judge_prediction(got, packed, model, expected, device)
 
 
-def left_off(device: torch.device) -> Verdict:
-    """``predict`` returned with autograd switched off: everything run after it in the
-    notebook (training, another question's code) records no graph. The flag is the student's
-    process's word, like the answer's ``requires_grad``: forging it gains what the one honest
-    line would (docs/security.md)."""
-    return Verdict(False, f"predict(model, batch, {device}) returned with autograd switched "
-                   "off (torch.is_grad_enabled() is False after the call): "
-                   "torch.set_grad_enabled(False) switches recording off for everything that "
-                   "runs after it, so a training step called later records no graph and its "
-                   "backward fails. Run the forward inside `with torch.no_grad():`, which "
-                   "switches recording back on when the block ends.", "grad-mode-left-off")
-
-
 def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
                            points: float = 1.0) -> CheckResult:
     """``predict`` on the grading machine's device with a model whose output says whether the
@@ -93,11 +78,9 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         pristine = copy.deepcopy(model)
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
-        got, failure, packed, _, left = run_predict(predict, model, batch, device)
+        got, failure, packed, _ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              batch.requires_grad)
-        if verdict.ok and "grad_enabled" in left:
-            verdict = left_off(device)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
             break

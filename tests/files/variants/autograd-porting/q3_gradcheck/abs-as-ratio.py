@@ -1,4 +1,4 @@
-# kind: wrong
+# kind: advised
 # public: pass
 # feedback: divides 0 by 0; torch.sign(x) gives 0 at 0
 from torch.autograd.gradcheck import GradcheckError

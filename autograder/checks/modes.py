@@ -1,0 +1,74 @@
+"""torch's global settings a student's function left changed when it returned.
+
+Every call runs inside ``arrangements.fenced_modes``: with autograd on and the notebook's other
+modes, everything put back after it, so what one function leaves behind never reaches another
+question's calls. What it left changed is reported (``modes_left``: the worker's word, like the
+answer's ``requires_grad``, docs/security.md); a check whose calls left a setting that changes
+later results (autograd off, another default dtype or device) loses its points for it, named
+``global-mode-left``, because in the student's own notebook everything run after that call
+would be changed by it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from contextvars import ContextVar
+from typing import Iterator
+
+from .result import STUDENT, CheckResult
+
+#: Settings that change what later code computes, with what to write instead
+SCORED = {
+    "grad_enabled": ("autograd switched off (torch.set_grad_enabled(False) switches recording "
+                     "off for everything that runs after it: a training step called later "
+                     "records no graph)", "run that code inside `with torch.no_grad():`, which "
+                     "switches recording back on when the block ends"),
+    "default_dtype": ("torch's default dtype set to {value} (torch.set_default_dtype changes "
+                      "every tensor created after it without a dtype)", "give the tensors it "
+                      "creates their dtype (dtype=x.dtype), or put the default back before it "
+                      "returns"),
+    "default_device": ("torch's default device set to {value} (every tensor created after it "
+                       "without a device goes there)", "give the tensors it creates their "
+                       "device (device=x.device), or put the default back before it returns"),
+}
+
+_LEFT: ContextVar[dict[str, dict[str, str]] | None] = ContextVar("modes_left", default=None)
+
+
+def note(name: str, observed: dict) -> None:
+    """Record what the call of ``name`` left changed (``observed["modes_left"]``), when a
+    check's calls are being watched (``watched``)."""
+    left, found = _LEFT.get(), observed.get("modes_left")
+    if left is not None and isinstance(found, dict):
+        scored = {k: str(v) for k, v in found.items() if k in SCORED}
+        if scored:
+            left.setdefault(name, {}).update(scored)
+
+
+@contextlib.contextmanager
+def watched() -> Iterator[dict[str, dict[str, str]]]:
+    """Collect, for the block (one check), each called function's settings left changed."""
+    left: dict[str, dict[str, str]] = {}
+    token = _LEFT.set(left)
+    try:
+        yield left
+    finally:
+        _LEFT.reset(token)
+
+
+def scored(result: CheckResult, left: dict[str, dict[str, str]]) -> CheckResult:
+    """``result``, or, when it passed but a call left a ``SCORED`` setting changed, the same
+    check failed for it (``global-mode-left``)."""
+    if not result.passed or not left:
+        return result
+    name, modes = next(iter(left.items()))
+    what, instead = zip(*(SCORED[mode] for mode in modes))
+    said = "; and ".join(text.format(value=modes[mode]) for mode, text in zip(modes, what))
+    message = (f"{name} returned with {said}. The answer was right, but a function that "
+               f"changes torch's global settings changes whatever runs after it: "
+               f"{'; '.join(instead)}.")
+    if result.seed is not None:
+        message += f" [grading seed {result.seed}]"
+    return dataclasses.replace(result, passed=False, points=0.0, message=message,
+                               misconception="global-mode-left", fault=STUDENT)
