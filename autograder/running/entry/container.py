@@ -29,10 +29,11 @@ from .startup import skip_inits
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
-              join_pidfd: int = -1) -> ResultDoc:
+              join_pidfd: int = -1, later: list | None = None) -> ResultDoc:
     """Grade the job's notebook; return the result document (never raises for the student's
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
-    (confinement ``"join"``, the judge service), held by ``join_pidfd``."""
+    (confinement ``"join"``, the judge service), held by ``join_pidfd``. ``later``: where the
+    last worker goes, stopped, for the caller to close after answering (``core.judge``)."""
     from ..judge.core import judge
     from ..judge.tests_zip import load_tests
     from ..limits import Limits
@@ -52,7 +53,7 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     if uid not in STUDENT_UIDS:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
     return judge(notebook, job["name"], job["assignment"], load_tests(zip_path),
-                 seed=int(job["seed"]), uid=uid, limits=limits)
+                 seed=int(job["seed"]), uid=uid, limits=limits, later=later)
 
 
 def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:

@@ -69,8 +69,13 @@ def check_target(pid: int, container: str = "") -> int:
 
 
 def handle(conn: socket.socket) -> None:
-    """One job: read it to EOF, grade it, answer with the result line."""
+    """One job: read it to EOF, grade it, answer with the result line; then close the job's
+    last worker (waiting for a killed torch process to exit, killing its uid's leftovers)
+    and end the connection, which tells the host that the uid is free again: the host has
+    the answer before that and grades its next submission meanwhile."""
     job: dict = {}
+    later: list = []
+    pidfd = -1
     with conn:
         try:
             job = json.loads(_read_all(conn))
@@ -79,12 +84,9 @@ def handle(conn: socket.socket) -> None:
                 raise ValueError("a job is a JSON object")
             pid = int(job["join_pid"])
             pidfd = check_target(pid, str(job.get("join_container", "")))
-            try:
-                with tempfile.TemporaryDirectory(prefix="judge-") as work:
-                    doc = grade_job(job, Path(work), confinement="join", join_pid=pid,
-                                    join_pidfd=pidfd)
-            finally:
-                os.close(pidfd)
+            with tempfile.TemporaryDirectory(prefix="judge-") as work:
+                doc = grade_job(job, Path(work), confinement="join", join_pid=pid,
+                                join_pidfd=pidfd, later=later)
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
             doc = job_error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the host must always get a result line
@@ -93,6 +95,11 @@ def handle(conn: socket.socket) -> None:
             conn.sendall(answer_line(doc).encode())
         except OSError:
             pass  # the host gave up on this job (its own timeout)
+        finally:
+            for worker in later:
+                worker.close()
+            if pidfd >= 0:
+                os.close(pidfd)
 
 
 def _read_all(conn: socket.socket) -> bytes:

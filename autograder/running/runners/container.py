@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import base64
+import contextlib
 import dataclasses
 import json
 import threading
@@ -107,24 +108,26 @@ class Removals:
     """Containers that held a submission, removed off the submissions' path: the next
     submission is graded while the engine removes this one's container (~0.2 s of round
     trips). At most ``most`` removals run at once; a submission that finds that many still
-    going waits for one to end, so they never pile up. ``close`` waits for every one. The
-    student's processes are gone before (``uids.lease`` kills the uid's processes when the
-    job ends); what is removed late is the container's ``sleep`` and its tmpfs."""
+    going waits for one to end, so they never pile up. ``close`` waits for every one.
+    ``then``: what ends after the container is gone, last of all the submission's uid lease
+    (``uids.lease`` kills the uid's processes), so that no other submission gets the uid
+    while anything of this one may still run as it."""
 
     def __init__(self, most: int):
         self.slots = threading.BoundedSemaphore(max(most, 1))
         self.pool = ThreadPoolExecutor(max_workers=max(most, 1))
 
-    def remove(self, container) -> None:
+    def remove(self, container, then: contextlib.ExitStack | None = None) -> None:
         self.slots.acquire()
         try:
-            self.pool.submit(self._remove, container)
+            self.pool.submit(self._remove, container, then)
         except RuntimeError:  # closed: removed here and now
-            self._remove(container)
+            self._remove(container, then)
 
-    def _remove(self, container) -> None:
+    def _remove(self, container, then: contextlib.ExitStack | None) -> None:
         try:
-            container.remove(force=True)
+            with then or contextlib.ExitStack():
+                container.remove(force=True)
         except Exception:  # noqa: BLE001 - gone already (auto_remove); remove_orphans clears
             pass  # what an engine that went away kept, on the next run
         finally:
@@ -184,9 +187,10 @@ class ContainerRunner(Runner):
         return spare
 
     @abc.abstractmethod
-    def run(self, sub: Submission, uid: int) -> dict:
+    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
         """Grade ``sub`` in a fresh container (``_take``); the result document the judge
-        answered."""
+        answered. ``lease`` holds ``uid``: ended when this returns, unless ``run`` takes it
+        over (``lease.pop_all()``) to end it later."""
 
     def expect(self, count: int) -> None:
         self.spares.expect(count)
@@ -209,18 +213,19 @@ class ContainerRunner(Runner):
             # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
             # host's, so two workers sharing one would share its process limit, and the local
             # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
-            with uids.lease() as uid:
-                return self.checked(self._run(sub, uid), sub.name)
+            with contextlib.ExitStack() as lease:
+                uid = lease.enter_context(uids.lease())
+                return self.checked(self._run(sub, uid, lease), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
             return ResultDoc.grader_error(sub.name, f"container: {exc}",
                                           assignment=self.assignment,
                                           seed=seed_of(sub, self.seed))
 
-    def _run(self, sub: Submission, uid: int) -> dict:
+    def _run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
         """``run``; ``Abandoned`` instead of whatever came of a submission whose container
         ``close`` killed midway (an answer about a killed worker, a container gone)."""
         try:
-            answer = self.run(sub, uid)
+            answer = self.run(sub, uid, lease)
         except Exception:
             if self.in_flight.release() or not self.in_flight.stopped:
                 raise

@@ -20,6 +20,7 @@ needs to hand the notebook to the student uid:
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 
@@ -96,7 +97,7 @@ class DockerRunner(ContainerRunner):
     def _release(self, handle) -> None:
         handle.close()  # the container's stdin, never written
 
-    def run(self, sub: Submission, uid: int) -> dict:
+    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
         """Run one container to the end; return the result document it printed."""
         container, stream = self._take()
         try:
@@ -104,8 +105,8 @@ class DockerRunner(ContainerRunner):
             self._wait(container)
             out = _bounded(container.logs(stdout=True, stderr=False, stream=True))
             err = _bounded(container.logs(stdout=False, stderr=True, stream=True))
-        finally:
-            self.removals.remove(container)
+        finally:  # the uid is released once the container is gone
+            self.removals.remove(container, lease.pop_all())
         return parse_answer(out, err)
 
     def _wait(self, container) -> None:

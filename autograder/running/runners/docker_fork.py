@@ -5,6 +5,7 @@ only ever holds that student's worker."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import socket
 import threading
 from pathlib import Path
@@ -58,26 +59,45 @@ class ForkRunner(ContainerRunner):
             raise
         return container, pid
 
-    def run(self, sub: Submission, uid: int) -> dict:
+    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
         """Grade in a fresh container; if the judge container itself is gone (killed, out of
         memory), start another and grade the submission once more, in another fresh
         container: nothing of the batch is lost with it."""
         try:
-            return self._run_once(sub, uid)
+            return self._run_once(sub, uid, lease)
         except ContainerError:
             if self.in_flight.stopped or self.service.alive():
                 raise
         self.service = JudgeContainer.shared(self.client, self.image, self.spares.most)
-        return self._run_once(sub, uid)
+        return self._run_once(sub, uid, lease)
 
-    def _run_once(self, sub: Submission, uid: int) -> dict:
+    def _run_once(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
+        """The judge answers before it closes the job's worker; the container's removal, then
+        the end of that close (the job's connection), then the uid's release follow off the
+        submission's path (``Removals``), in that order."""
         container, pid = self._take()
+        then = contextlib.ExitStack()
         try:
-            return self.service.grade(self.job(sub, uid, join_pid=pid,
-                                               join_container=container.id),
-                                      self.wall_limit())
+            answer, conn = self.service.grade(self.job(sub, uid, join_pid=pid,
+                                                       join_container=container.id),
+                                              self.wall_limit())
+            then.enter_context(lease.pop_all())
+            then.callback(finished, conn)
+            return answer
         finally:
-            self.removals.remove(container)
+            self.removals.remove(container, then)
+
+
+def finished(conn: socket.socket, timeout: float = 60.0) -> None:
+    """Wait until the judge ends a job's connection (it has closed the job's worker, and no
+    process of its uid is left), at most ``timeout`` seconds, then close it."""
+    with conn:
+        conn.settimeout(timeout)
+        try:
+            while conn.recv(4096):
+                pass
+        except OSError:
+            pass  # timed out, or the judge container is gone (and its workers with it)
 
 
 SLEEP_SECONDS = 4 * 3600  # a submission's container ends by itself if the host never removes it
@@ -168,23 +188,35 @@ class JudgeContainer:
             return "no output"
         return (text.splitlines() or ["no output"])[-1][:500]
 
-    def grade(self, job: bytes, timeout: float) -> dict:
-        """Send one job, return its result document."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            try:
-                conn.connect(str(self.path))
-                conn.sendall(job)
-                conn.shutdown(socket.SHUT_WR)
-                chunks, size = [], 0
-                while (chunk := conn.recv(1 << 20)) and size <= MAX_ANSWER_BYTES:
-                    chunks.append(chunk)
-                    size += len(chunk)
-            except socket.timeout as exc:
-                raise ContainerError(f"the judge gave no result within {timeout:g} s") from exc
-            except OSError as exc:
-                raise ContainerError(f"the judge container is gone: {exc}") from exc
-        return parse_answer(b"".join(chunks).decode("utf-8", "replace"), "the judge closed the job")
+    def grade(self, job: bytes, timeout: float) -> tuple[dict, socket.socket]:
+        """Send one job; return its result document, and the job's connection, which the
+        judge closes once it has closed the job's worker (``finished``)."""
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(timeout)
+        try:
+            conn.connect(str(self.path))
+            conn.sendall(job)
+            conn.shutdown(socket.SHUT_WR)
+            chunks, size = [], 0
+            # the answer is one line (JSON holds no raw newline): the judge sends nothing
+            # after it, and closes the connection only once the worker is closed
+            while (chunk := conn.recv(1 << 20)) and size <= MAX_ANSWER_BYTES:
+                chunks.append(chunk)
+                size += len(chunk)
+                if chunk.endswith(b"\n"):
+                    break
+            answer = parse_answer(b"".join(chunks).decode("utf-8", "replace"),
+                                  "the judge closed the job")
+        except socket.timeout as exc:
+            conn.close()
+            raise ContainerError(f"the judge gave no result within {timeout:g} s") from exc
+        except OSError as exc:
+            conn.close()
+            raise ContainerError(f"the judge container is gone: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return answer, conn
 
     def close(self) -> None:
         import shutil
