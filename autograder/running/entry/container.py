@@ -35,7 +35,7 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     (confinement ``"join"``, the judge service), held by ``join_pidfd``. ``later``: where the
     last worker goes, stopped, for the caller to close after answering (``core.judge``)."""
     from ..judge.core import judge
-    from ..judge.tests_zip import load_tests
+    from ..judge.tests_zip import tests_of_zip
     from ..limits import Limits
 
     if job.get("require_cuda"):
@@ -44,15 +44,15 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
         if not torch.cuda.is_available():  # never a silent CPU run of a GPU grading job
             return job_error(job, "a GPU was requested but torch sees no CUDA device in the "
                                   "container (is the NVIDIA container toolkit installed?)")
-    notebook, zip_path = work / "submission.ipynb", work / "autograder.zip"
+    notebook = work / "submission.ipynb"
     notebook.write_bytes(base64.b64decode(job["notebook"]))
-    zip_path.write_bytes(base64.b64decode(job["zip"]))
+    tests = list(tests_of_zip(base64.b64decode(job["zip"])))
     limits = Limits(**{**job.get("limits", {}), "confinement": confinement,
                        "join_pid": join_pid, "join_pidfd": join_pidfd})
     uid = int(job.get("uid", STUDENT_UIDS[0]))
     if uid not in STUDENT_UIDS:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
-    return judge(notebook, job["name"], job["assignment"], load_tests(zip_path),
+    return judge(notebook, job["name"], job["assignment"], tests,
                  seed=int(job["seed"]), uid=uid, limits=limits, later=later)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import zipfile
 from pathlib import Path
 
@@ -12,9 +14,17 @@ def load_tests(zip_path: Path) -> list[TestSpec]:
     """Every test case of every question in ``zip_path``, in otter's order (file name, then
     position), with the points otter resolves for it. The zip is the staff's own build output:
     it is trusted, unlike anything a submission sends."""
-    with zipfile.ZipFile(zip_path) as zf:
-        return _specs({member: zf.read(member).decode("utf-8") for member in zf.namelist()
-                       if member.startswith("tests/") and member.endswith(".py")})
+    return list(tests_of_zip(Path(zip_path).read_bytes()))
+
+
+@functools.lru_cache(maxsize=8)
+def tests_of_zip(data: bytes) -> tuple[TestSpec, ...]:
+    """``load_tests`` of a zip given as bytes, kept for the next job with the same zip (the
+    ``docker-fork`` judge serves every submission of a run: ~5 ms of otter's parsing each)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        return tuple(_specs({member: zf.read(member).decode("utf-8")
+                             for member in zf.namelist()
+                             if member.startswith("tests/") and member.endswith(".py")}))
 
 
 def load_test_folder(folder: Path) -> list[TestSpec]:
