@@ -17,6 +17,8 @@ Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist worke
   checkout's ``build/``): its zip, fresh student template folder and solution notebook.
 - ``zips``: ``{assignment: autograder zip}`` from ``assigned``; ``build_dir``: the folder
   holding them, for ``autograder --build``.
+- ``shared_dir(tmp_path_factory)``: the folder every xdist worker of this run sees, for what
+  one worker builds under a lock and the other reuses (``assigned``, the stand-in torch index).
 
 Helpers for containers (a test counts only what its own grader made, never another grader's
 on a shared engine): ``owned_containers(pid)``; for pages: ``browser()`` (headless Chromium).
@@ -147,7 +149,7 @@ class Assigned:
     solution: Path
 
 
-def _shared_dir(tmp_path_factory) -> Path:
+def shared_dir(tmp_path_factory) -> Path:
     """A folder all xdist workers of this run share (their base temps' parent)."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -163,7 +165,7 @@ def assigned(tmp_path_factory) -> dict[str, Assigned]:
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from notebooks import ROOT
 
-    shared = _shared_dir(tmp_path_factory) / "assigned"
+    shared = shared_dir(tmp_path_factory) / "assigned"
     shared.mkdir(exist_ok=True)
     layout = Layout.at(ROOT, shared / "build")
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
