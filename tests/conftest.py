@@ -19,6 +19,9 @@ Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist worke
   holding them, for ``autograder --build``.
 - ``shared_dir(tmp_path_factory)``: the folder every xdist worker of this run sees, for what
   one worker builds under a lock and the other reuses (``assigned``, the stand-in torch index).
+- ``in_background``: runs a clean-up beside the tests (the engine deleting a container or an
+  image of a gigabyte: seconds of disk work); the session waits for each at its end, and
+  fails on its error.
 
 Helpers for containers (a test counts only what its own grader made, never another grader's
 on a shared engine): ``owned_containers(pid)``; for pages: ``browser()`` (headless Chromium).
@@ -32,6 +35,7 @@ import os
 import shutil
 import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -193,6 +197,18 @@ def zips(assigned) -> dict[str, Path]:
 def build_dir(zips) -> Path:
     """The build folder holding ``zips`` (``autograder --build`` takes it)."""
     return next(iter(zips.values())).parent.parent
+
+
+@pytest.fixture(scope="session")
+def in_background():
+    """``in_background(function, *args, **kwargs)``: called in a thread of the session's, which
+    ends after every test (a session fixture's teardown), raising what any of them raised."""
+    with ThreadPoolExecutor(2) as pool:
+        started = []
+        yield lambda function, *args, **kwargs: started.append(
+            pool.submit(function, *args, **kwargs))
+        for future in started:
+            future.result()
 
 
 def owned_containers(pid: int, **filters) -> list:
