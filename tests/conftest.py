@@ -221,6 +221,15 @@ def owned_containers(pid: int, **filters) -> list:
     return engine().containers.list(all=True, filters={"label": label, **filters})
 
 
+@pytest.fixture(autouse=True)
+def _fresh_checkout_zips(request) -> None:
+    """Every slow test finds the checkout's ``build/`` zips fresh (``checkout_zips``): what
+    grades with the checkout's layout (the CLI without ``--build``, ``ensure_zip``) would
+    otherwise run a second ``otter assign`` on a fresh or just-merged checkout."""
+    if request.node.get_closest_marker("slow"):
+        request.getfixturevalue("checkout_zips")
+
+
 @pytest.fixture(scope="session")
 def checkout_zips(zips) -> dict[str, Path]:
     """The zips under the checkout's own ``build/``, for what reads them there (gpu/check.py,
