@@ -412,22 +412,25 @@ def test_spare_containers_are_used_then_removed(zips, tmp_path):
 SLEEP = 100  # seconds the abandoned notebook's last cell sleeps (under the 120 s cell limit)
 
 
-def _in_the_sleeping_cell(judge_id: str | None) -> bool:
-    """Whether a Python process in a container of this process's runner (not the judge's
-    container) sleeps in the kernel (``hrtimer_nanosleep``): the notebook's worker in its last
-    cell, ``time.sleep``. The judge and the zygote wait on their pipes and sockets instead, a
-    ``docker-fork`` submission container's own ``sleep`` is no Python."""
+def _in_the_sleeping_cell() -> bool:
+    """Whether the notebook's worker sleeps in the kernel (``hrtimer_nanosleep``), i.e. runs its
+    last cell, ``time.sleep``: a Python process of this process's runner that is the worker, in
+    a ``docker-fork`` submission container (which holds only the worker, beside its ``sleep``)
+    or two forks below a ``docker`` container's judge (judge, zygote, worker); the judges and
+    zygotes also sleep at times."""
     for container in owned_containers(os.getpid(), status="running"):
-        if container.id == judge_id:
-            continue
         try:
-            pids = [row[1] for row in container.top()["Processes"]]
+            rows = container.top()["Processes"]  # UID PID PPID ...
         except Exception:  # noqa: BLE001 - removed meanwhile
             continue
-        for pid in pids:
+        role, parents = container.labels.get("autograder-role"), {row[1]: row[2] for row in rows}
+        if role == "judge":  # docker-fork's: its zygote forks workers into other containers
+            continue
+        for pid, parent in parents.items():
+            worker = role == "submission" or parents.get(parent) in parents
             try:
-                if (Path(f"/proc/{pid}/comm").read_text().startswith("python") and
-                        Path(f"/proc/{pid}/wchan").read_text() == "hrtimer_nanosleep"):
+                if (worker and Path(f"/proc/{pid}/comm").read_text().startswith("python")
+                        and Path(f"/proc/{pid}/wchan").read_text() == "hrtimer_nanosleep"):
                     return True
             except OSError:  # ended meanwhile
                 continue
@@ -471,10 +474,9 @@ def test_closing_a_runner_stops_the_submission_in_flight_at_once(zips, tmp_path,
         while not runner.in_flight.held and time.monotonic() < end:
             time.sleep(0.2)
         assert runner.in_flight.held, "the submission never got its container"
-        judge_id = getattr(judge, "id", None)
-        while not _in_the_sleeping_cell(judge_id) and time.monotonic() < end:
+        while not _in_the_sleeping_cell() and time.monotonic() < end:
             time.sleep(0.2)
-        assert _in_the_sleeping_cell(judge_id), "the notebook's worker never reached its sleep"
+        assert _in_the_sleeping_cell(), "the notebook's worker never reached its sleep"
         assert grading.is_alive()
         closed = time.monotonic()
         runner.close()
