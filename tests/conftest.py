@@ -17,6 +17,11 @@ Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist worke
   checkout's ``build/``): its zip, fresh student template folder and solution notebook.
 - ``zips``: ``{assignment: autograder zip}`` from ``assigned``; ``build_dir``: the folder
   holding them, for ``autograder --build``.
+- ``shared_dir(tmp_path_factory)``: the folder every xdist worker of this run sees, for what
+  one worker builds under a lock and the other reuses (``assigned``, the stand-in torch index).
+- ``in_background``: runs a clean-up beside the tests (the engine deleting a container or an
+  image of a gigabyte: seconds of disk work); the session waits for each at its end, and
+  fails on its error.
 
 Helpers for containers (a test counts only what its own grader made, never another grader's
 on a shared engine): ``owned_containers(pid)``; for pages: ``browser()`` (headless Chromium).
@@ -30,6 +35,7 @@ import os
 import shutil
 import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -147,7 +153,7 @@ class Assigned:
     solution: Path
 
 
-def _shared_dir(tmp_path_factory) -> Path:
+def shared_dir(tmp_path_factory) -> Path:
     """A folder all xdist workers of this run share (their base temps' parent)."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -177,7 +183,7 @@ def assigned(tmp_path_factory) -> dict[str, Assigned]:
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from notebooks import ROOT
 
-    shared = _shared_dir(tmp_path_factory) / "assigned"
+    shared = shared_dir(tmp_path_factory) / "assigned"
     shared.mkdir(exist_ok=True)
     layout = Layout.at(ROOT, shared / "build")
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
@@ -207,6 +213,18 @@ def build_dir(zips) -> Path:
     return next(iter(zips.values())).parent.parent
 
 
+@pytest.fixture(scope="session")
+def in_background():
+    """``in_background(function, *args, **kwargs)``: called in a thread of the session's, which
+    ends after every test (a session fixture's teardown), raising what any of them raised."""
+    with ThreadPoolExecutor(2) as pool:
+        started = []
+        yield lambda function, *args, **kwargs: started.append(
+            pool.submit(function, *args, **kwargs))
+        for future in started:
+            future.result()
+
+
 def owned_containers(pid: int, **filters) -> list:
     """Containers (running or not) made by the grader with this pid on this host: the owner
     label docker_runner puts on each of its containers. Others' graders on the same engine
@@ -215,6 +233,15 @@ def owned_containers(pid: int, **filters) -> list:
 
     label = f"{OWNER_LABEL}={socket.gethostname()}:{pid}"
     return engine().containers.list(all=True, filters={"label": label, **filters})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_checkout_zips(request) -> None:
+    """Every slow test finds the checkout's ``build/`` zips fresh (``checkout_zips``): what
+    grades with the checkout's layout (the CLI without ``--build``, ``ensure_zip``) would
+    otherwise run a second ``otter assign`` on a fresh or just-merged checkout."""
+    if request.node.get_closest_marker("slow"):
+        request.getfixturevalue("checkout_zips")
 
 
 @pytest.fixture(scope="session")

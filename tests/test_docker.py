@@ -412,6 +412,31 @@ def test_spare_containers_are_used_then_removed(zips, tmp_path):
 SLEEP = 100  # seconds the abandoned notebook's last cell sleeps (under the 120 s cell limit)
 
 
+def _in_the_sleeping_cell() -> bool:
+    """Whether the notebook's worker sleeps in the kernel (``hrtimer_nanosleep``), i.e. runs its
+    last cell, ``time.sleep``: a Python process of this process's runner that is the worker, in
+    a ``docker-fork`` submission container (which holds only the worker, beside its ``sleep``)
+    or two forks below a ``docker`` container's judge (judge, zygote, worker); the judges and
+    zygotes also sleep at times."""
+    for container in owned_containers(os.getpid(), status="running"):
+        try:
+            rows = container.top()["Processes"]  # UID PID PPID ...
+        except Exception:  # noqa: BLE001 - removed meanwhile
+            continue
+        role, parents = container.labels.get("autograder-role"), {row[1]: row[2] for row in rows}
+        if role == "judge":  # docker-fork's: its zygote forks workers into other containers
+            continue
+        for pid, parent in parents.items():
+            worker = role == "submission" or parents.get(parent) in parents
+            try:
+                if (worker and Path(f"/proc/{pid}/comm").read_text().startswith("python")
+                        and Path(f"/proc/{pid}/wchan").read_text() == "hrtimer_nanosleep"):
+                    return True
+            except OSError:  # ended meanwhile
+                continue
+    return False
+
+
 @pytest.mark.slow
 @pytest.mark.needs_docker
 @pytest.mark.parametrize("runner_name", ["docker", "docker-fork"])
@@ -449,7 +474,9 @@ def test_closing_a_runner_stops_the_submission_in_flight_at_once(zips, tmp_path,
         while not runner.in_flight.held and time.monotonic() < end:
             time.sleep(0.2)
         assert runner.in_flight.held, "the submission never got its container"
-        time.sleep(8)  # its worker runs the notebook now
+        while not _in_the_sleeping_cell() and time.monotonic() < end:
+            time.sleep(0.2)
+        assert _in_the_sleeping_cell(), "the notebook's worker never reached its sleep"
         assert grading.is_alive()
         closed = time.monotonic()
         runner.close()
@@ -461,9 +488,13 @@ def test_closing_a_runner_stops_the_submission_in_flight_at_once(zips, tmp_path,
     assert took < 20, f"the grading thread ended {took:.0f} s after close()"
     [doc] = got
     assert doc.status.startswith("grader-error") and "stopped" in doc.error, doc
-    time.sleep(2)  # the engine's auto-removal of a killed docker-fork container
-    left = {c.id for c in owned_containers(os.getpid())} - before - {getattr(judge, "id", None)}
-    assert left == set()
+    def left() -> set[str]:
+        return {c.id for c in owned_containers(os.getpid())} - before - {getattr(judge, "id", None)}
+
+    end = time.monotonic() + 30  # the engine's auto-removal of a killed docker-fork container
+    while left() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert left() == set()
 
 
 WHERE_AM_I = """

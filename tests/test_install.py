@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +25,7 @@ import nbformat
 import pytest
 
 from autograder.authoring.layout import ASSIGNMENTS
-from conftest import engine_problem, image_problem, need
+from conftest import engine_problem, image_problem, need, shared_dir
 from notebooks import ROOT
 
 sys.path.insert(0, str(ROOT / "docker"))
@@ -66,15 +68,23 @@ def skip_with_nvidia(client) -> None:
 def torch_index(tmp_path_factory) -> str:
     """A simple index (file:// URL) holding only the CPU torch wheel, standing in for
     https://download.pytorch.org/whl/cpu. The wheel is fetched as this machine is set up to
-    (PyTorch's index, or pip's configured folders)."""
-    root = tmp_path_factory.mktemp("torch-index")
-    torch_wheel.download(str(root))
-    (wheel,) = root.glob("torch-*.whl")
-    page = root / "simple" / "torch"
-    page.mkdir(parents=True)
-    page.joinpath("index.html").write_text(
-        f'<!DOCTYPE html>\n<html><body><a href="../../{quote(wheel.name)}">{wheel.name}</a>'
-        f"</body></html>\n")
+    (PyTorch's index, or pip's configured folders), once per test run: the first xdist worker
+    to need it builds it under a lock, the other reuses it (the students' venv and the fresh
+    machine's image build are on either worker)."""
+    shared = shared_dir(tmp_path_factory)
+    root = shared / "torch-index"
+    with open(shared / "torch-index.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "simple" / "torch" / "index.html").exists():
+            shutil.rmtree(root, ignore_errors=True)  # a worker stopped half way
+            root.mkdir()
+            torch_wheel.download(str(root))
+            (wheel,) = root.glob("torch-*.whl")
+            page = root / "simple" / "torch"
+            page.mkdir(parents=True)
+            page.joinpath("index.html").write_text(
+                f'<!DOCTYPE html>\n<html><body><a href="../../{quote(wheel.name)}">'
+                f"{wheel.name}</a></body></html>\n")
     return (root / "simple").as_uri()
 
 

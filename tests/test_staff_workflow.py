@@ -158,7 +158,9 @@ def _interrupt(args: list[str], cwd: Path, build: Path, after: str, presses: int
 def test_does_one_ctrl_c_stop_write_what_is_done_and_resume(build_dir, tmp_path):
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, **{f"c{i}.ipynb": SOLUTION
                                                          for i in range(4)}})
-    _sleeper(subs / "b-slow.ipynb", 8)
+    # in flight when Ctrl-C comes, 1 s after a0 ends: its cells, then 4 s of sleep; the grader
+    # waits that out (idle), so no longer
+    _sleeper(subs / "b-slow.ipynb", 4)
     args = ["grade", "-p", "subs", "-o", "out", "--runner", "sealed", "--jobs", "1",
             "--seed", "9", "--no-reports"]
     # one job: b-slow is being graded when Ctrl-C comes, the c's wait their turn
@@ -489,7 +491,7 @@ def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_p
     from conftest import owned_containers
 
     subs = folder_of(tmp_path, {"a0.ipynb": SOLUTION, "d1.ipynb": SOLUTION})
-    _sleeper(subs / "b-slow.ipynb", 8)
+    _sleeper(subs / "b-slow.ipynb", 4)  # in flight 1 s after a0 ends, as in the sealed test
     # in flight when the Ctrl-Cs come (they wait for its worker), and long enough (under the
     # 120 s cell limit) that a grader waiting for it to end could not pass for one that
     # stopped it
