@@ -45,6 +45,17 @@ def always_true(x):
     return True
 
 
+def via_numpy(x):
+    x64 = torch.tensor(x.numpy(), dtype=torch.float64, requires_grad=True)  # no bfloat16
+    return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, raise_exception=False)
+
+
+def single_or_double_only(x):
+    if x.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"expected float32 or float64, got {x.dtype}")
+    return contract(x)
+
+
 @FAST
 @given(seeds)
 @pytest.mark.parametrize("fn", [contract, via_lambda, checks_myop_apply])
@@ -60,12 +71,25 @@ def test_correct_styles_keep_both_checks(fn, seed):
      "x.requires_grad became True"),
     (always_true, selfcheck.check_check_my_op, "accepts-broken-op",
      "rather than a constant"),
-], ids=["marks-x", "constant"])
+    (via_numpy, selfcheck.check_check_my_op, "numpy-bfloat16", "x.numpy() has no bfloat16"),
+    (single_or_double_only, selfcheck.check_check_my_op, "raises-for-half-precision",
+     "float16 and bfloat16 included"),
+], ids=["marks-x", "constant", "numpy-copy", "half-refused"])
 def test_contract_mistakes_are_named(fn, check, name, phrase):
     for seed in range(3):
         result = check(fn, np.random.default_rng(seed))
         assert not result.passed and result.misconception == name, result.message
         assert phrase in result.message
+
+
+def test_half_precision_inputs_come_last_with_values_away_from_0():
+    """float16 and bfloat16 points, drawn after the float32 and float64 ones, each |x| >= 0.19
+    (the values draw_x gives, rounded to their precision)."""
+    rng = np.random.default_rng(4)
+    xs = [gradcheck.draw_x(rng).to(d) for d in selfcheck.HALF_DTYPES]
+    assert [x.dtype for x in xs] == [torch.float16, torch.bfloat16]
+    assert all(bool((x.double().abs() >= 0.19).all()) for x in xs)
+    assert selfcheck.judge_half_precision(contract, xs).ok
 
 
 def test_the_callers_x_is_left_as_it_was_by_a_copy():

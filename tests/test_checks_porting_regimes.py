@@ -20,12 +20,15 @@ FAST = settings(deadline=None, max_examples=8)
 seeds = st.integers(0, 2**32 - 1)
 
 
-def train(X, y, lr=0.5, steps=300, *, clip=None, stop=None):
+def train(X, y, lr=0.5, steps=300, *, clip=None, stop=None, clamp=None):
     w = torch.zeros(X.shape[1], requires_grad=True)
     b = torch.zeros(1, requires_grad=True)
     losses = []
     for _ in range(steps):
-        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        logits = X @ w + b
+        if clamp is not None:
+            logits = logits.clamp(-clamp, clamp)
+        loss = F.binary_cross_entropy_with_logits(logits, y)
         if stop is not None and loss.item() < stop:
             break
         w.grad, b.grad = None, None
@@ -62,7 +65,8 @@ def test_correct_loops_pass_every_regime(seed):
 
 
 def test_regimes_are_what_they_say():
-    """Separable data's loss falls far; unscaled features give large first gradients."""
+    """Separable data's loss falls far; unscaled features give large first gradients; the
+    first step sends a misclassified example's logit well past ±30."""
     rng = np.random.default_rng(0)
     for _ in range(5):
         X, y, lr, steps = logreg_regimes.draw_regime(rng, "separable")
@@ -71,13 +75,18 @@ def test_regimes_are_what_they_say():
         X, y, _, _ = logreg_regimes.draw_regime(rng, "unscaled")
         assert logreg_regimes.first_gradient_norm(X, y) > 1
         assert logreg_regimes.draw_regime(rng, "one-step")[3] == 1
+        X, y, lr, steps = logreg_regimes.draw_regime(rng, "large-logits")
+        logits = lr * logreg_regimes.first_logits(X, y)
+        assert 3 <= steps <= 5 and logits[(logits > 0) != (y > 0.5)].abs().max() >= 60
 
 
 @pytest.mark.parametrize("kwargs, name", [
     ({"clip": 1.0}, "probe.input-class.large-gradient"),
     ({"stop": 1e-2}, "stopped-early"),
+    ({"clamp": 30.0}, "logits-clamped"),
+    ({"clamp": 20.0}, "probe.input-class.large-logits"),
 ])
-def test_clipping_and_early_stops_fail_with_their_cause(kwargs, name):
+def test_clipping_early_stops_and_clamps_fail_with_their_cause(kwargs, name):
     for seed in range(4):
         result = logreg_regimes.check_train_logreg_regimes(
             lambda X, y, lr=0.5, steps=300: train(X, y, lr, steps, **kwargs),

@@ -264,3 +264,60 @@ def test_every_call_runs_with_autograd_on_and_leaves_no_mode_behind(modes_kept):
     leaves(torch.ones(2))
     assert leaves.last_observed["modes_left"] == {"grad_enabled": "False"}
     assert worker_context.current_modes() == after_cells
+
+
+KEPT_LEAF = '''
+_leaves = {}
+
+def vjp_square(x, weights):
+    leaf = _leaves.setdefault((tuple(x.shape), x.dtype),
+                              torch.zeros(x.shape, dtype=x.dtype, requires_grad=True))
+    with torch.no_grad():
+        leaf.copy_(x)
+    if leaf.grad is not None:
+        leaf.grad.zero_()
+    (leaf ** 2).backward(weights)
+    return leaf.grad
+'''
+FRESH_LEAF = '''
+def vjp_square(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(weights)
+    return leaf.grad
+'''
+
+
+@pytest.mark.parametrize("source", [KEPT_LEAF, FRESH_LEAF], ids=["kept", "fresh"])
+def test_a_later_call_changes_the_answer_in_the_worker_as_here(source):
+    """``call_again``: the same function called once more on the grader's other inputs before
+    the first answer is read. In the worker that is before the answer is encoded, so a tensor
+    the later call overwrites is judged as overwritten there too, with the same result."""
+    from autograder.checks.exercises import vjp
+
+    space = {"__name__": "__main__"}
+    exec("import torch\n" + source, space)
+    here = vjp.check_vjp(space["vjp_square"], np.random.default_rng(6))
+    remote = vjp.check_vjp(Loopback(source).function("vjp_square"), np.random.default_rng(6))
+    assert (remote.passed, remote.misconception, remote.message) == (
+        here.passed, here.misconception, here.message)
+    assert (here.passed, here.misconception) == (
+        (True, None) if source == FRESH_LEAF else (False, "result-reused"))
+
+
+def test_the_second_call_runs_after_the_first_and_its_answer_is_discarded():
+    """The arrangement calls the function again after the block, on the decoded arguments;
+    what that call returns or raises is not the first call's."""
+    from autograder.worker import wire
+
+    calls = []
+
+    def fn(x):
+        calls.append(float(x))
+        if len(calls) == 2:
+            raise ValueError("the second call's failure is not the answer")
+        return x * 2
+
+    with worker_context.arranged(fn, {"call_again": [wire.encode(torch.tensor(5.0))]}):
+        first = fn(torch.tensor(1.0))
+        assert calls == [1.0]
+    assert calls == [1.0, 5.0] and float(first) == 2.0

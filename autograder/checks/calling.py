@@ -16,6 +16,7 @@ from typing import Any, Callable, TypeVar
 import numpy as np
 import torch
 
+from ..worker import wire
 from ..worker.arrangements import arranged
 from . import context, modes
 from .describing import describe, plain, quoted
@@ -111,6 +112,15 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
             traceback=student_traceback(exc),
         )
+
+
+def call_then_again(fn: Any, name: str, args: tuple, again: tuple) -> tuple[Any, Verdict | None]:
+    """``call(fn, name, *args)``, with ``fn`` called once more on ``again`` (the grader's other
+    inputs, tensors) before the answer is read: call context ``call_again``, the same here and
+    in a worker, where the answer is encoded after the second call. An answer that the later
+    call changes (an object kept between calls and returned each time) is judged changed."""
+    with context.call_context(call_again=[wire.encode(a) for a in again]):
+        return call(fn, name, *args)
 
 
 def _arranged_here(fn: Any) -> Any:

@@ -22,7 +22,7 @@ _REQUEST: ContextVar[dict[str, Any]] = ContextVar("call_context", default={})
 
 @contextlib.contextmanager
 def call_context(**request: Any) -> Iterator[None]:
-    """Add ``request`` (``simulate_devices``, ``swap_globals``, ``overwrite_module_params``) to
+    """Add ``request`` (``simulate_devices``, ``swap_globals``, ``call_again``...) to
     every call of student code inside the block."""
     token = _REQUEST.set({**_REQUEST.get(), **request})
     try:

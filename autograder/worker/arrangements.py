@@ -13,6 +13,9 @@
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
   diagnostic probe can tell an answer that depends on torch's randomness from one that
   depends on earlier calls (``checks/probes/``).
+- ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
+  encoded, the same function called once more on these (the grader's other inputs), that
+  answer discarded: a check sees whether a later call changes the first answer as returned.
 
 Whatever the request, every call runs inside ``fenced_modes``: autograd on, torch's other
 global modes (default dtype and device, anomaly detection) as the notebook's cells left them,
@@ -249,6 +252,16 @@ def fenced_modes(observed: dict) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
+    """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded."""
+    yield
+    try:
+        fn(*[wire.decode(a) for a in encoded_args])
+    except (Exception, SystemExit):  # noqa: BLE001 - the first call's answer is what is judged
+        pass
+
+
+@contextlib.contextmanager
 def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
              ) -> Iterator[dict]:
     """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
@@ -269,7 +282,7 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 ops = fresh_stand_ins(observed, backward)
                 stack.enter_context(swapped_globals(fn, {k: ops[v]
                                                          for k, v in value.items()}))
-            elif key == STAND_IN_BACKWARD:
+            elif key in (STAND_IN_BACKWARD, "call_again"):
                 continue
             elif key == "overwrite_module_params":
                 stack.enter_context(overwrite_module_params(value))
@@ -281,4 +294,6 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 stack.enter_context(observed_tf32(observed))
             else:
                 raise ValueError(f"unknown call context {key!r}")
+        if "call_again" in (request or {}):  # entered last: it runs first after the call
+            stack.enter_context(called_again(fn, list(request["call_again"])))
         yield observed

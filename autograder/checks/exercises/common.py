@@ -97,3 +97,11 @@ def short(values: np.ndarray | list, digits: int = DIGITS) -> str:
     flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
     body = ", ".join(fmt(float(v), digits) for v in flat[:6])
     return f"[{body}{', ...' if len(flat) > 6 else ''}]"
+
+
+def reused(shown: str, name: str, what: str, advice: str, evidence: Any) -> Verdict:
+    """The answer of ``shown`` holds what a later call of ``name`` returned (``call_again``):
+    ``result-reused``, with ``what`` the function returns and ``advice`` the fix."""
+    return Verdict(False, f"{shown} returned {what} that changed when {name} was called again "
+                   f"(on other inputs of the same shape and dtype): it holds the later call's "
+                   f"answer. {advice}", "result-reused", evidence)

@@ -12,12 +12,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call
+from ..calling import call, call_then_again
 from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import NUMPY_DTYPES, dtype_name, renamed, short
+from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
 
 QUESTION = "q5_numpy"
 EXPORT = "t.detach().cpu().numpy().copy()"
@@ -60,6 +60,23 @@ def draw_tensors(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Ten
     row.grad = torch.ones_like(row)
     wide = _tensor(rng, (n, int(rng.integers(2, 5))), torch.float64, tracked=False)
     return cases + [(row, None), (wide[:, 1:2], wide)]
+
+
+def draw_twins(rng: np.random.Generator,
+               cases: list[tuple[torch.Tensor, torch.Tensor | None]]) -> list[torch.Tensor]:
+    """For each tensor, another in its class (shape, dtype, strides, ``requires_grad``, a
+    view of a base like its own) with other values: the grader's other input for a second call
+    (``call_again``)."""
+    twins = []
+    for t, base in cases:
+        whole = t if base is None else base
+        values = _tensor(rng, tuple(whole.shape), whole.dtype, tracked=False)
+        twin = values.as_strided(whole.size(), whole.stride()).requires_grad_(whole.requires_grad)
+        if whole.grad is not None:
+            twin.grad = whole.grad.clone()
+        twins.append(twin if base is None else
+                     twin.as_strided(t.size(), t.stride(), t.storage_offset()))
+    return twins
 
 
 def expected_array(t: torch.Tensor) -> np.ndarray:
@@ -140,9 +157,24 @@ def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,
     return Verdict(True, evidence=evidence)
 
 
-def _export(export_numpy: Callable, t: torch.Tensor) -> tuple[Any, Verdict | None]:
-    """Call the student; a tracked tensor refused by ``.numpy()`` is a named mistake."""
-    got, failure = call(export_numpy, "export_numpy", t)
+def judge_called_again(verdict: Verdict, got: Any, t: torch.Tensor, twin: torch.Tensor
+                       ) -> Verdict:
+    """A wrong answer that holds the export of ``twin`` (the second call's): the array
+    returned was changed by that later call, named ``result-reused``."""
+    if verdict.ok or not (isinstance(got, np.ndarray) and got.shape == tuple(twin.shape)
+                          and np.array_equal(got, expected_array(twin))):
+        return verdict
+    return reused(f"export_numpy({describe_tensor(t)})", "export_numpy", "an array",
+                  f"Return a new array each call, {EXPORT}, not one kept between calls.",
+                  verdict.evidence)
+
+
+def _export(export_numpy: Callable, t: torch.Tensor, twin: torch.Tensor | None = None
+            ) -> tuple[Any, Verdict | None]:
+    """Call the student (then, with ``twin``, once more on it before the answer is read); a
+    tracked tensor refused by ``.numpy()`` is a named mistake."""
+    got, failure = (call(export_numpy, "export_numpy", t) if twin is None else
+                    call_then_again(export_numpy, "export_numpy", (t,), (twin,)))
     if failure and failure.misconception == "raised" and t.requires_grad and \
             "requires grad" in failure.message:
         return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT)
@@ -179,13 +211,15 @@ def subject(export_numpy: Callable, t: torch.Tensor) -> Subject:
 
 def check_export(export_numpy: Callable, rng: np.random.Generator, *,
                  points: float = 1.0) -> CheckResult:
-    """Export fresh tensors (tracked or not, float32/float64/int64, views); compare exactly."""
+    """Export fresh tensors (tracked or not, float32/float64/int64, views), each call followed
+    by one on another tensor of its class before its answer is read; compare exactly."""
     seed = seed_of(rng)
     verdict = PASS
-    for t, _ in draw_tensors(rng):
+    cases = draw_tensors(rng)
+    for (t, _), twin in zip(cases, draw_twins(rng, cases)):  # twins drawn last
         expected = expected_array(t)  # before the call, in case the student's code changes t
-        got, failure = _export(export_numpy, t)
-        verdict = failure or judge_export(got, t, expected)
+        got, failure = _export(export_numpy, t, twin)
+        verdict = failure or judge_called_again(judge_export(got, t, expected), got, t, twin)
         if not verdict.ok:
             verdict = explain(verdict, subject(export_numpy, t), got)
             break

@@ -11,13 +11,13 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..calling import call
+from ..calling import call, call_then_again
 from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance_text
 from ..probes import InputClass, Subject, changes, explain, numbers_of
 from ..probes import snapshot as probe_snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import array_error, arrays_close, dtype_name, first_match, short
+from .common import array_error, arrays_close, dtype_name, first_match, reused, short
 
 QUESTION = "q4_vjp"
 #: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
@@ -56,6 +56,20 @@ def draw_cases(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tenso
     return cases + [size_one, (tracked_x, tracked_w), (wide_x.t(), wide_w.t())]
 
 
+def draw_twins(rng: np.random.Generator, cases: list[tuple[torch.Tensor, torch.Tensor]]
+               ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """For each case, other values in the same input class (shape, dtype, strides,
+    ``requires_grad``): the grader's other inputs for a second call (``call_again``)."""
+    twins = []
+    for x, weights in cases:
+        twin, twin_w = replica(x), weights.clone()
+        with torch.no_grad():
+            twin.copy_(torch.from_numpy(rng.uniform(-5.0, 5.0, tuple(x.shape))))
+            twin_w.copy_(torch.from_numpy(rng.uniform(-3.0, 3.0, tuple(x.shape))))
+        twins.append((twin, twin_w))
+    return twins
+
+
 def replica(x: torch.Tensor) -> torch.Tensor:
     """A private copy of ``x`` in its input class: strides, ``requires_grad`` and ``.grad`` kept."""
     copied = x.detach().clone()  # clone keeps a transposed view's strides
@@ -75,7 +89,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
     """Type, then shape, then dtype, then values of ``vjp_square(x, weights)``."""
     expected = expected_vjp(x, weights)
     rtol, atol = TOLERANCES[x.dtype]
-    shown = f"vjp_square(x {tuple(x.shape)} {dtype_name(x.dtype)}, weights)"
+    shown = shown_call(x)
     inputs = {"x": plain(x), "weights": plain(weights)}
     evidence = Evidence(inputs, expected.tolist(), plain(got), tolerance=tolerance_text(rtol, atol))
     if not isinstance(got, torch.Tensor):
@@ -99,6 +113,24 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
                    f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
                    f"{evidence.tolerance}). {hint}".rstrip(), name,
                    evidence)
+
+
+def judge_called_again(verdict: Verdict, got: Any, x: torch.Tensor,
+                       twin: tuple[torch.Tensor, torch.Tensor]) -> Verdict:
+    """A wrong answer that holds the gradient of the second call (``call_again``, on ``twin``):
+    the tensor returned was changed by that later call, named ``result-reused``."""
+    if verdict.ok or not isinstance(got, torch.Tensor) or got.shape != twin[0].shape:
+        return verdict
+    values = got.detach().cpu().double().numpy()
+    if not arrays_close(values, expected_vjp(*twin), *TOLERANCES.get(got.dtype, TOLERANCES[
+            torch.float32])):
+        return verdict
+    return reused(shown_call(x), "vjp_square", "a tensor", "Return a fresh leaf's gradient each "
+                  f"call, not a tensor kept between calls. {LEAF_HINT}", verdict.evidence)
+
+
+def shown_call(x: torch.Tensor) -> str:
+    return f"vjp_square(x {tuple(x.shape)} {dtype_name(x.dtype)}, weights)"
 
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
@@ -190,13 +222,17 @@ def subject(vjp_square: Callable, x: torch.Tensor, weights: torch.Tensor) -> Sub
 
 
 def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
-    """Call ``vjp_square`` on fresh 1-D and 2-D inputs in float32 and float64; compare values."""
+    """Call ``vjp_square`` on fresh 1-D and 2-D inputs in float32 and float64, each call
+    followed by one on other inputs of its class before its answer is read; compare values."""
     seed = seed_of(rng)
     verdict = PASS
-    for x, weights in draw_cases(rng):
-        # the student gets copies: the reference must not see anything their code does to x
-        got, failure = call(vjp_square, "vjp_square", replica(x), weights.clone())
-        verdict = failure or judge_vjp(got, x, weights)
+    cases = draw_cases(rng)
+    for (x, weights), twin in zip(cases, draw_twins(rng, cases)):  # twins drawn last
+        # the student gets copies: the reference must not see anything their code does to x;
+        # a second call on other inputs comes before the answer is read (``call_again``)
+        got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
+                                       twin)
+        verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
         if not verdict.ok:
             verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break

@@ -29,6 +29,8 @@ RTOL, ATOL = 1e-4, 1e-5
 #: sit within 1e-3 of several mistakes at once; float32 replays stay within ~1e-5 relative.
 MATCH_RTOL, MATCH_ATOL = 3e-5, 3e-6
 LESSON_LR, LESSON_STEPS = 0.5, 300
+#: Where a loss that clamps the logits (a NumPy overflow habit) cuts their gradient off.
+LOGIT_CLAMP = 30.0
 
 def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
     """A small data set like the lesson's, with an lr and a step count unlike the lesson's."""
@@ -45,6 +47,8 @@ def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, 
 def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
           mistake: str | None) -> torch.Tensor:
     logits = X @ w + b
+    if mistake == "logits-clamped":
+        logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
     if mistake == "sigmoid-log":
         p = torch.sigmoid(logits)
         return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
@@ -113,7 +117,8 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
         return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
-    for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log"):
+    for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
+                 "logits-clamped"):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding

@@ -26,6 +26,10 @@ MISTAKES = {
     "sigmoid-log": "The losses match sigmoid followed by log, which loses precision when "
                    "probabilities round to 0 or 1: use F.binary_cross_entropy_with_logits on the "
                    "raw logits.",
+    "logits-clamped": "The losses match a loss on logits clamped to [-30, 30]: past the clamp a "
+                      "misclassified example's loss stops growing and its gradient is 0, so "
+                      "training ignores it. F.binary_cross_entropy_with_logits is exact for any "
+                      "logit: pass it the raw X @ w + b.",
 }
 
 #: What a run whose parameters never left their starting zeros is told (``{}``: which of them):

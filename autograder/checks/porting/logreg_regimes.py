@@ -23,6 +23,7 @@ from ..seeding import seed_of
 from .common import allclose, call_named
 from .logreg import (
     ATOL,
+    LOGIT_CLAMP,
     QUESTION,
     RTOL,
     draw_problem,
@@ -33,8 +34,9 @@ from .logreg import (
 )
 from .logreg_grads import judge_grads, reference_grads
 
-#: The regimes, drawn in this order.
-REGIMES = ("one-step", "separable", "unscaled")
+#: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
+REGIMES = ("one-step", "separable", "unscaled", "large-logits")
+
 
 
 def draw_regime(rng: np.random.Generator, kind: str
@@ -48,6 +50,11 @@ def draw_regime(rng: np.random.Generator, kind: str
     - ``unscaled``: an ordinary problem with features of scale 3-15 (not standardised): the
       first gradient's norm is 1.5-10; lr 0.3-0.9 over the curvature bound, so that the run
       is stable.
+    - ``large-logits``: an ordinary problem with features of scale 4-10 and 10-20% of the
+      labels flipped, an lr that sends the farthest misclassified example's logit to 60-150
+      after the first step (well past ``LOGIT_CLAMP``, so a loss clamped there, or a sigmoid
+      then log that rounds to 0 or 1, parts from the grader's), and 3-5 steps: few enough
+      that float32 follows the float64 oracle through the jumps such an lr makes.
     """
     if kind == "one-step":
         X, y, lr, _ = draw_problem(rng)
@@ -60,6 +67,8 @@ def draw_regime(rng: np.random.Generator, kind: str
         X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
         curvature = float(torch.linalg.eigvalsh(X1.T @ X1 / (4 * X.shape[0]))[-1])
         return X, y, float(rng.uniform(0.3, 0.9) / curvature), int(rng.integers(30, 61))
+    if kind == "large-logits":
+        return draw_large_logits(rng)
     m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
@@ -69,6 +78,25 @@ def draw_regime(rng: np.random.Generator, kind: str
     y = (raw @ direction > 0).astype(np.float32)
     return (torch.tensor(X, dtype=torch.float32), torch.tensor(y),
             float(rng.uniform(1.0, 1.5)), int(rng.integers(400, 701)))
+
+
+def draw_large_logits(rng: np.random.Generator
+                      ) -> tuple[torch.Tensor, torch.Tensor, float, int]:
+    """``draw_regime``'s ``large-logits`` problem."""
+    X, y, _, _ = draw_problem(rng)
+    X = X * float(rng.uniform(4.0, 10.0))
+    flipped = torch.tensor(rng.random(X.shape[0]) < rng.uniform(0.1, 0.2))
+    y = torch.where(flipped, 1 - y, y)
+    first = first_logits(X, y)
+    misclassified = (first > 0) != (y > 0.5)
+    reach = float(first[misclassified].abs().max()) if misclassified.any() else 1.0
+    return X, y, float(rng.uniform(60.0, 150.0)) / reach, int(rng.integers(3, 6))
+
+
+def first_logits(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The logits after one step of lr 1 from w = 0, b = 0 (they scale with lr), float64."""
+    X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
+    return -(X1 @ (X1.T @ (0.5 - y.double()) / X.shape[0]))
 
 
 def first_gradient_norm(X: torch.Tensor, y: torch.Tensor) -> float:
@@ -91,6 +119,13 @@ def regime_classes(args: tuple) -> list[InputClass]:
         out.append(InputClass("long-run", (X, y, lr, short),
                               "Does the loop stop early, or change, once the loss is small? The "
                               "contract runs exactly `steps` steps."))
+    reach = lr * float(first_logits(X, y).abs().max())
+    if reach > LOGIT_CLAMP:  # before large gradients: scaling X down shrinks the logits too
+        out.append(InputClass("large-logits", (X, y, lr * 8.0 / reach, steps),
+                              "Are large logits handled differently (clamped, or a sigmoid then "
+                              "log that rounds to 0 or 1)? The contract's loss is the binary "
+                              "cross-entropy with logits on the raw X @ w + b, exact for any "
+                              "logit: F.binary_cross_entropy_with_logits."))
     norm = first_gradient_norm(X, y)
     if norm > 1 and (steps == short or 2 <= short):
         out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps),
@@ -142,8 +177,9 @@ def stopped_early(losses: Any, steps: int) -> Verdict | None:
 
 def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator, *,
                                points: float = 1.0) -> CheckResult:
-    """One step, separable data whose loss falls far over many steps, and unscaled features
-    with large gradients: the losses and the final ``w`` and ``b`` against the grader's run."""
+    """One step, separable data whose loss falls far over many steps, unscaled features with
+    large gradients, and logits far past ±30: the losses and the final ``w`` and ``b`` against
+    the grader's run."""
     seed = seed_of(rng)
     verdict = PASS
     for kind in REGIMES:
@@ -157,7 +193,8 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
             break
     return finish(QUESTION, "train_logreg_regimes", verdict, seed=seed, points=points,
                   passed_message="train_logreg matched the grader's runs with one step, on "
-                                 "separable data and with large gradients.")
+                                 "separable data, with large gradients and with logits far "
+                                 "past ±30.")
 
 
 def trained_point(rng: np.random.Generator) -> tuple[torch.Tensor, ...]:

@@ -36,6 +36,16 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 
 #: Rounds per dtype, each a correct and a broken op in a drawn order.
 ROUNDS = 3
+#: The half-precision dtypes asked about last (their inputs drawn last, so the earlier ones stay
+#: those of earlier runs with the same seed): the contract's x is any floating dtype.
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+#: What raising for a half-precision x means.
+HALF_RAISES = (("BFloat16", "numpy-bfloat16",
+                "x.numpy() has no bfloat16 (NumPy has no such dtype): make the float64 copy in "
+                "torch, x.detach().double().requires_grad_(), which takes any floating dtype."),
+               ("", "raises-for-half-precision",
+                "x may arrive in any floating dtype, float16 and bfloat16 included: make the "
+                "float64 copy with x.detach().double().requires_grad_()."))
 #: The student's op names, both the one stand-in for a call (its backward the judge's choice).
 STAND_IN = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
 
@@ -105,8 +115,8 @@ def judge_broken_op(got: Any, failure: Verdict | None, x: torch.Tensor) -> Verdi
 
 def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
                       points: float = 1.0) -> CheckResult:
-    """``check_my_op`` on fresh inputs (float32 or float64, no grad): True for the grader's
-    correct op, False for its broken one."""
+    """``check_my_op`` on fresh inputs (float32 or float64, then float16 and bfloat16, no
+    grad): True for the grader's correct op, False for its broken one."""
     seed = seed_of(rng)
     # which op goes first in each round is drawn apart from the inputs (they stay those of
     # earlier runs with the same seed): an answer that follows a pattern of calls instead of
@@ -128,8 +138,26 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
                 break
         if not verdict.ok:
             break
+    if verdict.ok:
+        verdict = judge_half_precision(check_my_op, [draw_x(rng).to(d) for d in HALF_DTYPES])
     return finish(QUESTION, "check_my_op", verdict, seed=seed, points=points,
                   passed_message="check_my_op accepted a correct op and rejected a broken one.")
+
+
+def judge_half_precision(check_my_op: Callable, xs: list[torch.Tensor]) -> Verdict:
+    """``check_my_op`` at float16 and bfloat16 inputs (values away from 0, exact at their
+    precision): gradcheck at ``x.double()`` says True for the correct op and False for the
+    broken one; raising for such an x is named."""
+    for x in xs:
+        for broken in (False, True):
+            got, failure, seen = run_with_op(check_my_op, x, broken=broken)
+            if failure is not None and failure.misconception == "raised":
+                return name_raised(failure, HALF_RAISES)
+            verdict = (judge_broken_op(got, failure, x) if broken
+                       else failure or judge_correct_op(got, seen, x))
+            if not verdict.ok:
+                return verdict
+    return PASS
 
 
 #: (stand-in op, the kind of x) asked in this order: an op wrong at negative entries where x
