@@ -94,9 +94,9 @@ def test_half_precision_inputs_come_last_with_values_away_from_0():
 
 def test_the_callers_x_is_left_as_it_was_by_a_copy():
     x = torch.tensor([-1.5, -0.5, 0.7, 2.0], dtype=torch.float64)
-    got, failure, _ = selfcheck.run_with_op(contract, x)
+    got, failure, _, _ = selfcheck.run_with_op(contract, x)
     assert got is True and failure is None
-    got, failure, _ = selfcheck.run_with_op(marks_callers_x, x)
+    got, failure, _, _ = selfcheck.run_with_op(marks_callers_x, x)
     assert failure.misconception == "modified-input" and not x.requires_grad
 
 

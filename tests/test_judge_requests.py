@@ -85,7 +85,7 @@ MyOp = my_op = None  # the worker swaps the grader's stand-in in here during a c
 def observed(x: torch.Tensor, broken: bool) -> tuple[list[bytes], dict]:
     client = Recorder(snapshot)
     SEEN.clear()
-    got, failure, _ = selfcheck.run_with_op(RemoteFunction(client, "check_my_op"), x, broken)
+    got, failure, _, _ = selfcheck.run_with_op(RemoteFunction(client, "check_my_op"), x, broken)
     assert failure is None and got is True
     return client.sent, SEEN["now"]
 
@@ -140,7 +140,7 @@ def test_the_judge_answers_the_backward_it_chose(kind):
     """The stand-in's backward, asked across the wire, is the lesson's gradient or the broken
     one, as the judge chose: gradcheck in the worker tells them apart."""
     x = gradcheck.draw_x(np.random.default_rng(11), torch.float32)
-    got, failure, seen = selfcheck.run_with_op(RemoteFunction(Recorder(checks), "check_my_op"),
+    got, failure, seen, _ = selfcheck.run_with_op(RemoteFunction(Recorder(checks), "check_my_op"),
                                                x, broken=kind == "broken")
     assert failure is None and got is (kind == "lesson")
     assert seen and set(seen) == {torch.float64}

@@ -51,15 +51,16 @@ STAND_IN = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
 
 
 def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
-                ) -> tuple[Any, Verdict | None, list[torch.dtype]]:
+                ) -> tuple[Any, Verdict | None, list[torch.dtype], int]:
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
     lesson's op, or one whose backward lacks the quotient term as ``broken`` says); return the
-    dtypes the stand-in was run in too (heard from the worker: for messages only). A call
+    dtypes the stand-in was run in and the tensors autograd saved during the call too (heard
+    from the worker: for messages only). A call
     that changed the caller's x (its values, requires_grad, .grad) fails as
     ``modified-input``: the contract checks a float64 copy."""
     arg = x.clone()
     before = side_effects.snapshot(arg)
-    with call_context(swap_globals=STAND_IN,
+    with call_context(swap_globals=STAND_IN, count_saved_tensors=True,
                       **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
     seen = [getattr(torch, name) for name in observed.get("dtypes", [])
@@ -71,7 +72,7 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
                           "as it was: x.detach().to(torch.float64).requires_grad_() (for a "
                           "float64 x, x.double() is x itself, so requires_grad_() on it marks "
                           "the caller's tensor).", "modified-input", Evidence({"x": plain(x)}))
-    return got, failure, seen
+    return got, failure, seen, int(observed.get("saved_tensors", 0))
 
 
 def judge_correct_op(got: Any, seen: list[torch.dtype], x: torch.Tensor) -> Verdict:
@@ -96,8 +97,11 @@ def judge_correct_op(got: Any, seen: list[torch.dtype], x: torch.Tensor) -> Verd
                    "on a float64 copy of x that requires grad.", "rejects-correct-op", evidence)
 
 
-def judge_broken_op(got: Any, failure: Verdict | None, x: torch.Tensor) -> Verdict:
-    """With a broken backward, ``check_my_op`` must return False, not raise."""
+def judge_broken_op(got: Any, failure: Verdict | None, x: torch.Tensor,
+                    seen: list[torch.dtype] | None = None, saved: int = 0) -> Verdict:
+    """With a broken backward, ``check_my_op`` must return False, not raise. ``seen`` and
+    ``saved`` (heard) only word the message: True after autograd ran (``saved`` tensors)
+    without the stand-in ever run means another op was checked, one bound before the call."""
     shown = f"check_my_op({describe(x)}) with a my_op whose backward is wrong"
     if failure is not None:
         if "GradcheckError" in failure.message:
@@ -108,6 +112,13 @@ def judge_broken_op(got: Any, failure: Verdict | None, x: torch.Tensor) -> Verdi
     evidence = Evidence({"x": plain(x)}, False, plain(got))
     if isinstance(got, (bool, np.bool_)) and not got:
         return Verdict(True, evidence=evidence)
+    if seen is not None and not seen and saved > 0 and got is True:
+        return Verdict(False, f"{shown} returned True without running the op found under the "
+                       "names my_op and MyOp when it was called (the grader had put a broken "
+                       "one there): it checked another op, bound before the call, such as a "
+                       "default argument (op=MyOp.apply) or a reference kept when its cell "
+                       "ran. Look my_op up inside check_my_op, when it runs.", "op-bound-early",
+                       evidence)
     return Verdict(False, f"{shown} returned {describe(got)}; expected False. Make check_my_op "
                    "return gradcheck's result rather than a constant.", "accepts-broken-op",
                    evidence)
@@ -129,11 +140,11 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
             runs = {}
             for broken in sorted((False, True), key=lambda _: order.random()):
                 runs[broken] = run_with_op(check_my_op, x, broken=broken)
-            got, failure, seen = runs[False]
+            got, failure, seen, _ = runs[False]
             verdict = failure or judge_correct_op(got, seen, x)
             if verdict.ok:
-                got, failure, _ = runs[True]
-                verdict = judge_broken_op(got, failure, x)
+                got, failure, seen, saved = runs[True]
+                verdict = judge_broken_op(got, failure, x, seen, saved)
             if not verdict.ok:
                 break
         if not verdict.ok:
@@ -164,10 +175,10 @@ def judge_half_precision(check_my_op: Callable, xs: list[torch.Tensor]) -> Verdi
     broken one; raising for such an x is named."""
     for x in xs:
         for broken in (False, True):
-            got, failure, seen = run_with_op(check_my_op, x, broken=broken)
+            got, failure, seen, saved = run_with_op(check_my_op, x, broken=broken)
             if failure is not None and failure.misconception == "raised":
                 return name_raised(failure, HALF_RAISES)
-            verdict = (judge_broken_op(got, failure, x) if broken
+            verdict = (judge_broken_op(got, failure, x, seen, saved) if broken
                        else failure or judge_correct_op(got, seen, x))
             if not verdict.ok:
                 return verdict

@@ -1,0 +1,30 @@
+# kind: wrong
+# public: pass
+# feedback: it checked another op, bound before the call
+class MyOp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x ** 3).sum() / (1 + x.abs().sum())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        S, A = (x ** 3).sum(), x.abs().sum()
+        return grad_output * (3 * x ** 2 / (1 + A) - S * torch.sign(x) / (1 + A) ** 2)
+
+def my_op(x):
+    return MyOp.apply(x)
+def make_checker(op):
+    def check(x):
+        x64 = x.detach().to(torch.float64).requires_grad_(True)
+        return torch.autograd.gradcheck(op, (x64,), eps=1e-6, atol=1e-8, raise_exception=False)
+    return check
+
+
+check_my_op = make_checker(MyOp.apply)  # the op is bound here, once, when the cell runs
+
+
+lesson_x = torch.tensor([-1.5, -0.5, 0.7, 2.0], dtype=torch.float64)
+print(my_op(lesson_x))
+print(check_my_op(lesson_x))
