@@ -188,9 +188,10 @@ def judge_half_precision(check_my_op: Callable, xs: list[torch.Tensor]) -> Verdi
 #: (stand-in op, the kind of x) asked in this order: an op wrong at negative entries where x
 #: has none and where it has some, the right op at an x with a 0 entry (where only atol holds
 #: and a looser eps says False), an op wrong only at 0 entries, an op off by 1e-6 that only
-#: atol=1e-8 at a zero component of the gradient notices.
+#: atol=1e-8 at a zero component of the gradient notices, and the same op where gradcheck's
+#: rtol=1e-3 hides it (True there: a check with rtol=0 says False).
 REGION_CASES = (("negative", "positive"), ("negative", "mixed"), ("lesson", "zero"),
-                ("zero", "zero"), ("offset", "zero"))
+                ("zero", "zero"), ("offset", "zero"), ("offset", "positive"))
 CONTRACT = {"eps": 1e-6, "atol": 1e-8}
 
 
