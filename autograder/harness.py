@@ -88,7 +88,7 @@ def checks_modes() -> Iterator[None]:
     modes as they were afterwards."""
     notebook = current_modes()
     token = NOTEBOOK_MODES.set(notebook)
-    apply_modes(DEFAULT_MODES)
+    apply_modes(DEFAULT_MODES, notebook)
     try:
         yield
     finally:

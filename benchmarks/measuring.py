@@ -1,5 +1,6 @@
-"""How ``throughput.py`` measures one command: its wall time and the peak extra memory in use
-on the machine meanwhile; the points each notebook got; the engine and its images."""
+"""How ``throughput.py`` measures one command: its wall time, the peak extra memory in use
+on the machine meanwhile and the peak memory of the grading itself (the command's processes
+and the containers it started); the points each notebook got; the engine and its images."""
 
 from __future__ import annotations
 
@@ -23,29 +24,95 @@ def used_memory() -> int:
     return info["MemTotal"] - info["MemAvailable"]
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(c) for c in f.read().split()]
+    except OSError:  # gone meanwhile
+        pass
+    return found
+
+
+def _pss(pid: int) -> int:
+    """Bytes of ``pid``'s proportional set size (shared pages split among their sharers: the
+    zygote's torch counted once, not once per forked worker)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+CONTAINERS = Path("/sys/fs/cgroup/memory/docker")  # cgroup v1, as on these machines
+
+
+def _containers() -> dict[str, Path]:
+    if not CONTAINERS.is_dir():
+        return {}
+    return {p.name: p for p in CONTAINERS.iterdir() if p.is_dir()}
+
+
+def _container_rss(group: Path) -> int:
+    """A container's anonymous memory (``total_rss``: its processes' own, not the page cache
+    of files it read)."""
+    try:
+        for line in (group / "memory.stat").read_text().splitlines():
+            if line.startswith("total_rss "):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def grading_memory(pid: int, before: set[str]) -> int:
+    """Bytes the grading holds: the PSS of ``pid`` and every process below it (the CLI, the
+    judge, the zygote, its workers), plus the memory of every container that was not running
+    before the command (``before``: their ids), wherever the engine runs them."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        total += _pss(current)
+        todo += _children(current)
+    return total + sum(_container_rss(g) for name, g in _containers().items()
+                       if name not in before)
+
+
 def timed(command: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
           check: bool = True) -> dict:
-    """Run ``command``; its wall time and the peak extra memory in use meanwhile (sampled every
-    0.1 s, minus the level before the run)."""
-    baseline, peak, done = used_memory(), [0], threading.Event()
+    """Run ``command``; its wall time, the peak extra memory in use on the machine meanwhile
+    (minus the level before the run: page cache and other work included), and the peak of
+    ``grading_memory`` (sampled every 0.1 s): flat in N is what a batch's size must not move."""
+    baseline, peak, done = used_memory(), [0, 0], threading.Event()
+    before = set(_containers())
+    holder: list[subprocess.Popen] = []
 
     def sample() -> None:
         while not done.wait(0.1):
             peak[0] = max(peak[0], used_memory() - baseline)
+            if holder:
+                peak[1] = max(peak[1], grading_memory(holder[0].pid, before))
 
     sampler = threading.Thread(target=sample, daemon=True)
     start = time.monotonic()
     sampler.start()
     with open(log, "w") as out:
-        proc = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                              env={**os.environ, **(env or {})})
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})})
+        holder.append(proc)
+        proc.wait()
     wall = time.monotonic() - start
     done.set()
     sampler.join()
     if check and proc.returncode != 0:
         tail = log.read_text(errors="replace")[-2000:]
         raise SystemExit(f"{' '.join(command[:6])} ... exited {proc.returncode}:\n{tail}")
-    return {"seconds": round(wall, 2), "peak_extra_memory_mb": round(peak[0] / 2**20)}
+    return {"seconds": round(wall, 2), "peak_extra_memory_mb": round(peak[0] / 2**20),
+            "peak_grading_memory_mb": round(peak[1] / 2**20)}
 
 
 def scores(out: Path, assignments: tuple[str, ...]) -> dict[str, float]:

@@ -70,7 +70,7 @@ def run_stock(assignments: tuple[str, ...], batch: Path, out: Path, jobs: int, t
               logs: Path, tag: str = "") -> dict:
     """One `otter grade` per assignment (otter grades one zip at a time), times summed, and
     how many notebooks otter could not grade (the endless one: its timeout)."""
-    total = {"seconds": 0.0, "peak_extra_memory_mb": 0}
+    total = {"seconds": 0.0, "peak_extra_memory_mb": 0, "peak_grading_memory_mb": 0}
     for assignment in assignments:
         files = sorted(str(p) for p in (batch / assignment).glob("*.ipynb"))
         (out / assignment).mkdir(parents=True, exist_ok=True)
@@ -89,7 +89,7 @@ def run_stock(assignments: tuple[str, ...], batch: Path, out: Path, jobs: int, t
                              f"{next(iter(failed.values()))}")
         total["not_completed"] = total.get("not_completed", 0) + len(failed)
         total["seconds"] += result["seconds"]
-        total["peak_extra_memory_mb"] = max(total["peak_extra_memory_mb"],
-                                            result["peak_extra_memory_mb"])
+        for key in ("peak_extra_memory_mb", "peak_grading_memory_mb"):
+            total[key] = max(total[key], result[key])
     total["seconds"] = round(total["seconds"], 2)
     return total

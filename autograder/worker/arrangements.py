@@ -225,9 +225,13 @@ def current_modes() -> dict[str, Any]:
     return {name: read() for name, (read, _) in MODES.items()}
 
 
-def apply_modes(modes: dict[str, Any]) -> None:
-    for name, (read, write) in MODES.items():
-        if read() != modes[name]:
+def apply_modes(modes: dict[str, Any], current: dict[str, Any] | None = None) -> None:
+    """Set each mode to ``modes``' value where it differs from ``current``: the modes as they
+    stand, when the caller has just read them (``torch.get_default_device`` alone costs
+    ~10 µs, and every call of student code fences its modes), else read here."""
+    current = current if current is not None else current_modes()
+    for name, (_, write) in MODES.items():
+        if current[name] != modes[name]:
             write(modes[name])
 
 
@@ -239,12 +243,12 @@ def fenced_modes(observed: dict) -> Iterator[None]:
     found them go into ``observed["modes_left"]`` (name: what it left, as text)."""
     before = current_modes()
     entry = {**(NOTEBOOK_MODES.get() or before), "grad_enabled": True}
-    apply_modes(entry)
+    apply_modes(entry, before)
     try:
         yield
     finally:
         now = current_modes()
-        apply_modes(before)
+        apply_modes(before, now)
         left = {name: str(value).replace("torch.", "") for name, value in now.items()
                 if value != entry[name]}
         if left:

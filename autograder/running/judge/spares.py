@@ -64,12 +64,8 @@ class Spares:
         """Close ``workers`` (stopped already, or a spare never used), then release the uid
         (its leftovers killed first), in a thread: a killed torch process takes a few ms to
         give its memory back, which the next submission need not wait for."""
-        def closing() -> None:
-            with lease:
-                for worker in workers:
-                    worker.close()
-
-        thread = threading.Thread(target=closing, name="reap", daemon=True)
+        thread = threading.Thread(target=_close, args=(lease, *workers), name="reap",
+                                  daemon=True)
         thread.start()
         with self.lock:
             self.reaping = [t for t in self.reaping if t.is_alive()] + [thread]
@@ -80,9 +76,7 @@ class Spares:
             self.closed = True
         spare = self._pop()
         if spare is not None:
-            lease, _, worker = spare
-            with lease:
-                worker.close()
+            _close(spare[0], spare[2])
         with self.lock:
             reaping, self.reaping = self.reaping, []
         for thread in reaping:
@@ -98,9 +92,7 @@ class Spares:
         with self.lock:
             spare, self.ready = self.ready, None
         if spare is not None and (spare[2].lost or spare[2].proc.poll() is not None):
-            lease, _, worker = spare
-            with lease:
-                worker.close()
+            _close(spare[0], spare[2])
             return None
         return spare
 
@@ -126,5 +118,12 @@ class Spares:
             if keep:
                 self.ready = (lease, uid, worker)
         if not keep:
-            with lease:
-                worker.close()
+            _close(lease, worker)
+
+
+def _close(lease: contextlib.ExitStack, *workers: WorkerClient) -> None:
+    """Close ``workers``, then release the uid they ran under (its leftovers killed first):
+    no uid goes back while a process of its submission may run."""
+    with lease:
+        for worker in workers:
+            worker.close()
