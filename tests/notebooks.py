@@ -182,3 +182,144 @@ def same_up_to_float32(got: str, pinned: str) -> bool:
         return False
     return all(abs(Decimal(a) - Decimal(b)) <= _last_unit(Decimal(b))
                for a, b in zip(_DECIMAL.findall(got), _DECIMAL.findall(pinned)))
+
+
+def graded_here(notebook: Path, zip_path: Path, seed: int) -> dict[str, tuple[float, float]]:
+    """Question -> (points, possible) of ``notebook`` graded in this process as the sealed
+    judge grades it: its code cells run by the worker's own code (``Worker.run_cells``: otter
+    and IPython lines skipped, a raising cell reported and the next one run), then every test
+    case of ``zip_path`` (public and hidden, in otter's order) by the judge's ``run_test``
+    with ``seed``, the submission's own seed. As in the judge, a public test's own code runs
+    under torch's default modes and each call of the student's code under the notebook's modes
+    with autograd on (``Fenced``); a hidden test's checks do the same themselves
+    (``harness.run_check``). Run it in a process of its own (``Forks``): the notebook's
+    globals and torch modes stay there."""
+    import numpy as np
+    import torch
+
+    from autograder.harness import checks_modes
+    from autograder.running.judge.cells import code_cells
+    from autograder.running.judge.core import run_test
+    from autograder.running.judge.tests_zip import load_tests
+    from autograder.worker.main import Worker
+
+    worker = Worker()
+    worker.run_cells(code_cells(notebook))
+    values = (torch.Tensor, torch.nn.Module, np.ndarray)  # what the judge reads as values
+    fenced = {name: Fenced(value) if callable(value) and not isinstance(value, values)
+              else value for name, value in worker.namespace.items()}
+    totals: dict[str, tuple[float, float]] = {}
+    for spec in load_tests(zip_path):
+        if spec.hidden:
+            outcome = run_test(spec, Here(worker.namespace), seed)
+        else:
+            with checks_modes():
+                outcome = run_test(spec, Here(fenced), seed)
+        points, possible = totals.get(spec.question, (0.0, 0.0))
+        totals[spec.question] = (points + outcome.points, possible + spec.points)
+    return totals
+
+
+@dataclass(frozen=True)
+class Here:
+    """The judge's session (``core.Session``), its namespace in this process."""
+
+    namespace: dict[str, Any]
+
+    def ensure(self) -> dict[str, Any]:
+        return self.namespace
+
+
+@dataclass(frozen=True)
+class Fenced:
+    """A student's callable as a public test in the judge calls it (``RemoteFunction``): each
+    call arranged as the worker arranges it (``arrangements.arranged``), its attributes too."""
+
+    fn: Any
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from autograder.worker.arrangements import arranged
+
+        with arranged(self.fn, {}):
+            return self.fn(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "fn":
+            raise AttributeError(name)
+        value = getattr(self.fn, name)
+        return Fenced(value) if callable(value) else value
+
+
+class Forks:
+    """Grades notebooks with ``graded_here``, each in a process forked for it from one parent
+    (a spawned process, none of the tests' state) that has graded the solutions once: torch's
+    first-call paths, the checks' lazy imports and the zips' parsed tests are paid once, not
+    once per notebook (the sealed judge's rehearsed zygote does the same for its workers).
+    The parent puts torch's, numpy's and Python's random state back after that rehearsal."""
+
+    def __init__(self, zips: dict[str, Path]):
+        import multiprocessing
+
+        self.conn, child = multiprocessing.get_context("spawn").Pipe()
+        self.process = multiprocessing.get_context("spawn").Process(
+            target=_serve, args=(child, {a: Path(z) for a, z in zips.items()}), daemon=True)
+        self.process.start()
+
+    def grade(self, notebook: Path, assignment: str, seed: int,
+              timeout: float) -> dict[str, tuple[float, float]]:
+        self.conn.send((str(notebook), assignment, seed, int(timeout)))
+        if not self.conn.poll(timeout + 30):
+            self.close()
+            raise AssertionError(f"{notebook.name} was not graded within {timeout:g} s")
+        kind, value = self.conn.recv()
+        if kind != "ok":
+            raise AssertionError(f"{notebook.name}: {value}")
+        return value
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.join()
+
+
+def _serve(conn, zips: dict[str, Path]) -> None:
+    """The parent of ``Forks``: rehearse, then fork one child per notebook asked for."""
+    import pickle
+    import random
+    import signal
+    import traceback
+
+    import numpy as np
+    import torch
+
+    from autograder.worker.arrangements import apply_modes, current_modes
+
+    states = (torch.get_rng_state(), np.random.get_state(), random.getstate(), current_modes())
+    for assignment, zip_path in zips.items():
+        graded_here(ROOT / "solutions" / f"{assignment}.ipynb", zip_path, 0)
+    torch.set_rng_state(states[0])
+    np.random.set_state(states[1])
+    random.setstate(states[2])
+    apply_modes(states[3])
+    quiet = os.open(os.devnull, os.O_WRONLY)  # the students' prints
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    while True:
+        notebook, assignment, seed, seconds = conn.recv()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            signal.alarm(seconds)  # a notebook that hangs: its process ends, the test fails
+            try:
+                found = ("ok", graded_here(Path(notebook), zips[assignment], seed))
+            except BaseException:  # noqa: BLE001 - reported to the test, which fails
+                found = ("error", traceback.format_exc()[-3000:])
+            with os.fdopen(write, "wb") as out:
+                pickle.dump(found, out)
+            os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as got:
+            data = got.read()
+        _, status = os.waitpid(pid, 0)
+        conn.send(pickle.loads(data) if data else
+                  ("error", f"its process died (wait status {status}) before it was graded"))

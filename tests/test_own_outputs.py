@@ -2,7 +2,7 @@
 are moved aside or removed, never reported; a submission cut short by the whole-submission
 time limit says so everywhere (the CSV's status, the summary, the class report, feedback).
 
-Real ``autograder grade`` runs: rejected files for the reruns (nothing runs, seconds each),
+Real ``autograder grade`` runs: rejected files for the reruns (the otter runner: nothing runs),
 the sealed runner for the cut.
 """
 
@@ -43,7 +43,10 @@ def test_a_renamed_file_leaves_nothing_stale_in_the_reports(tmp_path):
     folder.mkdir()
     for name in ("a.ipynb", "keep.ipynb"):
         (folder / name).write_text("{")  # rejected: a row, a document, feedback; nothing runs
-    grade = ["grade", "-a", ASSIGNMENT, "-p", str(folder), "-o", str(out), "--seed", "4"]
+    # the otter runner starts nothing for files that never run (docker-fork, the default,
+    # starts its judge container in each run: seconds)
+    grade = ["grade", "-a", ASSIGNMENT, "-p", str(folder), "-o", str(out), "--seed", "4",
+             "--runner", "otter"]
     cli(*grade)
     (folder / "a.ipynb").rename(folder / "b.ipynb")
     proc = cli(*grade)

@@ -193,13 +193,23 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(BAD))
-def test_does_a_bad_scores_file_change_nothing(graded, tmp_path, name):
-    out = tmp_path / "out"
+@pytest.fixture(scope="module")
+def merged(graded, tmp_path_factory) -> tuple[Path, Path]:
+    """``graded`` with one good scores file merged, and that file: where each bad file's
+    report starts (one merge for all of them)."""
+    folder = tmp_path_factory.mktemp("merged")
+    out = folder / "out"
     shutil.copytree(graded, out)
-    good = tmp_path / "good.csv"
+    good = folder / "good.csv"
     good.write_text("file,question,points,comment\nada-lovelace.ipynb,q1_written,2,\n")
     assert cli("report", "-o", str(out), "--written", str(good)).returncode == 0
+    return out, good
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_does_a_bad_scores_file_change_nothing(merged, tmp_path, name):
+    out, good = tmp_path / "out", merged[1]
+    shutil.copytree(merged[0], out)
     before = snapshot(out)
     text, problem = BAD[name]
     bad = tmp_path / name
