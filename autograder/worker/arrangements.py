@@ -13,6 +13,9 @@
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
   diagnostic probe can tell an answer that depends on torch's randomness from one that
   depends on earlier calls (``checks/probes/``).
+- ``observe_optimizers``: count the optimizer steps taken during the call by optimizers built
+  before it (``observed["optimizer_steps"]["kept"]``) and by those built in it (``"new"``), so
+  that a check can tell an optimizer kept from an earlier call from one built for this call.
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
   encoded, the same function called once more on these (the grader's other inputs), that
   answer discarded: a check sees whether a later call changes the first answer as returned.
@@ -36,6 +39,7 @@ import contextvars
 from typing import Any, Callable, Iterator
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import wire
 
@@ -256,6 +260,33 @@ def fenced_modes(observed: dict) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def observed_optimizers(observed: dict) -> Iterator[None]:
+    """After the block, ``observed["optimizer_steps"]``: ``{"kept": n, "new": m}``, the steps
+    taken in it by optimizers built before it and by those built in it. An optimizer that is
+    alive before the block keeps its ``id`` throughout, so the ids noted at construction in
+    the block tell the two apart."""
+    built: set[int] = set()
+    counts = {"kept": 0, "new": 0}
+    init = torch.optim.Optimizer.__init__
+
+    def noting(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> None:
+        built.add(id(self))
+        init(self, *args, **kwargs)
+
+    def counting(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        counts["new" if id(optimizer) in built else "kept"] += 1
+
+    handle = register_optimizer_step_pre_hook(counting)
+    torch.optim.Optimizer.__init__ = noting
+    try:
+        yield
+    finally:
+        torch.optim.Optimizer.__init__ = init
+        handle.remove()
+        observed["optimizer_steps"] = counts
+
+
+@contextlib.contextmanager
 def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
     """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded."""
     yield
@@ -296,6 +327,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 stack.enter_context(seeded_torch(value))
             elif key == "observe_tf32":
                 stack.enter_context(observed_tf32(observed))
+            elif key == "observe_optimizers":
+                stack.enter_context(observed_optimizers(observed))
             else:
                 raise ValueError(f"unknown call context {key!r}")
         if "call_again" in (request or {}):  # entered last: it runs first after the call

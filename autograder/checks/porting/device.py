@@ -23,9 +23,10 @@ import torch.nn as nn
 from ..calling import call
 from ..context import call_context
 from ..describing import describe, fmt, plain
+from ..probes import PROBE_SEED
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .device_probes import explain_optimizer, explain_pick
+from .device_probes import explain_optimizer, explain_pick, kept_optimizer
 
 QUESTION = "q4_device"
 
@@ -147,6 +148,10 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
         verdict = failure or judge_optimizer(opt, model, device, lr, before)
+    if not verdict.ok:  # another model, drawn apart from the check's inputs
+        other, _ = draw_model(np.random.default_rng(PROBE_SEED))
+        verdict = kept_optimizer(verdict, make_optimizer, opt, model, device, lr, other)
+    with call_context(overwrite_module_params=True) if moved else nullcontext():
         verdict = explain_optimizer(verdict, make_optimizer, pristine, device, lr)
     name = "make_optimizer_after_move" if moved else "make_optimizer"
     return finish(QUESTION, name, verdict, seed=seed, points=points,

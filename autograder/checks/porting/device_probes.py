@@ -132,3 +132,56 @@ def explain_optimizer(verdict: Verdict, make_optimizer: Callable, model: nn.Modu
                                     ("model", "device", "lr"), expected, same,
                                     _optimizer_numbers, variations={2: lambda v: [v * 2]},
                                     classes=classes), None)
+
+
+#: What a returned optimizer that holds tensors other than the model's parameters may be
+KEPT_SUSPECTS = ("lr-ignored", "wrong-parameters", "model-not-moved")
+
+
+def _held(opt: torch.optim.Optimizer) -> list[tuple]:
+    """What an optimizer holds, comparable across the wall: each tensor's shape, device and
+    values (``None`` on ``meta``)."""
+    return [(tuple(p.shape), p.device.type,
+             None if p.device.type == "meta" else p.detach().cpu().double().reshape(-1).tolist())
+            for group in opt.param_groups for p in group["params"]]
+
+
+def _lrs(opt: torch.optim.Optimizer) -> list:
+    return [group.get("lr") for group in opt.param_groups]
+
+
+def kept_optimizer(verdict: Verdict, make_optimizer: Callable, opt: Any, model: nn.Module,
+                   device: torch.device, lr: float, other: nn.Module) -> Verdict:
+    """A failing answer that holds tensors other than ``model``'s parameters, asked again with
+    ``other`` (another model, on the CPU, another lr): the same tensors again name
+    ``optimizer-kept``, an optimizer built once and returned by every later call."""
+    if verdict.ok or verdict.misconception not in KEPT_SUSPECTS \
+            or not isinstance(opt, torch.optim.Optimizer):
+        return verdict
+    own = {id(p) for p in model.parameters()}
+    if {id(p) for g in opt.param_groups for p in g["params"]} & own:
+        return verdict
+    lr_other = lr * 2 + 0.05
+    again, failure = call(make_optimizer, "make_optimizer", other, torch.device("cpu"),
+                          lr=lr_other)
+    if failure is not None or not isinstance(again, torch.optim.Optimizer) \
+            or {id(p) for g in again.param_groups for p in g["params"]} \
+            & {id(p) for p in other.parameters()} or _held(again) != _held(opt) \
+            or _lrs(again) != _lrs(opt):  # a new optimizer would take the lr asked for
+        return verdict
+    shapes = ", ".join(str(shape) for shape, _, _ in _held(opt))
+    lrs = _lrs(again)
+    evidence = dataclasses.replace(verdict.evidence, probes=[{
+        "id": "optimizer-kept", "established": "a call with another model and lr returned an "
+        "optimizer over the same tensors", "calls": [{"probe": "another-model", "lr": lr_other,
+                                                      "got_lr": lrs, "held": shapes}]}])
+    return dataclasses.replace(verdict, misconception="optimizer-kept", evidence=evidence,
+                               message=f"make_optimizer(model, {device}, lr={lr:g}) returned an "
+                               f"optimizer over {len(_held(opt))} tensors (shapes {shapes}) that "
+                               "are not this model's parameters, and a call with another model "
+                               f"and lr={lr_other:g} returned an optimizer over the same tensors "
+                               f"(lr {lrs}): make_optimizer hands back one optimizer built in an "
+                               "earlier call and kept (a module-level variable, a default "
+                               "argument, an attribute), so its step() updates that first model, "
+                               "never the one passed in. Build a new "
+                               "torch.optim.SGD(model.parameters(), lr=lr) on every call.")

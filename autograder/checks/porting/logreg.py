@@ -21,6 +21,14 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
+from .logreg_loops import (
+    RESCALINGS,
+    SLACK,
+    miscounted_losses,
+    miscounted_updates,
+    rescaled,
+    rescaled_advice,
+)
 
 QUESTION = "q1_logreg"
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -83,12 +91,26 @@ def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
     return w.clone(), b.clone(), list(losses)
 
 
+def update_path(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> list[torch.Tensor]:
+    """The grader's ``w`` and ``b`` (one float64 vector) after 0, 1, ... ``steps + SLACK``
+    updates, kept like ``reference_run``'s runs."""
+    reference_run(X, y, lr, steps)  # resets the kept runs when the data changed
+    key = ("path", lr, steps)
+    if key not in _RUNS.__dict__:
+        path: list[torch.Tensor] = []
+        _train(X, y, lr, steps + SLACK, None, torch.float64, path)
+        _RUNS.__dict__[key] = path
+    return _RUNS.__dict__[key]
+
+
 def _train(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str | None,
-           dtype: torch.dtype) -> Run:
-    X, y = X.to(dtype), y.to(dtype)
+           dtype: torch.dtype, path: list[torch.Tensor] | None = None) -> Run:
+    X, y = rescaled(X.to(dtype), mistake), y.to(dtype)
     w = torch.zeros(X.shape[1], dtype=dtype, requires_grad=True)
     b = torch.zeros(1, dtype=dtype, requires_grad=True)
     losses = []
+    if path is not None:
+        path.append(torch.cat([w.detach(), b.detach()]))
     for _ in range(steps):
         loss = _loss(X, y, w, b, mistake)
         if mistake != "not-cleared":
@@ -100,6 +122,8 @@ def _train(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str
             if mistake == "loss-after-update":
                 loss = _loss(X, y, w, b, None)
         losses.append(loss.item())
+        if path is not None:
+            path.append(torch.cat([w.detach(), b.detach()]))
     return w.detach(), b.detach(), losses
 
 
@@ -117,8 +141,16 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
         return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
+    counted = (miscounted_losses(target, lambda n: reference_run(X, y, lr, n)[2], steps,
+                                 lambda got, first: allclose(got, first, MATCH_RTOL, MATCH_ATOL))
+               if len(losses) != steps else None)
+    if counted is None and final is not None and len(losses) == steps \
+            and allclose(target, correct, RTOL, ATOL):
+        counted = miscounted_updates(final, update_path(X, y, lr, steps), steps, _matches)
+    if counted is not None:
+        return counted
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
-                 "logits-clamped"):
+                 "logits-clamped", *RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
@@ -127,11 +159,13 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
         keep = 3 if name == "sum-not-mean" else steps
+        advice, name = ((rescaled_advice(name), "features-rescaled") if name in RESCALINGS
+                        else (MISTAKES[name], name))
         if _matches(target[:keep], pattern[:keep], correct[:keep]):
-            return name, MISTAKES[name]
+            return name, advice
         if final is not None and _matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
-            return name, "w and b match " + MISTAKES[name].removeprefix("The losses match ")
+            return name, "w and b match " + advice.removeprefix("The losses match ")
     if not torch.isfinite(target).all():
         return "sigmoid-log", MISTAKES["sigmoid-log"]
     return None, ("Compare your loop with the contract: zeros for w and b, the mean loss on "

@@ -34,6 +34,8 @@ MISTAKES = {
 
 #: What a run whose parameters never left their starting zeros is told (``{}``: which of them):
 #: a fact, then the usual reasons as questions, since any of them leaves the same zeros
-NEVER_UPDATED = ("{} never changed from the starting zeros: no update reached it. Is the "
-                 "gradient cleared between the backward and the update, the update skipped or "
-                 "made with an old gradient, or that parameter left out of it?")
+NEVER_UPDATED_QUESTIONS = ("Is the gradient cleared between the backward and the update, the "
+                           "update skipped or made with an old gradient, or that parameter left "
+                           "out of it?")
+NEVER_UPDATED = ("{} never changed from the starting zeros: no update reached it. "
+                 + NEVER_UPDATED_QUESTIONS)

@@ -33,6 +33,8 @@ from .logreg import (
     train_beside_reference,
 )
 from .logreg_grads import judge_grads, reference_grads
+from .logreg_loops import SLACK
+from .logreg_stuck import explain_stuck
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
 REGIMES = ("one-step", "separable", "unscaled", "large-logits")
@@ -159,16 +161,18 @@ def subject(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
 
 def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
                      y: torch.Tensor, lr: float, steps: int, got: Any) -> Verdict:
-    """Probe a wrong ``train_logreg`` that no replayed mistake explained."""
+    """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
+    (``logreg_stuck``), or one that no replayed mistake explained."""
+    verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 
 def stopped_early(losses: Any, steps: int) -> Verdict | None:
     """A list of fewer losses than steps, the last of them small: what the answer itself shows
     (the loop ended before ``steps`` steps), named ``stopped-early``."""
-    if not (isinstance(losses, list) and 0 < len(losses) < steps
+    if not (isinstance(losses, list) and 0 < len(losses) < steps - SLACK
             and all(is_float(v) for v in losses)):
-        return None
+        return None  # a few short: judge_losses asks whether the count is off by a few
     return Verdict(False, f"train_logreg(..., steps={steps}) returned {len(losses)} losses: the "
                    f"loop stopped after {len(losses)} of the {steps} steps, with the loss at "
                    f"{losses[-1]:.3g}. The contract runs exactly `steps` steps, however small "

@@ -34,6 +34,11 @@ def clean_observed(observed: dict) -> dict:
         clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
     if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
         clean["tf32"] = observed["tf32"]
+    steps = observed.get("optimizer_steps")
+    if isinstance(steps, dict):  # names a cause of a failure, never points
+        clean["optimizer_steps"] = {k: steps[k] for k in ("kept", "new")
+                                    if isinstance(steps.get(k), int)
+                                    and not isinstance(steps.get(k), bool)}
     left = observed.get("modes_left")
     if isinstance(left, dict):  # a flag like the answer's own (docs/security.md)
         clean["modes_left"] = {worker_text(k, 40): worker_text(v, 40)

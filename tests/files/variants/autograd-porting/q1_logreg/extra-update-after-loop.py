@@ -1,0 +1,29 @@
+# kind: wrong
+# public: pass
+# feedback: more than asked
+def train_logreg(X, y, lr=0.5, steps=300):
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+
+    def update():
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        w.grad, b.grad = None, None
+        loss.backward()
+        with torch.no_grad():
+            w.sub_(lr * w.grad)
+            b.sub_(lr * b.grad)
+        return loss.item()
+
+    for _ in range(steps):
+        losses.append(update())
+    update()  # one last step "to use the final gradient"
+    return w, b, losses
+
+def logreg_grads(X, y, w, b):
+    residual = torch.sigmoid(X @ w + b) - y
+    return X.T @ residual / X.shape[0], residual.mean().reshape(b.shape)
+
+w, b, losses = train_logreg(X, y)
+with torch.no_grad():
+    train_accuracy = (((X @ w + b) > 0).float() == y).float().mean().item()
