@@ -27,7 +27,7 @@ from .checks.calling import RemoteError, WorkerLost
 from .checks.result import GRADER, CheckResult
 from .checks.seeding import generator
 from .seed_env import seed_from
-from .worker.arrangements import DEFAULT_MODES, NOTEBOOK_MODES, apply_modes, current_modes
+from .worker.modes import DEFAULT_MODES, NOTEBOOK_MODES, apply_modes, current_modes
 
 _run_seed: int | None = None
 
@@ -84,7 +84,7 @@ def run_check(env: dict[str, Any], assignment: str, key: str, seed: int) -> Chec
 def checks_modes() -> Iterator[None]:
     """The checks' own code under torch's default modes, whatever the notebook set (a cell's
     ``torch.set_grad_enabled(False)`` must not change the grader's references), and the
-    student's calls under the notebook's (``arrangements.fenced_modes``); the notebook's
+    student's calls under the notebook's (``worker.modes.fenced_modes``); the notebook's
     modes as they were afterwards."""
     notebook = current_modes()
     token = NOTEBOOK_MODES.set(notebook)

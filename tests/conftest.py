@@ -166,7 +166,7 @@ def torch_modes_kept():
     if "torch" not in sys.modules:
         yield
         return
-    from autograder.worker.arrangements import apply_modes, current_modes
+    from autograder.worker.modes import apply_modes, current_modes
 
     kept = current_modes()
     yield

@@ -291,7 +291,7 @@ def _serve(conn, zips: dict[str, Path]) -> None:
     import numpy as np
     import torch
 
-    from autograder.worker.arrangements import apply_modes, current_modes
+    from autograder.worker.modes import apply_modes, current_modes
 
     states = (torch.get_rng_state(), np.random.get_state(), random.getstate(), current_modes())
     for assignment, zip_path in zips.items():

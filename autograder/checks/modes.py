@@ -1,6 +1,6 @@
 """torch's global settings a student's function left changed when it returned.
 
-Every call runs inside ``arrangements.fenced_modes``: with autograd on and the notebook's other
+Every call runs inside ``worker.modes.fenced_modes``: with autograd on and the notebook's other
 modes, everything put back after it, so what one function leaves behind never reaches another
 question's calls. What it left changed is reported (``modes_left``: the worker's word, like the
 answer's ``requires_grad``, docs/security.md); a check whose calls left a setting that changes

@@ -35,13 +35,13 @@ never decide points on it (docs/security.md, "What the judge measures and what i
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from typing import Any, Callable, Iterator
 
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import wire
+from .modes import fenced_modes
 
 
 def _lesson_op(x: torch.Tensor) -> torch.Tensor:
@@ -205,58 +205,6 @@ def observed_tf32(observed: dict) -> Iterator[None]:
     finally:
         observed["tf32"] = bool(torch.backends.cuda.matmul.allow_tf32
                                 or torch.get_float32_matmul_precision() != "highest")
-
-
-#: torch's global modes a call may change and leave changed: name -> (read, write)
-MODES: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
-    "grad_enabled": (torch.is_grad_enabled, torch.set_grad_enabled),
-    "default_dtype": (torch.get_default_dtype, torch.set_default_dtype),
-    "default_device": (torch.get_default_device, lambda device: torch.set_default_device(
-        None if device.type == "cpu" else device)),
-    "anomaly": (lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
-                lambda both: torch.set_anomaly_enabled(*both)),
-}
-#: torch's own defaults: what the checks' code runs under, whatever a notebook set
-DEFAULT_MODES = {"grad_enabled": True, "default_dtype": torch.float32,
-                 "default_device": torch.device("cpu"), "anomaly": (False, True)}
-#: the notebook's modes, where the checks run in the student's process (``harness``): a
-#: call runs under them, not under the checks' ``DEFAULT_MODES``
-NOTEBOOK_MODES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
-    "notebook_modes", default=None)
-
-
-def current_modes() -> dict[str, Any]:
-    return {name: read() for name, (read, _) in MODES.items()}
-
-
-def apply_modes(modes: dict[str, Any], current: dict[str, Any] | None = None) -> None:
-    """Set each mode to ``modes``' value where it differs from ``current``: the modes as they
-    stand, when the caller has just read them (``torch.get_default_device`` alone costs
-    ~10 µs, and every call of student code fences its modes), else read here."""
-    current = current if current is not None else current_modes()
-    for name, (_, write) in MODES.items():
-        if current[name] != modes[name]:
-            write(modes[name])
-
-
-@contextlib.contextmanager
-def fenced_modes(observed: dict) -> Iterator[None]:
-    """The block starts under the notebook's modes (as its cells left them: ``NOTEBOOK_MODES``
-    or, in a worker, the modes at hand) with autograd on, as any caller of a function would
-    have it, and whatever it changes is undone after it; the modes it left other than it
-    found them go into ``observed["modes_left"]`` (name: what it left, as text)."""
-    before = current_modes()
-    entry = {**(NOTEBOOK_MODES.get() or before), "grad_enabled": True}
-    apply_modes(entry, before)
-    try:
-        yield
-    finally:
-        now = current_modes()
-        apply_modes(before, now)
-        left = {name: str(value).replace("torch.", "") for name, value in now.items()
-                if value != entry[name]}
-        if left:
-            observed["modes_left"] = left
 
 
 @contextlib.contextmanager
