@@ -23,6 +23,7 @@ import torch
 from autograder.checks.porting import device, device_predict, selfcheck
 from autograder.running.judge.remote import RemoteFunction
 from autograder.worker import arrangements as worker_context
+from autograder.worker import modes as worker_modes
 from autograder.worker.main import Worker
 
 PICK = '''
@@ -246,9 +247,9 @@ leaves_modes(torch.ones(1))  # a cell calls it: the notebook goes on with autogr
 @pytest.fixture
 def modes_kept():
     """The cells below run in this process: torch's modes as they were, after the test."""
-    kept = worker_context.current_modes()
+    kept = worker_modes.current_modes()
     yield
-    worker_context.apply_modes(kept)
+    worker_modes.apply_modes(kept)
 
 
 def test_every_call_runs_with_autograd_on_and_leaves_no_mode_behind(modes_kept):
@@ -256,14 +257,14 @@ def test_every_call_runs_with_autograd_on_and_leaves_no_mode_behind(modes_kept):
     (another question's code must not lose points to it); what a call leaves changed is put
     back after it, and reported as ``modes_left``."""
     loop = Loopback(LEAVES_MODES)
-    after_cells = worker_context.current_modes()
+    after_cells = worker_modes.current_modes()
     assert after_cells["grad_enabled"] is False  # the cell's call left it off
     got = loop.function("grad_of_square")(torch.tensor([1.5, -2.0], dtype=torch.float32))
     assert torch.equal(got, torch.tensor([3.0, -4.0], dtype=torch.float32))
     leaves = loop.function("leaves_modes")
     leaves(torch.ones(2))
     assert leaves.last_observed["modes_left"] == {"grad_enabled": "False"}
-    assert worker_context.current_modes() == after_cells
+    assert worker_modes.current_modes() == after_cells
 
 
 KEPT_LEAF = '''
