@@ -145,41 +145,6 @@ def test_sealed_worker_has_no_capability_and_a_cpu_group_of_its_own(zip_path, tm
         assert re.search(rf"/{cgroups.PREFIX}{os.getpid()}-\d+$", group), group
 
 
-def _without(step: str, instead: str):
-    """The worker's own code with one confinement step replaced by ``instead`` (test-only:
-    the judge copies these sources into the jail; students never reach them)."""
-    real = sandbox.worker_sources
-
-    def sources() -> dict[str, bytes]:
-        files = real()
-        text = files["autograder/worker/confine/privileges.py"].decode()
-        assert text.count(f"    {step}\n") == 1, step
-        files["autograder/worker/confine/privileges.py"] = text.replace(
-            f"    {step}\n", f"    {instead}  # changed by the test\n").encode()
-        return files
-
-    return sources
-
-
-@pytest.mark.parametrize("step, instead, refusal", [
-    ("libc.drop_bounding_set()", "pass", "CapBnd is "),
-    ("os.setgid(uid)", "pass", "Gid is 0 0 0 0, not "),
-    ("set_limits(limits)", "pass", "rlimit memory_bytes is"),
-    ("filtered = seccomp.install()", "filtered = True", "Seccomp is 0 (no filter)"),
-], ids=["bounding-set", "gid", "rlimits", "seccomp"])
-def test_a_confinement_step_that_did_not_take_is_refused(zip_path, tmp_path, monkeypatch, step,
-                                                        instead, refusal):
-    """If one step of the worker's confinement does nothing, does the worker refuse to run
-    the notebook (a grader error that names what it read back), rather than run it?"""
-    path = notebook(tmp_path, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")
-    monkeypatch.setattr(sandbox, "worker_sources", _without(step, instead))
-    with fresh_zygote():
-        doc = sealed(path, zip_path)
-    assert doc["status"] == "grader-error", doc
-    assert "confinement did not take" in doc["error"] and refusal in doc["error"], doc["error"]
-    assert "STUDENT CODE RAN" not in json.dumps(doc)
-
-
 def test_a_worker_not_in_its_cpu_group_is_refused(zip_path, tmp_path, monkeypatch):
     """If the judge cannot read back the worker's move into its CPU group, is the worker
     refused (a grader error), its group removed?"""
@@ -300,6 +265,46 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
     print(f"reference alone {alone:.2f} s, beside 60 busy processes {beside:.2f} s "
           f"(ratio {beside / alone:.2f})")
     assert beside / alone < 2.0, (alone, beside)
+
+
+# -- a confinement step that did not take ----------------------------------------------
+# (after the other sealed tests, which share one zygote: each of these starts its own)
+
+
+def _without(step: str, instead: str):
+    """The worker's own code with one confinement step replaced by ``instead`` (test-only:
+    the judge copies these sources into the jail; students never reach them)."""
+    real = sandbox.worker_sources
+
+    def sources() -> dict[str, bytes]:
+        files = real()
+        text = files["autograder/worker/confine/privileges.py"].decode()
+        assert text.count(f"    {step}\n") == 1, step
+        files["autograder/worker/confine/privileges.py"] = text.replace(
+            f"    {step}\n", f"    {instead}  # changed by the test\n").encode()
+        return files
+
+    return sources
+
+
+@pytest.mark.parametrize("step, instead, refusal", [
+    ("libc.drop_bounding_set()", "pass", "CapBnd is "),
+    ("os.setgid(uid)", "pass", "Gid is 0 0 0 0, not "),
+    ("set_limits(limits)", "pass", "rlimit memory_bytes is"),
+    ("filtered = seccomp.install()", "filtered = True", "Seccomp is 0 (no filter)"),
+], ids=["bounding-set", "gid", "rlimits", "seccomp"])
+def test_a_confinement_step_that_did_not_take_is_refused(zip_path, tmp_path, monkeypatch, step,
+                                                        instead, refusal):
+    """If one step of the worker's confinement does nothing, does the worker refuse to run
+    the notebook (a grader error that names what it read back), rather than run it?"""
+    path = notebook(tmp_path, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")
+    monkeypatch.setattr(sandbox, "worker_sources", _without(step, instead))
+    with fresh_zygote():
+        doc = sealed(path, zip_path)
+    assert doc["status"] == "grader-error", doc
+    assert "confinement did not take" in doc["error"] and refusal in doc["error"], doc["error"]
+    assert "STUDENT CODE RAN" not in json.dumps(doc)
+
 
 
 # -- Docker ------------------------------------------------------------------------------

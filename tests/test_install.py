@@ -240,6 +240,13 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
 STUDENT_ENV = pytest.mark.xdist_group("student-env")
 
 
+def students_machine() -> dict[str, str]:
+    """This environment as on a student's machine, where Python writes the bytecode of what
+    it imports (``PYTHONDONTWRITEBYTECODE``, set on CI machines, would compile torch's modules
+    again in every process)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 @pytest.fixture(scope="module")
 def student_python(tmp_path_factory, torch_index) -> Path:
     """A clean venv holding only student_templates/requirements.txt, installed as on an
@@ -251,7 +258,10 @@ def student_python(tmp_path_factory, torch_index) -> Path:
     (root / "requirements.txt").write_text(text.replace(torch_wheel.DEFAULT_INDEX, torch_index))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
-    proc = subprocess.run([str(python), "-m", "pip", "install", "-q",
+    # --no-compile: pip's bytecode of every installed file (half a minute, mostly modules no
+    # test here imports) proves nothing about the requirements; the students' processes
+    # below write the bytecode of what they import (students_machine)
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile",
                            "--disable-pip-version-check", "-r", str(root / "requirements.txt")],
                           capture_output=True, text=True, timeout=900, env=ordinary_machine())
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -265,7 +275,8 @@ def test_students_get_the_cpu_torch_and_no_autograder(student_python):
             "print(torch.__version__, importlib.util.find_spec('autograder'))")
     # cwd: not the checkout, whose autograder/ `python -c` would find
     out = subprocess.run([str(student_python), "-c", code], capture_output=True, text=True,
-                         check=True, cwd=student_python.parents[2]).stdout.split()
+                         check=True, cwd=student_python.parents[2],
+                         env=students_machine()).stdout.split()
     assert out == ["2.13.0+cpu", "None"]
     listed = subprocess.run([str(student_python), "-m", "pip", "list"], capture_output=True,
                             text=True, check=True).stdout
@@ -288,7 +299,8 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
         work.mkdir()
         (work / notebook.name).write_bytes(notebook.read_bytes())
         proc = subprocess.run([str(bin_dir / "otter"), "check", notebook.name, "-t", str(tests)],
-                              cwd=work, capture_output=True, text=True, timeout=300)
+                              cwd=work, capture_output=True, text=True, timeout=300,
+                              env=students_machine())
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0 and expected in out and "Traceback" not in out, out
 
@@ -300,7 +312,7 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
     nbformat.write(nb, folder / f"{assignment}.ipynb")
     proc = subprocess.run([str(bin_dir / "jupyter"), "nbconvert", "--to", "notebook",
                            "--execute", "--inplace", f"{assignment}.ipynb"], cwd=folder,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=students_machine())
     assert proc.returncode == 0, proc.stderr[-3000:]
     ran = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
     assert ran.cells[0].outputs[0]["text"].split() == ["KERNEL", str(student_python.parents[1])]
@@ -324,7 +336,8 @@ def test_stock_otter_run_without_the_autograder_package_fails_loudly(student_pyt
     out.mkdir()
     proc = subprocess.run([str(student_python.parent / "otter"), "run", "-a", str(zip_path),
                            "-o", str(out), str(ROOT / "solutions" / f"{assignment}.ipynb")],
-                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env=students_machine())
     assert proc.returncode != 0, proc.stdout[-3000:]
     last = proc.stderr.strip().splitlines()[-1]
     assert last == "ModuleNotFoundError: No module named 'autograder'", proc.stderr[-3000:]

@@ -219,6 +219,8 @@ def test_a_shard_with_no_submissions_succeeds_and_says_so(tmp_path):
 
 # -- merge takes exactly the documents its manifests list ------------------------------------
 
+# the tests of ``two_shards``: one xdist worker builds it once
+TWO_SHARDS = pytest.mark.xdist_group("two-shards")
 REJECTED = [f"{c}.ipynb" for c in "abcdefgh"]  # "{": each a row and a document; nothing runs
 MUTATIONS = ("planted", "foreign", "missing", "altered", "other-assignment")
 
@@ -236,8 +238,7 @@ def two_shards(tmp_path_factory) -> list[Path]:
     outs = [base / "shard1", base / "shard2"]
     ResultDoc.rejected("zz.ipynb", "zz.ipynb: from an earlier run", assignment=ASSIGNMENT
                        ).write(outs[0] / ASSIGNMENT / "results")
-    for i, out in enumerate(outs, 1):  # the otter runner starts nothing for files that never
-        # run (docker-fork's judge container takes seconds to start)
+    for i, out in enumerate(outs, 1):  # --runner otter: nothing to start for rejected files
         run("grade", "-a", ASSIGNMENT, "-p", str(base / "in"), "-o", str(out), "--seed",
             str(SEED), "--shard", f"{i}/2", "--runner", "otter")
     assert all(json.loads((o / "shard.json").read_text())["files"] for o in outs)
@@ -271,6 +272,7 @@ def tamper(shards: list[Path], mutation: str, which: int) -> Path:
     return target
 
 
+@TWO_SHARDS
 def test_merge_takes_exactly_the_listed_documents(two_shards, tmp_path):
     from autograder.running.batch.merge import merge
 
@@ -279,6 +281,7 @@ def test_merge_takes_exactly_the_listed_documents(two_shards, tmp_path):
     assert sorted(rows) == sorted(["points-per-question", *REJECTED])
 
 
+@TWO_SHARDS
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutation=st.sampled_from(MUTATIONS), which=st.integers(0, 1))
@@ -296,6 +299,7 @@ def test_merge_refuses_any_other_document_in_one_line(two_shards, tmp_path_facto
     assert not (base / "m").exists()
 
 
+@TWO_SHARDS
 def test_the_cli_refuses_a_planted_document_and_writes_nothing(two_shards, tmp_path):
     copies = [Path(shutil.copytree(s, tmp_path / s.name)) for s in two_shards]
     tamper(copies, "planted", 1)

@@ -194,22 +194,23 @@ BAD = {
 
 
 @pytest.fixture(scope="module")
-def merged(graded, tmp_path_factory) -> tuple[Path, Path]:
-    """``graded`` with one good scores file merged, and that file: where each bad file's
-    report starts (one merge for all of them)."""
-    folder = tmp_path_factory.mktemp("merged")
-    out = folder / "out"
+def merged_good(graded, tmp_path_factory) -> tuple[Path, Path]:
+    """The graded folder after one good scores file was merged (one ``report --written`` for
+    every bad file below, each of which is then tried on its own copy), and that file."""
+    base = tmp_path_factory.mktemp("merged")
+    out, good = base / "out", base / "good.csv"
     shutil.copytree(graded, out)
-    good = folder / "good.csv"
     good.write_text("file,question,points,comment\nada-lovelace.ipynb,q1_written,2,\n")
-    assert cli("report", "-o", str(out), "--written", str(good)).returncode == 0
+    proc = cli("report", "-o", str(out), "--written", str(good))
+    assert proc.returncode == 0, proc.stderr
     return out, good
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
-def test_does_a_bad_scores_file_change_nothing(merged, tmp_path, name):
-    out, good = tmp_path / "out", merged[1]
-    shutil.copytree(merged[0], out)
+def test_does_a_bad_scores_file_change_nothing(merged_good, tmp_path, name):
+    merged, good = merged_good
+    out = tmp_path / "out"
+    shutil.copytree(merged, out)
     before = snapshot(out)
     text, problem = BAD[name]
     bad = tmp_path / name
