@@ -46,7 +46,8 @@ def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, 
 
 def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
           mistake: str | None) -> torch.Tensor:
-    logits = X @ w + b
+    # without the bias (the NumPy series' model), b's gradient is 0 and it stays at 0
+    logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
     if mistake == "logits-clamped":
         logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
     if mistake == "sigmoid-log":
@@ -118,7 +119,7 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
-                 "logits-clamped"):
+                 "logits-clamped", "bias-left-out"):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
@@ -215,12 +216,20 @@ def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: i
     # still at the starting zeros where the grader's run moved: whatever the losses say
     stuck = [name for name, t, ref in (("w", w, w_ref), ("b", b, b_ref))
              if isinstance(t, torch.Tensor) and not t.detach().cpu().any() and ref.any()]
+    floats = isinstance(losses, list) and all(is_float(v) for v in losses)
+
+    def stuck_cause() -> tuple[str | None, str]:
+        # only b at 0, after a run long enough that w shows whether b ever took part
+        if stuck == ["b"] and steps > 1 and floats:
+            found = diagnose(losses, X, y, lr, steps, (w, b))
+            if found[0] == "bias-left-out":
+                return found
+        return "params-never-updated", NEVER_UPDATED.format(" and ".join(stuck))
 
     def rediagnose(verdict: Verdict) -> Verdict:
         if stuck:
-            return with_diagnosis(verdict, lambda: ("params-never-updated",
-                                                    NEVER_UPDATED.format(" and ".join(stuck))))
-        if isinstance(losses, list) and all(is_float(v) for v in losses):
+            return with_diagnosis(verdict, stuck_cause)
+        if floats:
             return with_diagnosis(verdict, lambda: diagnose(losses, X, y, lr, steps, (w, b)))
         return with_diagnosis(verdict, lambda: (None, ""))  # nothing to compare: no guess
 
