@@ -91,6 +91,67 @@ def test_each_training_mistake_is_named(seed, lr, steps, mutation):
     assert not verdict.ok and verdict.misconception == name, verdict.message
 
 
+def student_train_without_bias(X, y, lr, steps, *, update_b=True):
+    """A student's train_logreg whose logits are the NumPy series' X @ w: updating b with its
+    gradient raises (b.grad is None); skipping it leaves b at 0."""
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w, y)
+        w.grad = None
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            if update_b:
+                b -= lr * b.grad
+        losses.append(loss.item())
+    return w, b, losses
+
+
+@FAST
+@given(seeds, learning_rates, st.integers(3, 30))
+def test_training_without_the_bias_is_named(seed, lr, steps):
+    """Are losses, and w and b, of a run whose b stayed at 0 (logits X @ w) named, and a
+    correct run's never?"""
+    X, y = problem(seed)
+    got = student_train_without_bias(X, y, lr, steps, update_b=False)
+    right = logreg.reference_run(X, y, lr, steps)
+    assume(not torch.allclose(right[0], logreg.reference_run(X, y, lr, steps, "bias-left-out")[0],
+                              rtol=1e-4, atol=1e-5))  # b's part visible in w
+    losses = logreg.judge_losses(got[2], X, y, lr, steps)
+    params = logreg.judge_params(got, X, y, lr, steps)
+    assert losses.misconception == "bias-left-out", losses.message
+    assert params.misconception == "bias-left-out", params.message
+    assert "b was left out of the logits or never updated" in params.message
+
+
+@pytest.mark.parametrize("mistake, steps, name", [
+    ("bias-left-out", 20, "param-not-in-loss"), ("bias-left-out", 1, "param-not-in-loss"),
+    ("rebound", 20, "update-outside-no-grad")])
+def test_a_none_gradient_at_the_first_update_is_told_apart(mistake, steps, name):
+    """Is a None gradient at the first update (b left out of the logits) told apart from one
+    that appears only from the second step (w rebound outside no_grad)?"""
+    def rebound(X, y, lr=0.5, steps=300):
+        w = torch.zeros(X.shape[1], requires_grad=True)
+        b = torch.zeros(1, requires_grad=True)
+        losses = []
+        for _ in range(steps):
+            loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+            loss.backward()
+            w, b = w - lr * w.grad, b - lr * b.grad
+            losses.append(loss.item())
+        return w, b, losses
+
+    fn = rebound if mistake == "rebound" else student_train_without_bias
+    X, y = problem(4)
+    got, failure = logreg.call_train_logreg(fn, X, y, 0.3, steps)
+    from autograder.checks.porting.logreg_regimes import explain_training
+    verdict = explain_training(failure, fn, X, y, 0.3, steps, got)
+    assert verdict.misconception == name, verdict.message
+    assert "NoneType" in verdict.message
+
+
 @FAST
 @given(seeds, learning_rates.filter(lambda lr: abs(lr - 0.5) > 0.05), step_counts)
 def test_hard_coded_lr_and_steps_are_named(seed, lr, steps):
@@ -124,20 +185,33 @@ def test_update_outside_no_grad_is_named():
 
 
 @FAST
-@given(seeds, st.sampled_from(["right", "m-times", "flipped", "bias-0d"]))
+@given(seeds, st.sampled_from(["right", "m-times", "flipped", "bias-0d", "column", "no-bias",
+                                "no-bias-0d", "no-bias-in-b-only"]))
 def test_closed_form_gradients(seed, kind):
-    """Is a right closed form accepted (b's gradient (1,) or 0-d) and each slip named?"""
+    """Is a right closed form accepted (b's gradient (1,) or 0-d, b folded into X as a column)
+    and each slip named (b left out of the logits, in both gradients or in b's alone)?"""
     rng = np.random.default_rng(seed)
     X, y, _, _ = logreg.draw_problem(rng)
     w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
     b = torch.tensor([rng.normal()], dtype=torch.float32)
+    assume(abs(float(b)) > 0.05)  # where b = 0, leaving it out is right
     r = torch.sigmoid(X @ w + b) - y
     grad_w, grad_b = X.T @ r / len(y), r.mean().reshape(1)
+    X1 = torch.cat([X, torch.ones(len(y), 1)], 1)
+    column = X1.T @ (torch.sigmoid(X1 @ torch.cat([w, b])) - y) / len(y)
+    r0 = torch.sigmoid(X @ w) - y
     got = {"right": (grad_w, grad_b), "m-times": (grad_w * len(y), grad_b),
-           "flipped": (-grad_w, grad_b), "bias-0d": (grad_w, grad_b[0])}[kind]
-    verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), len(y))
+           "flipped": (-grad_w, grad_b), "bias-0d": (grad_w, grad_b[0]),
+           "column": (column[:-1], column[-1:]),
+           "no-bias": (X.T @ r0 / len(y), r0.mean().reshape(1)),
+           "no-bias-0d": (X.T @ r0 / len(y), r0.mean()),
+           "no-bias-in-b-only": (grad_w, r0.mean().reshape(1))}[kind]
+    verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), len(y),
+                                       (X, y, w, b))
     expected = {"right": None, "m-times": "grad-not-divided-by-m",
-                "flipped": "grad-sign-flipped", "bias-0d": None}[kind]
+                "flipped": "grad-sign-flipped", "bias-0d": None, "column": None,
+                "no-bias": "bias-left-out", "no-bias-0d": "bias-left-out",
+                "no-bias-in-b-only": "bias-left-out"}[kind]
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
 
 

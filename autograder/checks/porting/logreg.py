@@ -19,16 +19,9 @@ from ..closeness import close_lists, is_float, max_abs_error
 from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from . import logreg_loops as loops
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
-from .logreg_loops import (
-    RESCALINGS,
-    SLACK,
-    miscounted_losses,
-    miscounted_updates,
-    rescaled,
-    rescaled_advice,
-)
 
 QUESTION = "q1_logreg"
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -54,7 +47,8 @@ def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, 
 
 def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
           mistake: str | None) -> torch.Tensor:
-    logits = X @ w + b
+    # without the bias (the NumPy series' model), b's gradient is 0 and it stays at 0
+    logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
     if mistake == "logits-clamped":
         logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
     if mistake == "sigmoid-log":
@@ -92,20 +86,20 @@ def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
 
 
 def update_path(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> list[torch.Tensor]:
-    """The grader's ``w`` and ``b`` (one float64 vector) after 0, 1, ... ``steps + SLACK``
+    """The grader's ``w`` and ``b`` (one float64 vector) after 0, 1, ... ``steps + loops.SLACK``
     updates, kept like ``reference_run``'s runs."""
     reference_run(X, y, lr, steps)  # resets the kept runs when the data changed
     key = ("path", lr, steps)
     if key not in _RUNS.__dict__:
         path: list[torch.Tensor] = []
-        _train(X, y, lr, steps + SLACK, None, torch.float64, path)
+        _train(X, y, lr, steps + loops.SLACK, None, torch.float64, path)
         _RUNS.__dict__[key] = path
     return _RUNS.__dict__[key]
 
 
 def _train(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str | None,
            dtype: torch.dtype, path: list[torch.Tensor] | None = None) -> Run:
-    X, y = rescaled(X.to(dtype), mistake), y.to(dtype)
+    X, y = loops.rescaled(X.to(dtype), mistake), y.to(dtype)
     w = torch.zeros(X.shape[1], dtype=dtype, requires_grad=True)
     b = torch.zeros(1, dtype=dtype, requires_grad=True)
     losses = []
@@ -141,16 +135,16 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
         return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
-    counted = (miscounted_losses(target, lambda n: reference_run(X, y, lr, n)[2], steps,
+    counted = (loops.miscounted_losses(target, lambda n: reference_run(X, y, lr, n)[2], steps,
                                  lambda got, first: allclose(got, first, MATCH_RTOL, MATCH_ATOL))
                if len(losses) != steps else None)
     if counted is None and final is not None and len(losses) == steps \
             and allclose(target, correct, RTOL, ATOL):
-        counted = miscounted_updates(final, update_path(X, y, lr, steps), steps, _matches)
+        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, _matches)
     if counted is not None:
         return counted
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
-                 "logits-clamped", *RESCALINGS):
+                 "logits-clamped", "bias-left-out", *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
@@ -159,7 +153,7 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
         keep = 3 if name == "sum-not-mean" else steps
-        advice, name = ((rescaled_advice(name), "features-rescaled") if name in RESCALINGS
+        advice, name = ((loops.rescaled_advice(name), "features-rescaled") if name in loops.RESCALINGS
                         else (MISTAKES[name], name))
         if _matches(target[:keep], pattern[:keep], correct[:keep]):
             return name, advice
@@ -249,12 +243,20 @@ def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: i
     # still at the starting zeros where the grader's run moved: whatever the losses say
     stuck = [name for name, t, ref in (("w", w, w_ref), ("b", b, b_ref))
              if isinstance(t, torch.Tensor) and not t.detach().cpu().any() and ref.any()]
+    floats = isinstance(losses, list) and all(is_float(v) for v in losses)
+
+    def stuck_cause() -> tuple[str | None, str]:
+        # only b at 0, after a run long enough that w shows whether b ever took part
+        if stuck == ["b"] and steps > 1 and floats:
+            found = diagnose(losses, X, y, lr, steps, (w, b))
+            if found[0] == "bias-left-out":
+                return found
+        return "params-never-updated", NEVER_UPDATED.format(" and ".join(stuck))
 
     def rediagnose(verdict: Verdict) -> Verdict:
         if stuck:
-            return with_diagnosis(verdict, lambda: ("params-never-updated",
-                                                    NEVER_UPDATED.format(" and ".join(stuck))))
-        if isinstance(losses, list) and all(is_float(v) for v in losses):
+            return with_diagnosis(verdict, stuck_cause)
+        if floats:
             return with_diagnosis(verdict, lambda: diagnose(losses, X, y, lr, steps, (w, b)))
         return with_diagnosis(verdict, lambda: (None, ""))  # nothing to compare: no guess
 

@@ -30,6 +30,11 @@ MISTAKES = {
                       "misclassified example's loss stops growing and its gradient is 0, so "
                       "training ignores it. F.binary_cross_entropy_with_logits is exact for any "
                       "logit: pass it the raw X @ w + b.",
+    "bias-left-out": "The losses match training in which b stays at its starting 0, so the "
+                     "logits are X @ w, the NumPy series' model without a bias: b was left out "
+                     "of the logits or never updated, and the boundary is forced through the "
+                     "origin. Compute the logits as X @ w + b and update b with w each step "
+                     "(b -= lr * b.grad).",
 }
 
 #: What a run whose parameters never left their starting zeros is told (``{}``: which of them):

@@ -27,8 +27,30 @@ def reference_grads(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
     return w64.grad, b64.grad
 
 
-def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int) -> tuple[str | None, str]:
-    """Name a wrong closed-form gradient by how it relates to the reference."""
+#: What a gradient computed from the logits X @ w (b left out) is told.
+BIAS_LEFT_OUT = ("It is the gradient at b = 0: the logits were computed as X @ w, leaving b out "
+                 "(the NumPy series had no bias), and b shifts every logit, so both gradients "
+                 "depend on it. Use the residual sigmoid(X @ w + b) - y.")
+
+
+def without_bias(got: Any, at: tuple[torch.Tensor, ...] | None, part: int) -> bool:
+    """``got`` is gradient ``part`` (0: w, 1: b) at ``at = (X, y, w, b)`` with b left out of
+    the logits, which the right gradient is not (so a b near 0 names nothing)."""
+    if at is None or not isinstance(got, torch.Tensor) or got.numel() != at[2 + part].numel():
+        return False
+    X, y, w, b = at
+    right = reference_grads(X, y, w, b)[part].reshape(-1)
+    left_out = reference_grads(X, y, w, torch.zeros_like(b))[part].reshape(-1)
+    return (allclose(got.detach().reshape(-1), left_out, MATCH_RTOL, MATCH_ATOL)
+            and not allclose(right, left_out, MATCH_RTOL, MATCH_ATOL))
+
+
+def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int,
+                   at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
+    """Name a wrong closed-form gradient by how it relates to the reference (and, given the
+    point ``at = (X, y, w, b)``, to the gradient with b left out)."""
+    if without_bias(got_w, at, 0):
+        return "bias-left-out", BIAS_LEFT_OUT
     got = got_w.detach().double()
     if allclose(got, m * ref_w, MATCH_RTOL, MATCH_ATOL):
         return "grad-not-divided-by-m", ("It is m times too large: divide X.T @ (sigmoid(X @ w "
@@ -52,7 +74,7 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         got, verdict = call_named(logreg_grads, "logreg_grads", (), X.clone(), y.clone(),
                                   w.clone(), b.clone())
         if verdict is None:
-            verdict = judge_grads(got, ref_w, ref_b, X.shape[0])
+            verdict = judge_grads(got, ref_w, ref_b, X.shape[0], (X, y, w, b))
         if not verdict.ok:
             from .logreg_regimes import grads_subject  # it builds on this module
             verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
@@ -61,8 +83,11 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
                   passed_message="logreg_grads matched autograd at random points.")
 
 
-def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int) -> Verdict:
-    """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d."""
+def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int,
+                at: tuple[torch.Tensor, ...] | None = None) -> Verdict:
+    """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d.
+    Given the point ``at = (X, y, w, b)``, a wrong one is also compared with the gradient
+    with b left out of the logits."""
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
         return Verdict(False, f"logreg_grads returned {describe(got)}; expected a tuple "
                        "(grad_w, grad_b).", "wrong-type", Evidence(got=plain(got)))
@@ -71,10 +96,11 @@ def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int) -> V
     return first_failure([
         lambda: with_diagnosis(
             judge_tensor(grad_w, ref_w, "the gradient of w", dtype=torch.float32, rtol=RTOL,
-                         atol=ATOL, inputs=inputs), lambda: diagnose_grads(grad_w, ref_w, m)),
+                         atol=ATOL, inputs=inputs),
+            lambda: diagnose_grads(grad_w, ref_w, m, at)),
         lambda: with_diagnosis(
             judge_tensor(grad_b, ref_b, "the gradient of b", dtype=torch.float32, rtol=RTOL,
                          atol=ATOL, inputs=inputs, shapes=((1,), ())),
-            lambda: (None, "The bias gradient is the mean residual, "
-                           "(sigmoid(X @ w + b) - y).mean().")),
+            lambda: ("bias-left-out", BIAS_LEFT_OUT) if without_bias(grad_b, at, 1) else
+            (None, "The bias gradient is the mean residual, (sigmoid(X @ w + b) - y).mean().")),
     ])

@@ -35,6 +35,7 @@ from .logreg import (
 from .logreg_grads import judge_grads, reference_grads
 from .logreg_loops import SLACK
 from .logreg_stuck import explain_stuck
+from .logreg_unreached import explain_none_gradient
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
 REGIMES = ("one-step", "separable", "unscaled", "large-logits")
@@ -162,8 +163,10 @@ def subject(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
 def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
                      y: torch.Tensor, lr: float, steps: int, got: Any) -> Verdict:
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
-    (``logreg_stuck``), or one that no replayed mistake explained."""
+    (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
+    replayed mistake explained."""
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
+    verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 
@@ -227,7 +230,7 @@ def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator,
         before = [snapshot(a) for a in args]
         ref_w, ref_b = reference_grads(X, y, w, b)
         got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
-        verdict = verdict or judge_grads(got, ref_w, ref_b, X.shape[0])
+        verdict = verdict or judge_grads(got, ref_w, ref_b, X.shape[0], args)
         left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
         if verdict.ok and left:
             verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "
