@@ -121,7 +121,9 @@ def test_training_without_the_bias_is_named(seed, lr, steps):
                               rtol=1e-4, atol=1e-5))  # b's part visible in w
     losses = logreg.judge_losses(got[2], X, y, lr, steps)
     params = logreg.judge_params(got, X, y, lr, steps)
-    assert losses.misconception == "bias-left-out", losses.message
+    # over a few steps the losses may still agree within the tolerance (no point lost there,
+    # nothing to name); w, which b's absence moved (the assumption), must be named
+    assert losses.ok or losses.misconception == "bias-left-out", losses.message
     assert params.misconception == "bias-left-out", params.message
     assert "b was left out of the logits or never updated" in params.message
 
