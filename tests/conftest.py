@@ -229,9 +229,15 @@ def owned_containers(pid: int, **filters) -> list:
     """Containers (running or not) made by the grader with this pid on this host: the owner
     label docker_runner puts on each of its containers. Others' graders on the same engine
     never count."""
+    import docker
     from autograder.running.runners.docker_engine import OWNER_LABEL, engine
 
     label = f"{OWNER_LABEL}={socket.gethostname()}:{pid}"
+    for _ in range(20):
+        try:
+            return engine().containers.list(all=True, filters={"label": label, **filters})
+        except docker.errors.NotFound:  # the SDK inspects each listed container: one removed
+            continue  # between the list and its inspection (the engine's auto-removal) is gone
     return engine().containers.list(all=True, filters={"label": label, **filters})
 
 
