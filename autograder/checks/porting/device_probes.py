@@ -146,6 +146,10 @@ def _held(opt: torch.optim.Optimizer) -> list[tuple]:
             for group in opt.param_groups for p in group["params"]]
 
 
+def _ids(opt: torch.optim.Optimizer) -> set[int]:
+    return {id(p) for group in opt.param_groups for p in group["params"]}
+
+
 def _lrs(opt: torch.optim.Optimizer) -> list:
     return [group.get("lr") for group in opt.param_groups]
 
@@ -158,18 +162,16 @@ def kept_optimizer(verdict: Verdict, make_optimizer: Callable, opt: Any, model: 
     if verdict.ok or verdict.misconception not in KEPT_SUSPECTS \
             or not isinstance(opt, torch.optim.Optimizer):
         return verdict
-    own = {id(p) for p in model.parameters()}
-    if {id(p) for g in opt.param_groups for p in g["params"]} & own:
+    if _ids(opt) & {id(p) for p in model.parameters()}:
         return verdict
-    lr_other = lr * 2 + 0.05
+    held, lr_other = _held(opt), lr * 2 + 0.05
     again, failure = call(make_optimizer, "make_optimizer", other, torch.device("cpu"),
                           lr=lr_other)
     if failure is not None or not isinstance(again, torch.optim.Optimizer) \
-            or {id(p) for g in again.param_groups for p in g["params"]} \
-            & {id(p) for p in other.parameters()} or _held(again) != _held(opt) \
+            or _ids(again) & {id(p) for p in other.parameters()} or _held(again) != held \
             or _lrs(again) != _lrs(opt):  # a new optimizer would take the lr asked for
         return verdict
-    shapes = ", ".join(str(shape) for shape, _, _ in _held(opt))
+    shapes = ", ".join(str(shape) for shape, _, _ in held)
     lrs = _lrs(again)
     evidence = dataclasses.replace(verdict.evidence, probes=[{
         "id": "optimizer-kept", "established": "a call with another model and lr returned an "
@@ -177,7 +179,7 @@ def kept_optimizer(verdict: Verdict, make_optimizer: Callable, opt: Any, model: 
                                                       "got_lr": lrs, "held": shapes}]}])
     return dataclasses.replace(verdict, misconception="optimizer-kept", evidence=evidence,
                                message=f"make_optimizer(model, {device}, lr={lr:g}) returned an "
-                               f"optimizer over {len(_held(opt))} tensors (shapes {shapes}) that "
+                               f"optimizer over {len(held)} tensors (shapes {shapes}) that "
                                "are not this model's parameters, and a call with another model "
                                f"and lr={lr_other:g} returned an optimizer over the same tensors "
                                f"(lr {lrs}): make_optimizer hands back one optimizer built in an "
