@@ -69,6 +69,61 @@ def _container_rss(group: Path) -> int:
     return 0
 
 
+def _rss(pid: int) -> int:
+    """Bytes resident for ``pid`` (shared pages counted whole: a zygote's figure does not move
+    when it forks a worker, as its PSS would)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _judge_container(client, seen: dict) -> Path | None:
+    """The memory cgroup of the run's judge container (``docker-fork``), looked up by its label
+    until found: ``None`` for the runners that start none."""
+    if "judge" not in seen and client is not None:
+        try:
+            found = client.containers.list(filters={"label": "autograder-role=judge"})
+        except Exception:  # noqa: BLE001 - the engine busy or gone: try at the next sample
+            found = []
+        if found:
+            seen["judge"] = CONTAINERS / found[0].id
+    return seen.get("judge")
+
+
+def long_lived_memory(pid: int, client, seen: dict) -> tuple[int, int, int]:
+    """What lives for the whole run, in bytes: the command's own process (the judge, or the
+    host's client of a judge container), its direct children (the zygote: a worker is the
+    zygote's child, not the judge's), and the judge container's anonymous memory. Flat in N
+    means these do not grow with the submissions graded; a worker's or a submission
+    container's memory goes with its submission."""
+    group = _judge_container(client, seen)
+    return (_rss(pid), sum(_rss(child) for child in _children(pid)),
+            _container_rss(group) if group is not None else 0)
+
+
+#: Fractions of a batch graded at which ``memory_in_n`` reads what lives for the whole run
+CHECKPOINTS = (0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+def memory_in_n(series: list[list[float]], n: int) -> dict[str, dict[str, int]]:
+    """From ``long_lived_memory``'s samples (``[seconds, graded, judge, children, judge
+    container]``): those three in MB at the first sample where each of ``CHECKPOINTS`` of the
+    ``n`` submissions had their documents written (before the reports, which hold a slim copy
+    of every document). Flat in N: a run of 1000 holds at its end what a run of 300 holds."""
+    found = {}
+    for fraction in CHECKPOINTS:
+        row = next((r for r in series if r[1] >= fraction * n), None)
+        if row is not None:
+            found[f"{fraction:.0%}"] = dict(zip(("judge", "children", "judge_container"),
+                                                (round(v / 2**20) for v in row[2:])))
+    return found
+
+
 def grading_memory(pid: int, before: set[str]) -> int:
     """Bytes the grading holds: the PSS of ``pid`` and every process below it (the CLI, the
     judge, the zygote, its workers), plus the memory of every container that was not running
@@ -83,19 +138,30 @@ def grading_memory(pid: int, before: set[str]) -> int:
 
 
 def timed(command: list[str], log: Path, cwd: Path = ROOT, env: dict | None = None,
-          check: bool = True) -> dict:
+          check: bool = True, client=None, graded=None, n: int = 0) -> dict:
     """Run ``command``; its wall time, the peak extra memory in use on the machine meanwhile
     (minus the level before the run: page cache and other work included), and the peak of
-    ``grading_memory`` (sampled every 0.1 s): flat in N is what a batch's size must not move."""
+    ``grading_memory`` (sampled every 0.1 s), and ``long_lived_memory`` every 0.5 s beside
+    ``graded()`` (how many of the ``n`` submissions have their documents; ``client``: the
+    engine, to find a judge container): flat in N is what a batch's size must not move, and a
+    peak cannot show it (it depends on which submissions met at its moment)."""
     baseline, peak, done = used_memory(), [0, 0], threading.Event()
     before = set(_containers())
     holder: list[subprocess.Popen] = []
+    series: list[list[float]] = []
+    seen: dict = {}
 
     def sample() -> None:
+        ticks = 0
         while not done.wait(0.1):
             peak[0] = max(peak[0], used_memory() - baseline)
             if holder:
                 peak[1] = max(peak[1], grading_memory(holder[0].pid, before))
+                ticks += 1
+                if ticks % 5 == 0:
+                    series.append([round(time.monotonic() - start, 1),
+                                   graded() if graded else 0,
+                                   *long_lived_memory(holder[0].pid, client, seen)])
 
     sampler = threading.Thread(target=sample, daemon=True)
     start = time.monotonic()
@@ -112,7 +178,10 @@ def timed(command: list[str], log: Path, cwd: Path = ROOT, env: dict | None = No
         tail = log.read_text(errors="replace")[-2000:]
         raise SystemExit(f"{' '.join(command[:6])} ... exited {proc.returncode}:\n{tail}")
     return {"seconds": round(wall, 2), "peak_extra_memory_mb": round(peak[0] / 2**20),
-            "peak_grading_memory_mb": round(peak[1] / 2**20)}
+            "peak_grading_memory_mb": round(peak[1] / 2**20),
+            "long_lived_memory_mb": memory_in_n(series, n) if graded else {},
+            "long_lived_series": [[t, count, *(round(v / 2**20, 1) for v in rest)]
+                                  for t, count, *rest in series]}
 
 
 def scores(out: Path, assignments: tuple[str, ...]) -> dict[str, float]:

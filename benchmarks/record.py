@@ -46,6 +46,26 @@ def _throughput(record: dict) -> list[str]:
     for n, a in record["agree"].items():
         for name, points in a["differ"].items():
             lines.append(f"- N={n}, {name}: " + ", ".join(f"{m} {p}" for m, p in points.items()))
+    return lines + _long_lived(record)
+
+
+def _long_lived(record: dict) -> list[str]:
+    """What lives for the whole run (the judge, its zygote, a judge container) as a batch is
+    graded: flat in N when a run of 1000 holds at its end what a run of 300 holds."""
+    rows = [r for r in record["runs"] if r.get("long_lived_memory_mb")]
+    if not rows:
+        return []
+    marks = list(rows[0]["long_lived_memory_mb"])
+    lines = ["", "## Memory in N: what lives for the whole run, as the batch is graded", "",
+             "RSS in MB of the judge + its direct children (the zygote) + the judge container "
+             "(docker-fork), when that share of the batch had its documents written (the "
+             "exercises are graded first, then the porting notebooks; the reports after).", "",
+             "| mode | N | " + " | ".join(marks) + " |", "|---|---|" + "---|" * len(marks)]
+    for r in sorted(rows, key=lambda r: (r["mode"], r["n"])):
+        held = r["long_lived_memory_mb"]
+        lines.append(f"| {r['mode']} | {r['n']} | " + " | ".join(
+            f"{sum(held[m].values())} ({held[m]['judge']} + {held[m]['children']}"
+            f" + {held[m]['judge_container']})" if m in held else "-" for m in marks) + " |")
     return lines
 
 
