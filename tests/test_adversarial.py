@@ -447,10 +447,9 @@ def test_a_process_left_behind_cannot_touch_the_next_submission(build_dir, tmp_p
 
 
 # The grader's own peak RSS grading the sealed batch (the judge runs in it, two at a time; the
-# workers are other processes), which holds the giant meta module. Measured 2026-11-30 grading
-# [giant module, solution]: 309 MB (torch, otter, the checks). Before the decoding budgets the
-# judge built one 30000 x 30000 layer (3,433 MB) for every layer the notebook declared, and was
-# OOM-killed.
+# workers are other processes), which holds the giant meta module: 266 MB measured 2026-12-02
+# (torch, the checks). Without the decoding budgets the judge builds one 30000 x 30000 layer
+# (3,433 MB) for every layer the notebook declares, and is OOM-killed.
 JUDGE_PEAK_MB = 800
 
 
