@@ -26,7 +26,8 @@ What it reports (``gpu/device_report.py``, ``gpu/fork_order.py``), each with its
   ``tf32-enabled`` (on the CPU: full marks, TF32 changes nothing there).
 
 ``--allow-cpu`` runs the same on a machine without CUDA (the checks then simulate the device
-change with ``meta``): that is how the script itself is tested where no GPU is lent.
+change with ``meta``): that is how the script itself is tested where no GPU is lent, with
+``--sample`` (one notebook per kind besides the solutions).
 Writes ``$OUT/gpu-check.json`` when ``OUT`` is set. Exit 0 when every expectation holds.
 """
 # ruff: noqa: E402 - the repository goes on sys.path before the imports that need it
@@ -52,8 +53,9 @@ QUESTION = "q4_device"
 TF32_SENTENCE = "Your notebook turned on TF32 matmuls"
 
 
-def cases() -> list[tuple[str, str, object, str, str]]:
-    """(name, assignment, notebook, kind, feedback sentence) for every notebook graded."""
+def cases(sample: bool = False) -> list[tuple[str, str, object, str, str]]:
+    """(name, assignment, notebook, kind, feedback sentence) for every notebook graded;
+    ``sample``: the solutions and the first notebook of each other kind."""
     import notebooks
 
     found = []
@@ -69,7 +71,18 @@ def cases() -> list[tuple[str, str, object, str, str]]:
     found.append((f"{QUESTION}-tf32-on", "autograd-porting", notebooks.with_answer(
         porting, QUESTION, "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n" +
         answer), "tf32", TF32_SENTENCE))
-    return found
+    return sampled(found) if sample else found
+
+
+def sampled(found: list) -> list:
+    """The solutions and the first case of each other kind, in ``found``'s order."""
+    seen = set()
+    kept = []
+    for case in found:
+        if case[3] == "solution" or case[3] not in seen:
+            seen.add(case[3])
+            kept.append(case)
+    return kept
 
 
 def verdict(doc, kind: str, feedback: str) -> list[str]:
@@ -128,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the worker's jail: namespaces (the local sealed runner's), "
                              "container (uid, rlimits and no_new_privs only, for runtimes "
                              "without namespaces), auto: namespaces, else container")
+    parser.add_argument("--sample", action="store_true",
+                        help="grade the solutions and one notebook of each other kind: a dry "
+                             "run of the script (tests/test_variants.py grades every variant "
+                             "on the CPU); gpu/run.sh grades them all")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 8))
     args = parser.parse_args(argv)
@@ -221,7 +238,7 @@ def grade_all(args, tests: dict, limits) -> list[dict]:
                 "problems": problems}
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        return list(pool.map(grade, cases()))
+        return list(pool.map(grade, cases(args.sample)))
 
 
 if __name__ == "__main__":

@@ -55,7 +55,11 @@ LIMIT = "@LIMIT@"  # in a phrase below: the batch's CALL_TIMEOUT
 ASSIGNMENT = "autograd-exercises"
 HOSTILE = ROOT / "tests" / "files" / "hostile"
 SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
-CLI = [sys.executable, "-m", "autograder"]
+# the CLI's process entry (``python -m autograder``), printing the process's peak RSS at exit:
+# with the sealed runner the judge runs in it (workers are other processes)
+CLI = [sys.executable, "-c", "import atexit, resource; from autograder.cli import run; "
+       "atexit.register(lambda: print('PEAK-RSS-MB', resource.getrusage("
+       "resource.RUSAGE_SELF).ru_maxrss // 1024)); run()"]
 PORT = 47613  # the network notebook connects here (127.0.0.1 and ::1)
 ABSTRACT = b"\0autograder-hostile-probe"  # and to this abstract unix socket
 POSSIBLE = question_points(ASSIGNMENT)
@@ -442,36 +446,24 @@ def test_a_process_left_behind_cannot_touch_the_next_submission(build_dir, tmp_p
     assert _sandbox_processes() == []
 
 
-# The grader's own peak RSS grading [giant module, solution] in one process (the sealed judge
-# runs in it; workers are other processes). Measured 2026-11-30: 309 MB (torch, otter, the
-# checks). Before the decoding budgets the judge built one 30000 x 30000 layer (3,433 MB) for
-# every layer the notebook declared, and was OOM-killed.
+# The grader's own peak RSS grading the sealed batch (the judge runs in it, two at a time; the
+# workers are other processes), which holds the giant meta module: 266 MB measured 2026-12-02
+# (torch, the checks). Without the decoding budgets the judge builds one 30000 x 30000 layer
+# (3,433 MB) for every layer the notebook declares, and is OOM-killed.
 JUDGE_PEAK_MB = 800
-PEAK_PROBE = ("import resource, sys; from autograder.cli import main; rc = main(sys.argv[1:]); "
-              "print('PEAK-RSS-MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); "
-              "sys.exit(rc)")
 
 
-def test_a_giant_meta_module_costs_the_judge_no_memory(build_dir, tmp_path):
-    folder = tmp_path / "in"
-    folder.mkdir()
-    shutil.copy(HOSTILE / "meta-giant-module.ipynb", folder / "a-meta-giant-module.ipynb")
-    shutil.copy(SOLUTION, folder / "b-perfect-solution.ipynb")
-    proc = subprocess.run([sys.executable, "-c", PEAK_PROBE, "--build", str(build_dir), "grade",
-                           "-p", str(folder),
-                           "-o", str(tmp_path / "out"), "--seed", "7", "--runner", "sealed",
-                           "--no-reports", "--timeout", "10", "--jobs", "1"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    peak = int(re.search(r"PEAK-RSS-MB (\d+)", proc.stdout).group(1))
+@pytest.mark.parametrize("batch", ["sealed"], indirect=True)
+def test_a_giant_meta_module_costs_the_judge_no_memory(batch):
+    peak = int(re.search(r"PEAK-RSS-MB (\d+)", batch["proc"].stdout).group(1))
     assert peak < JUDGE_PEAK_MB, peak
-    results = tmp_path / "out" / ASSIGNMENT / "results"
-    attacked = json.loads((results / "a-meta-giant-module.ipynb.json").read_text())
+    attacked = batch["docs"]["meta-giant-module"]
     assert attacked["questions"]["q2_saved"]["points"] == 0.0
     messages = " ".join(t["message"] for t in attacked["questions"]["q2_saved"]["tests"])
     assert "a module declaring 3.6e9 parameters" in messages, messages
-    solution = json.loads((results / "b-perfect-solution.ipynb.json").read_text())
-    assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
+    for name in SOLUTIONS:
+        solution = batch["docs"][name]
+        assert {q: v["points"] for q, v in solution["questions"].items()} == POSSIBLE
 
 
 @pytest.fixture(scope="module", params=[r for r in RUNNERS if r.values[0] != "docker"])

@@ -208,17 +208,28 @@ def test_checkout_under_a_private_folder_grades_full_marks(zips, tmp_path):
         assert earned == possible > 0, assignment
         assert (clone / "build" / assignment / f"{assignment}-autograder.zip").is_file()
 
-    # the GPU check's fallback confinement (uid, rlimits, no_new_privs; no jail), CPU mode
+    # the GPU check's dry run on the CPU (its one run in the suite; test_gpu_check.py), in its
+    # fallback confinement (uid, rlimits, no_new_privs; no jail); --sample: the solutions and
+    # one q4_device variant of each kind (every variant: test_variants.py)
     out = tmp_path / "gpu-out"
     out.mkdir()
     proc = run([str(clone / "gpu" / "check.py"), "--allow-cpu", "--confinement", "container",
-                "--jobs", "2"], cwd=clone, env={**env, "OUT": str(out)}, python=python)
+                "--jobs", "2", "--sample"], cwd=clone, env={**env, "OUT": str(out)},
+               python=python)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     summary = json.loads((out / "gpu-check.json").read_text())
     assert summary["confinement"] == "container" and not summary["cuda"]
     kinds = [r["kind"] for r in summary["rows"]]
-    assert kinds.count("solution") == 2 and kinds.count("wrong") >= 5
+    assert sorted(kinds) == ["correct", "solution", "solution", "tf32", "wrong"], kinds
     assert summary["failed"] == []
+    # the device report's sections ran, each with its problems (none here)
+    assert summary["host"]["image_build"] == "cu126" and summary["host"]["image_needs_driver"]
+    for mode in ("namespaces", "container"):  # a real confined worker in each mode
+        used = summary[f"worker_{mode}"]["used"]
+        assert used["device"] == "cpu" and used["Threads"] and used["open_files"] > 0, used
+    assert summary["fork_order"]["zygote"]["touched"] == []
+    assert "torch.cuda.init" in summary["fork_order"]["control"]["touched"]
+    assert summary["tf32_error"]["tf32_off"] == 0.0  # the CPU against itself: a dry run
 
     # what the worker imports only when a student asks, in the same confinement
     proc = run(["-c", LAZY_IMPORTS, str(clone), str(tmp_path)], cwd=tmp_path, env=env,

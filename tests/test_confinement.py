@@ -60,20 +60,26 @@ for _i in range(ITERATIONS):
 print("CPUREF", _t.perf_counter() - _wall, _t.process_time() - _cpu)
 """
 
-# 60 busy processes for HOG_SECONDS (the parent waits for them)
+# 60 busy processes for HOG_SECONDS (the parent waits for them); each starts when all are
+# forked (the pipe's end of file): forking 60 copies of a torch process beside busy siblings
+# in the hog's one-core group took most of the test's time and CPU
 HOG = """
 import os as _os, time as _t
 _end, _kids = _t.time() + HOG_SECONDS, []
+_go, _forked = _os.pipe()
 for _ in range(60):
     try:
         _pid = _os.fork()
     except OSError:
         break
     if _pid == 0:
+        _os.close(_forked)
+        _os.read(_go, 1)
         while _t.time() < _end:
             pass
         _os._exit(0)
     _kids.append(_pid)
+_os.close(_forked)
 print("HOG", len(_kids), flush=True)
 for _pid in _kids:
     _os.waitpid(_pid, 0)
@@ -268,39 +274,52 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
 
 
 # -- a confinement step that did not take ----------------------------------------------
-# (after the other sealed tests, which share one zygote: each of these starts its own)
+# (after the other sealed tests, which share one zygote: this starts its own)
+
+STEPS = [  # (step, what replaces it, the phrase the read-back names when it did not take)
+    ("libc.drop_bounding_set()", "pass", "CapBnd is "),
+    ("os.setgid(uid)", "pass", "Gid is 0 0 0 0, not "),
+    ("set_limits(limits)", "pass", "rlimit memory_bytes is"),
+    ("filtered = seccomp.install()", "filtered = True", "Seccomp is 0 (no filter)"),
+]
 
 
-def _without(step: str, instead: str):
-    """The worker's own code with one confinement step replaced by ``instead`` (test-only:
-    the judge copies these sources into the jail; students never reach them)."""
+def _without(steps: list[tuple[str, str, str]]):
+    """The worker's own code with each of ``steps`` replaced (test-only: the judge copies
+    these sources into the jail; students never reach them)."""
     real = sandbox.worker_sources
 
     def sources() -> dict[str, bytes]:
         files = real()
         text = files["autograder/worker/confine/privileges.py"].decode()
-        assert text.count(f"    {step}\n") == 1, step
-        files["autograder/worker/confine/privileges.py"] = text.replace(
-            f"    {step}\n", f"    {instead}  # changed by the test\n").encode()
+        for step, instead, _ in steps:
+            assert text.count(f"    {step}\n") == 1, step
+            text = text.replace(f"    {step}\n", f"    {instead}  # changed by the test\n")
+        files["autograder/worker/confine/privileges.py"] = text.encode()
         return files
 
     return sources
 
 
-@pytest.mark.parametrize("step, instead, refusal", [
-    ("libc.drop_bounding_set()", "pass", "CapBnd is "),
-    ("os.setgid(uid)", "pass", "Gid is 0 0 0 0, not "),
-    ("set_limits(limits)", "pass", "rlimit memory_bytes is"),
-    ("filtered = seccomp.install()", "filtered = True", "Seccomp is 0 (no filter)"),
-], ids=["bounding-set", "gid", "rlimits", "seccomp"])
-def test_a_confinement_step_that_did_not_take_is_refused(zip_path, tmp_path, monkeypatch, step,
-                                                        instead, refusal):
-    """If one step of the worker's confinement does nothing, does the worker refuse to run
+@pytest.fixture(scope="module")
+def none_took(zip_path, tmp_path_factory) -> dict:
+    """The judge's document for a notebook whose worker ran with every step of ``STEPS``
+    made to do nothing: one fresh zygote for all of them. The read-back (``verify``) checks
+    each step on its own and names every one that did not take, so each step's phrase in
+    the refusal shows that step alone is caught."""
+    path = notebook(tmp_path_factory.mktemp("none-took"), "status",
+                    STATUS + "\nprint('STUDENT CODE RAN')\n")
+    with pytest.MonkeyPatch.context() as patch, fresh_zygote():
+        patch.setattr(sandbox, "worker_sources", _without(STEPS))
+        return sealed(path, zip_path)
+
+
+@pytest.mark.parametrize("step, instead, refusal", STEPS,
+                         ids=["bounding-set", "gid", "rlimits", "seccomp"])
+def test_a_confinement_step_that_did_not_take_is_refused(none_took, step, instead, refusal):
+    """If a step of the worker's confinement does nothing, does the worker refuse to run
     the notebook (a grader error that names what it read back), rather than run it?"""
-    path = notebook(tmp_path, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")
-    monkeypatch.setattr(sandbox, "worker_sources", _without(step, instead))
-    with fresh_zygote():
-        doc = sealed(path, zip_path)
+    doc = none_took
     assert doc["status"] == "grader-error", doc
     assert "confinement did not take" in doc["error"] and refusal in doc["error"], doc["error"]
     assert "STUDENT CODE RAN" not in json.dumps(doc)

@@ -9,6 +9,7 @@ test_adversarial.py (the whole hostile batch runs with both Docker runners).
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import subprocess
@@ -17,13 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import image_problem, need, owned_containers
+from conftest import image_problem, need, owned_containers, shared_dir
 from notebooks import ROOT, grade_rows
 from points import ALAN_TURING, EXERCISES
 
 CLI = [sys.executable, "-m", "autograder"]
 HOSTILE = ROOT / "tests" / "files" / "hostile"
-SEED = 20261129
+# the grade Job's seed (deploy/kubernetes/grade-job.yaml): test_kubernetes.py compares its
+# pods' grades with this file's one sealed run of the samples (``sealed_graded``)
+SEED = 20261130
 
 
 # kept for the test files that import it from here: the need is conftest's marker
@@ -226,21 +229,35 @@ def test_used_containers_are_removed_off_the_submissions_path_and_never_pile_up(
     assert state["removed"][-1] == 6
 
 
-@pytest.fixture(scope="module")
-def samples(tmp_path_factory) -> Path:
-    """The sample submissions and both solutions, in one folder."""
-    folder = tmp_path_factory.mktemp("samples")
+def copy_samples(folder: Path) -> Path:
+    """The sample submissions and both solutions, in one folder (``folder``)."""
     for path in [*ROOT.glob("submissions/*/*.ipynb"), *ROOT.glob("solutions/*.ipynb")]:
-        (folder / path.parent.name).mkdir(exist_ok=True)
+        (folder / path.parent.name).mkdir(parents=True, exist_ok=True)
         (folder / path.parent.name / path.name).write_bytes(path.read_bytes())
     return folder
 
 
 @pytest.fixture(scope="module")
-def sealed_graded(samples, build_dir, tmp_path_factory) -> Path:
-    """``samples`` graded once by the local sealed runner (the rows the containers must give)."""
-    out = tmp_path_factory.mktemp("sealed")
-    grade(samples, out, "sealed", build=build_dir)
+def samples(tmp_path_factory) -> Path:
+    return copy_samples(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture(scope="session")
+def sealed_graded(build_dir, tmp_path_factory) -> Path:
+    """The samples graded once per test run by the local sealed runner with ``SEED`` (the rows
+    the containers here and the Kubernetes Job's pods must give): the first xdist worker to
+    need it grades under a lock, the other reuses it."""
+    shared = shared_dir(tmp_path_factory)
+    out = shared / "sealed-samples"
+    with open(shared / "sealed-samples.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "sealed-samples.done").exists():
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)  # a worker stopped half way
+            shutil.rmtree(shared / "sealed-samples-in", ignore_errors=True)
+            grade(copy_samples(shared / "sealed-samples-in"), out, "sealed", build=build_dir)
+            (shared / "sealed-samples.done").touch()
     return out
 
 
