@@ -151,7 +151,8 @@ def _grade_groups(groups: dict[str, list[Submission]], picks: dict[str, Picked],
         for name, group in sorted(groups.items()):
             if stop.stopping:
                 break
-            plans.append(Group(name, group, picks[name], run, kind, display, stop))
+            plans.append(Group(name, group, picks[name], run, kind, display, stop,
+                               batch=sum(len(p.now) for p in picks.values())))
             plans[-1].submit(pool)
         for plan in plans:
             plan.summary = plan.finish(lambda: interrupt.react(stop, plans, display.say))
