@@ -36,8 +36,8 @@ class Group:
                  batch: int | None = None):
         """``subs``: the assignment's submissions, each with its seed; ``picked``: those to
         grade now and the documents on disk a partial run keeps; ``run``: the run's options,
-        every default decided (``folder``); ``batch``: the submissions the whole run grades
-        now."""
+        every default decided (``folder``); ``batch``: the notebooks the whole run runs now
+        (``Setup.batch``)."""
         out = run.out / assignment
         self.assignment, self.out, self.display = assignment, out, display
         self.stop = stop

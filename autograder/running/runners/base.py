@@ -27,8 +27,8 @@ class Setup:
         seed: the grading seed.
         limits: the worker's limits (``--timeout``, ``--submission-timeout``, ...).
         jobs: submissions graded at once.
-        batch: submissions the whole run grades now, every assignment's (``None``: not
-            known).
+        batch: notebooks the whole run runs now, every assignment's (``None``: not known);
+            a rejected file is not run.
     """
 
     zip_path: Path
