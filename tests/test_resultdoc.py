@@ -198,6 +198,19 @@ def test_every_runner_the_command_line_accepts_is_in_the_registry():
         assert (registry.option_problem(name, "q1") is None) == kind.partial
 
 
+def test_the_otter_runner_reads_its_points_without_torch(zips):
+    """The otter runner's process reads the zip's points and never imports torch (``otter
+    run`` grades in processes of its own): a run of it pays no ``import torch``."""
+    code = ("import sys; from autograder.running.limits import Limits; "
+            "from autograder.running.runners.base import Setup; "
+            "from autograder.running.runners.otter import OtterRunner; "
+            f"runner = OtterRunner(Setup({str(zips[ASSIGNMENT])!r}, {ASSIGNMENT!r}, 1, Limits())); "
+            "print(f'{sum(runner.points().values()):g}', 'torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.stdout.split() == [f"{EXERCISES:g}", "False"], proc.stderr[-3000:]
+
+
 # -- through the command line ---------------------------------------------------------------
 def grade(submissions: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, "grade", "-p", str(submissions), "-o", str(out), "--seed",

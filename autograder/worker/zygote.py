@@ -74,11 +74,13 @@ def _send(sock: socket.socket, message: dict) -> None:
     sock.send(json.dumps(message).encode())
 
 
-def serve_zygote(ctl_fd: int, confinement: str, warm: bool = True) -> None:
-    """Fork workers on request until the judge closes the control socket."""
+def serve_zygote(ctl_fd: int, confinement: str, warm: bool = True,
+                 rehearse: bool = True) -> None:
+    """Fork workers on request until the judge closes the control socket; ``warm`` and
+    ``rehearse`` as ``warm_up`` takes them (without ``warm``, the caller warmed up)."""
     ctl = socket.socket(fileno=ctl_fd)
     if warm:
-        warm_up()
+        warm_up(rehearse)
     gc.freeze()  # what the workers inherit: the collector never walks it, so never copies it
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)

@@ -146,12 +146,13 @@ def _grade_groups(groups: dict[str, list[Submission]], picks: dict[str, Picked],
     # One pool for every assignment: a slow or timed-out notebook of the first assignment
     # never leaves a core idle while the second one waits.
     plans: list[Group] = []
+    batch = sum(1 for p in picks.values() for sub in p.now if not sub.problem)
     pool = ThreadPoolExecutor(max_workers=run.jobs)
     try:
         for name, group in sorted(groups.items()):
             if stop.stopping:
                 break
-            plans.append(Group(name, group, picks[name], run, kind, display, stop))
+            plans.append(Group(name, group, picks[name], run, kind, display, stop, batch))
             plans[-1].submit(pool)
         for plan in plans:
             plan.summary = plan.finish(lambda: interrupt.react(stop, plans, display.say))

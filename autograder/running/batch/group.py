@@ -32,10 +32,12 @@ class Group:
     SIGINT (``stop``) it starts nothing new, and after a second writes nothing in flight."""
 
     def __init__(self, assignment: str, subs: list[Submission], picked: Picked, run: Options,
-                 kind: registry.RunnerKind, display: Display, stop: interrupt.Stop):
+                 kind: registry.RunnerKind, display: Display, stop: interrupt.Stop,
+                 batch: int | None = None):
         """``subs``: the assignment's submissions, each with its seed; ``picked``: those to
         grade now and the documents on disk a partial run keeps; ``run``: the run's options,
-        every default decided (``folder``)."""
+        every default decided (``folder``); ``batch``: the notebooks the whole run runs now
+        (``Setup.batch``)."""
         out = run.out / assignment
         self.assignment, self.out, self.display = assignment, out, display
         self.stop = stop
@@ -49,7 +51,8 @@ class Group:
         zip_path = ensure_zip(assignment, run.layout)
         self.written = written_questions.snapshot(run.layout.master(assignment), out)
         try:
-            self.runner = kind.make(Setup(zip_path, assignment, run.seed, run.limits, run.jobs))
+            self.runner = kind.make(Setup(zip_path, assignment, run.seed, run.limits, run.jobs,
+                                           batch))
         except Exception as exc:  # noqa: BLE001 - the engine, a container: never a traceback
             raise RunnerStartError(f"{assignment}: the {kind.name} runner could not start "
                                    f"({type(exc).__name__}: {exc}); nothing was graded for "

@@ -12,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...checks.calling import RemoteError, WorkerLost, exception_summary
 from ...checks.describing import student_texts
@@ -34,22 +32,12 @@ from ..resultdoc import (
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .remote import RemoteNamespace
 from .sandbox import SandboxError
+from .tests_zip import TestSpec
 from .worker_client import WorkerClient, submission_cut
 
 MAX_RESTARTS = 4
 #: Texts of the student's choosing a failed test's outcome lists (``said_by_student``).
 MAX_STUDENT_TEXTS = 20
-
-
-@dataclass(frozen=True)
-class TestSpec:
-    """One otter test case, as the judge runs it."""
-
-    question: str
-    name: str
-    hidden: bool
-    points: float
-    body: Any  # otter's ``test_case`` object; ``call_func(env)`` runs it
 
 
 class Session:

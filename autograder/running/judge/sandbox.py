@@ -103,14 +103,15 @@ def _site_packages() -> list[str]:
             if os.path.isdir(p)]
 
 
-def zygote_command(fd: int, confinement: str, worker_dir: str = CONTAINER_WORKER_DIR
-                   ) -> list[str]:
+def zygote_command(fd: int, confinement: str, worker_dir: str = CONTAINER_WORKER_DIR,
+                   rehearse: bool = True) -> list[str]:
     """``python -I -S``: no site hooks (the editable install would point back at the project),
-    only the worker's copy (``worker_dir``) and the venv's site-packages on the path."""
+    only the worker's copy (``worker_dir``) and the venv's site-packages on the path;
+    ``rehearse`` as ``worker.zygote.warm_up`` takes it."""
     paths = [worker_dir, *_site_packages()]
     code = (f"import sys; sys.path[:0] = {paths!r}; "
             f"from autograder.worker.zygote import serve_zygote; "
-            f"serve_zygote({fd}, {confinement!r})")
+            f"serve_zygote({fd}, {confinement!r}, rehearse={rehearse!r})")
     return [os.path.realpath(sys.executable), "-I", "-S", "-c", code]
 
 

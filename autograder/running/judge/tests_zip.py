@@ -1,13 +1,27 @@
-"""The otter test cases of an autograder zip, as the sealed judge runs them."""
+"""The otter test cases of an autograder zip, as the sealed judge runs them. Reading them
+needs neither torch nor the checks (a test's body imports them when it runs): the ``otter``
+runner reads its points here without either."""
 
 from __future__ import annotations
 
 import functools
 import io
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .core import TestSpec
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One otter test case, as the judge runs it."""
+
+    question: str
+    name: str
+    hidden: bool
+    points: float
+    body: Any  # otter's ``test_case`` object; ``call_func(env)`` runs it
+
 
 
 def load_tests(zip_path: Path) -> list[TestSpec]:

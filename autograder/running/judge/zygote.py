@@ -179,9 +179,9 @@ class Zygote:
 
     # -- starting -------------------------------------------------------------------------
     @classmethod
-    def start(cls, confinement: str) -> "Zygote":
+    def start(cls, confinement: str, rehearse: bool = True) -> "Zygote":
         """A new zygote process, confined as ``confinement`` says, not waited for yet
-        (``handshake``)."""
+        (``handshake``); ``rehearse`` as ``worker.zygote.warm_up`` takes it."""
         if confinement not in ("namespaces", "container", "join"):
             raise SandboxError(f"unknown confinement mode {confinement!r}")
         if os.geteuid() != 0:
@@ -208,7 +208,7 @@ class Zygote:
 
         try:
             process = subprocess.Popen(
-                sandbox.zygote_command(theirs.fileno(), confinement, worker_dir),
+                sandbox.zygote_command(theirs.fileno(), confinement, worker_dir, rehearse),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 env=sandbox.WORKER_ENV, cwd="/", preexec_fn=confine,
                 pass_fds=(theirs.fileno(),), start_new_session=True)

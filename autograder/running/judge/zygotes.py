@@ -40,14 +40,14 @@ def shared(confinement: str) -> Zygote:
         return zygote
 
 
-def prestart(confinement: str) -> None:
+def prestart(confinement: str, rehearse: bool = True) -> None:
     """Start this process's zygote for ``confinement`` now, without waiting for it, so that
-    its imports (torch, the rehearsal: seconds) run beside the judge's own; ``shared`` then
-    waits for it. A zygote that cannot start says why at ``shared``."""
+    its imports (torch, with ``rehearse`` the rehearsal: seconds) run beside the judge's own;
+    ``shared`` then waits for it. A zygote that cannot start says why at ``shared``."""
     with _SHARED_LOCK:
         if confinement not in _SHARED:
             try:
-                _SHARED[confinement] = Zygote.start(confinement)
+                _SHARED[confinement] = Zygote.start(confinement, rehearse)
             except SandboxError:
                 pass
 

@@ -27,6 +27,8 @@ class Setup:
         seed: the grading seed.
         limits: the worker's limits (``--timeout``, ``--submission-timeout``, ...).
         jobs: submissions graded at once.
+        batch: notebooks the whole run runs now, every assignment's (``None``: not known);
+            a rejected file is not run.
     """
 
     zip_path: Path
@@ -34,6 +36,7 @@ class Setup:
     seed: int
     limits: Limits
     jobs: int = 1
+    batch: int | None = None
 
 
 class Runner(abc.ABC):

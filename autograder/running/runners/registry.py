@@ -75,7 +75,11 @@ class RunnerKind:
 def _sealed(setup: Setup) -> Runner:
     from ..judge import zygotes
 
-    zygotes.prestart(setup.limits.confinement)  # its imports run beside the judge's own
+    # its imports run beside the judge's own (none where no notebook will run); the rehearsal
+    # pays for itself from the second worker on (one notebook's worker pays torch's optimizer
+    # imports only if it builds one)
+    if setup.batch != 0:
+        zygotes.prestart(setup.limits.confinement, rehearse=setup.batch != 1)
     from .sealed import SealedRunner
 
     return SealedRunner(setup)
