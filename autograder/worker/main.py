@@ -3,7 +3,9 @@
 Requests (one JSON object a line):
 
 - ``{"op": "run_cells", "cells": [[index, source], ...]}``: run the notebook's code cells in
-  one namespace, like a kernel; a cell that raises is reported and the next one runs.
+  one namespace, like a kernel; a cell that raises is reported and the next one runs. The
+  reply is one line per cell, written as the cell ends: ``{"ok": [entry]}`` (so that the judge
+  gives each cell its own time limit, in one request).
 - ``{"op": "lookup", "name": "square_grads"}``: ``{"kind": "callable"|"value"|"missing"}``,
   with the encoded value for a value.
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
@@ -26,7 +28,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -80,7 +82,10 @@ class Worker:
         self.ask = ask or no_judge
 
     def run_cells(self, cells: list) -> dict:
-        report = []
+        return {"ok": list(self.each_cell(cells))}
+
+    def each_cell(self, cells: list) -> Iterator[dict]:
+        """Run ``cells`` in order, yielding each one's report entry as it ends."""
         for index, source in cells:
             cell = prepare(int(index), str(source))
             entry: dict[str, Any] = {"index": cell.index, "notes": list(cell.notes)}
@@ -92,8 +97,7 @@ class Worker:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 entry.update(status="error", error=error_of(exc))
-            report.append(entry)
-        return {"ok": report}
+            yield entry
 
     def resolve(self, target: str) -> Any:
         head, *rest = str(target).split(".")
@@ -222,10 +226,16 @@ def serve(fd_in: int, fd_out: int) -> None:
         for line in rfile:
             request = json.loads(line)
             op = request.get("op")
+            if op == "run_cells":  # a line per cell, as each ends
+                try:
+                    for entry in worker.each_cell(request["cells"]):
+                        _reply(wfile, {"ok": [entry]})
+                except Exception as exc:  # noqa: BLE001 - a malformed request: its reply says so
+                    _reply(wfile, {"error": {"type": "ProtocolError", "traceback": "",
+                                             "message": f"{type(exc).__name__}: {exc}"[:300]}})
+                continue
             try:
-                if op == "run_cells":
-                    reply = worker.run_cells(request["cells"])
-                elif op == "lookup":
+                if op == "lookup":
                     reply = worker.lookup(request["name"])
                 elif op == "call":
                     reply = worker.call(request["target"], request.get("args", []),
@@ -244,14 +254,19 @@ def serve(fd_in: int, fd_out: int) -> None:
                 # worker encodes it: the call's result cannot be read, the worker lives on
                 reply = {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
                                    f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
-            _flush_student_output()
-            try:
-                data = json.dumps(reply, allow_nan=False).encode()
-            except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
-                message = f"{type(exc).__name__}: {_text(exc)[:300]}"
-                data = json.dumps({"error": {"type": "WireError", "message": message,
-                                             "traceback": "", "wire": True}}).encode()
-            wfile.write(data + b"\n")
+            _reply(wfile, reply)
+
+
+def _reply(wfile: Any, reply: dict) -> None:
+    """Write one reply line, after the student's output so far (``_flush_student_output``)."""
+    _flush_student_output()
+    try:
+        data = json.dumps(reply, allow_nan=False).encode()
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
+        message = f"{type(exc).__name__}: {_text(exc)[:300]}"
+        data = json.dumps({"error": {"type": "WireError", "message": message,
+                                     "traceback": "", "wire": True}}).encode()
+    wfile.write(data + b"\n")
 
 
 if __name__ == "__main__":

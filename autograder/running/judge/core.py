@@ -9,6 +9,7 @@ broken function costs only the tests that needed it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -85,27 +86,32 @@ class Session:
             self.client, self.first = self.first or WorkerClient(self.uid, self.limits), None
             self.client.deadline = self.deadline
             self.env = RemoteNamespace(self.client)
-            for index, source in self.cells:
-                if index not in self.bad:
-                    self._run_cell(index, source)
-                    if self.client.lost:
-                        break
+            self._run_cells([(i, source) for i, source in self.cells if i not in self.bad])
         return self.env
 
-    def _run_cell(self, index: int, source: str) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise self._cut()
-        try:
-            reply = self.client.request({"op": "run_cells", "cells": [[index, source]]},
-                                        min(left, self.limits.cell_timeout))
-        except WorkerLost as exc:
-            self.bad.add(index)
-            self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
+    def _run_cells(self, cells: list[tuple[int, str]]) -> None:
+        """Run ``cells`` in one request, each within its own time limit (``cell_timeout``, the
+        submission's first); the first that loses the worker is marked bad, and the rest wait
+        for the next worker."""
+        if not cells:
             return
-        entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
-        if index not in self.report and entries and isinstance(entries[0], dict):
-            self.report[index] = clean_cell_entry(index, entries[0])
+        if self.deadline - time.monotonic() <= 0:
+            raise self._cut()
+        replies = self.client.stream({"op": "run_cells", "cells": [list(c) for c in cells]},
+                                      len(cells), self.limits.cell_timeout)
+        with contextlib.closing(replies):
+            for index, _ in cells:
+                if self.deadline - time.monotonic() <= 0:
+                    raise self._cut()  # closing kills the worker: its cells still run
+                try:
+                    reply = next(replies)
+                except WorkerLost as exc:
+                    self.bad.add(index)
+                    self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
+                    return
+                entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
+                if index not in self.report and entries and isinstance(entries[0], dict):
+                    self.report[index] = clean_cell_entry(index, entries[0])
 
     def _cut(self) -> WorkerLost:
         self.cut = True
