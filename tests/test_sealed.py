@@ -232,3 +232,28 @@ def test_a_cell_stream_left_early_kills_its_worker_as_cut():
             assert client.cut and client.lost and client.proc.poll() is not None
         finally:
             client.close()
+
+
+@pytest.mark.needs_root
+def test_names_looked_up_together_read_as_one_by_one():
+    """A test function's parameters are looked up in one request: each name's reply is the one
+    its own lookup gives, and after a name whose lookup fails (a value the worker cannot
+    send) the rest are left for their own lookup, as a test stopped at that name leaves them."""
+    import time
+
+    from autograder.checks.calling import RemoteError
+    from autograder.running.judge.core import Session
+
+    cells = [(0, "a = 1\nbig = 10 ** 5000\nc = 3\ndef f():\n    return 2")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, LIMITS, time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            env.look_up(["a", "f", "nothing", "big", "c"])
+            assert set(env.looked_up) == {"a", "f", "nothing", "big"}
+            assert env.get("a") == 1 and env["f"]() == 2 and env.get("nothing") is None
+            with pytest.raises(RemoteError):
+                env.get("big")
+            assert env.get("c") == 3 and not env.looked_up
+        finally:
+            session.close()

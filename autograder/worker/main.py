@@ -7,7 +7,8 @@ Requests (one JSON object a line):
   reply is one line per cell, written as the cell ends: ``{"ok": [entry]}`` (so that the judge
   gives each cell its own time limit, in one request).
 - ``{"op": "lookup", "name": "square_grads"}``: ``{"kind": "callable"|"value"|"missing"}``,
-  with the encoded value for a value.
+  with the encoded value for a value. With ``"names": [...]`` instead, one such reply line
+  per name, in order; after a name whose lookup raised, ``{"kind": "skipped"}`` for the rest.
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
   trimmed to their cells) and the state of each tensor or module argument after the call.
@@ -225,8 +226,7 @@ def serve(fd_in: int, fd_out: int) -> None:
         worker = Worker(ask=lambda question: ask_judge(rfile, wfile, question))
         for line in rfile:
             request = json.loads(line)
-            op = request.get("op")
-            if op == "run_cells":  # a line per cell, as each ends
+            if request.get("op") == "run_cells":  # a line per cell, as each ends
                 try:
                     for entry in worker.each_cell(request["cells"]):
                         _reply(wfile, {"ok": [entry]})
@@ -234,39 +234,54 @@ def serve(fd_in: int, fd_out: int) -> None:
                     _reply(wfile, {"error": {"type": "ProtocolError", "traceback": "",
                                              "message": f"{type(exc).__name__}: {exc}"[:300]}})
                 continue
-            try:
-                if op == "lookup":
-                    reply = worker.lookup(request["name"])
-                elif op == "call":
-                    reply = worker.call(request["target"], request.get("args", []),
-                                        request.get("kwargs", {}), request.get("context", {}),
-                                        request.get("backward"),
-                                        request.get("per_argument") is True)
-                else:
-                    reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}",
-                                       "traceback": ""}}
-            except wire.WireError as exc:
-                reply = {"error": {"type": "WireError", "message": str(exc), "traceback": "",
-                                   "wire": True}}
-            except Exception as exc:  # noqa: BLE001 - see below
-                # a value that lies about its type (a ``__class__`` property, a tensor subclass
-                # whose ``__torch_function__`` raises) or a name whose lookup raises while the
-                # worker encodes it: the call's result cannot be read, the worker lives on
-                reply = {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
-                                   f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
-            _reply(wfile, reply)
+            if request.get("op") == "lookup" and isinstance(request.get("names"), list):
+                skip = False  # a line per name
+                for name in request["names"]:
+                    reply = ({"ok": {"kind": "skipped"}} if skip else
+                             _handled(lambda name=name: worker.lookup(name)))
+                    skip = _reply(wfile, reply) or skip  # the judge's test stops at an error
+                continue
+            _reply(wfile, _handled(lambda request=request: _handle(worker, request)))
 
 
-def _reply(wfile: Any, reply: dict) -> None:
-    """Write one reply line, after the student's output so far (``_flush_student_output``)."""
+def _handle(worker: Worker, request: dict) -> dict:
+    op = request.get("op")
+    if op == "lookup":
+        return worker.lookup(request["name"])
+    if op == "call":
+        return worker.call(request["target"], request.get("args", []),
+                           request.get("kwargs", {}), request.get("context", {}),
+                           request.get("backward"), request.get("per_argument") is True)
+    return {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "traceback": ""}}
+
+
+def _handled(handle: Callable[[], dict]) -> dict:
+    """``handle()``'s reply, or the error reply for what it raised."""
+    try:
+        return handle()
+    except wire.WireError as exc:
+        return {"error": {"type": "WireError", "message": str(exc), "traceback": "",
+                          "wire": True}}
+    except Exception as exc:  # noqa: BLE001 - see below
+        # a value that lies about its type (a ``__class__`` property, a tensor subclass whose
+        # ``__torch_function__`` raises) or a lookup that raises while the worker encodes it:
+        # the result cannot be read, the worker lives on
+        return {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
+                          f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
+
+
+def _reply(wfile: Any, reply: dict) -> bool:
+    """Write one reply line after the student's output so far; whether it wrote an error."""
     _flush_student_output()
     try:
         data = json.dumps(reply, allow_nan=False).encode()
     except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
         message = f"{type(exc).__name__}: {_text(exc)[:300]}"
-        data = json.dumps({"error": {"type": "WireError", "message": message,
-                                     "traceback": "", "wire": True}}).encode()
+        reply = {"error": {"type": "WireError", "message": message, "traceback": "",
+                           "wire": True}}
+        data = json.dumps(reply).encode()
     wfile.write(data + b"\n")
+    return "error" in reply
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import threading
 import time
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from ..resultdoc import (
     TestOutcome,
 )
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
-from .remote import RemoteNamespace
+from .namespace import RemoteNamespace
 from .sandbox import SandboxError
 from .worker_client import WorkerClient, submission_cut
 
@@ -165,7 +166,10 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
     """Run one otter test case against the remote namespace; never raises."""
     with collecting(seed) as state, student_texts() as texts:
         try:
-            spec.body.call_func(session.ensure())
+            env = session.ensure()
+            if isinstance(env, RemoteNamespace):  # what call_func fetches, in one request
+                env.look_up(parameters(spec.body))
+            spec.body.call_func(env)
             passed, message = True, "passed"
         except (SandboxError, GraderFault):
             raise
@@ -190,6 +194,15 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
         spec.name, spec.hidden, passed, spec.points if passed else 0.0, spec.points, message,
         tuple(CheckRecord.from_dict(r.to_dict()) for r in state.results) or None,
         quoted, more)
+
+
+def parameters(body: Any) -> list[str]:
+    """The names otter's ``call_func`` fetches from the namespace for a test function: its
+    parameters but ``env`` (which gets the namespace itself)."""
+    try:
+        return [name for name in inspect.signature(body.test_func).parameters if name != "env"]
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def said_by_student(message: str, texts: list[str]) -> tuple[tuple[str, ...], bool | None]:
