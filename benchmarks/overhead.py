@@ -37,7 +37,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import notebooks  # noqa: E402 - the tests' notebook helpers
 from autograder.harness import collecting  # noqa: E402
-from autograder.running.judge import cgroups, core, remote, uids, zygote, zygotes  # noqa: E402
+from autograder.running.judge import cgroups, core, namespace, remote, uids, zygote, zygotes  # noqa: E402
 from autograder.running.judge.spares import Spares  # noqa: E402
 from autograder.running.judge.tests_zip import load_tests  # noqa: E402
 from autograder.running.judge.worker_client import WorkerClient  # noqa: E402
@@ -52,10 +52,10 @@ PHASES = [
     ("judge", core, "judge", None),
     ("spawn: zygote forks", zygote.Zygote, "spawn", None),
     ("spawn: cgroup + read-back", cgroups, "place", None),
-    ("cells", core.Session, "_run_cell", "judge"),
+    ("cells", core.Session, "_run_cells", "judge"),
     ("checks (run_test)", core, "run_test", "judge"),
     ("calls", remote.RemoteFunction, "__call__", "checks (run_test)"),
-    ("lookups", remote.RemoteNamespace, "_fetch", "checks (run_test)"),
+    ("lookups", namespace.RemoteNamespace, "_fetch", "checks (run_test)"),
     ("request round trips", WorkerClient, "request", None),
     ("encode (judge)", remote.wire, "encode", None),
     ("decode (judge)", remote.wire, "decode", None),

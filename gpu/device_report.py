@@ -67,7 +67,7 @@ def worker(confinement: str, cuda: bool) -> dict:
     so its start-up report must show one allocation), running a CUDA matmul as student code,
     then reporting its address space, open files and threads."""
     from autograder.running.judge import uids
-    from autograder.running.judge.remote import RemoteNamespace
+    from autograder.running.judge.namespace import RemoteNamespace
     from autograder.running.judge.sandbox import SandboxError
     from autograder.running.judge.worker_client import WorkerClient
     from autograder.running.limits import Limits, with_gpu

@@ -189,3 +189,71 @@ def test_taking_the_output_of_a_writer_that_never_stops_returns_at_once():
     assert took < 1.0 and len(output.kept) == 1000 and output.dropped > 0
     os.close(write)
     output.close()
+
+
+@pytest.mark.needs_root
+def test_cells_run_in_one_request_each_within_its_own_time_limit():
+    """Every cell runs in one request, yet under its own time limit: three cells of 0.6 s each
+    pass a 1.5 s cell limit; a cell that never ends is stopped at it, marked, and the cells
+    after it run in the next worker."""
+    import time
+
+    from autograder.running.judge.core import Session
+
+    slow = "import time\ntime.sleep(0.6)"
+    cells = [(0, slow), (1, slow), (2, "while True:\n    pass"), (3, slow), (4, "done = 1")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, Limits(call_timeout=5, cell_timeout=1.5,
+                                             submission_timeout=60), time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            assert env["done"] == 1
+        finally:
+            session.close()
+    assert [session.report[i]["status"] for i in range(5)] == ["ok", "ok", "stopped", "ok",
+                                                                 "ok"]
+    assert "stopped after 1.5 s" in session.report[2]["reason"]
+    assert session.bad == {2} and session.restarts == 1
+
+
+@pytest.mark.needs_root
+def test_a_cell_stream_left_early_kills_its_worker_as_cut():
+    """A judge that stops reading a request's cells (its submission's time is up) kills the
+    worker, whose later lines would put it out of step, and says it was cut."""
+    from autograder.running.judge.worker_client import WorkerClient
+
+    with uids.lease() as uid:
+        client = WorkerClient(uid, LIMITS)
+        try:
+            replies = client.stream({"op": "run_cells", "cells": [[0, "a = 1"], [1, "b = 2"]]},
+                                    2, 10)
+            assert next(replies)["ok"][0]["status"] == "ok"
+            replies.close()
+            assert client.cut and client.lost and client.proc.poll() is not None
+        finally:
+            client.close()
+
+
+@pytest.mark.needs_root
+def test_names_looked_up_together_read_as_one_by_one():
+    """A test function's parameters are looked up in one request: each name's reply is the one
+    its own lookup gives, and after a name whose lookup fails (a value the worker cannot
+    send) the rest are left for their own lookup, as a test stopped at that name leaves them."""
+    import time
+
+    from autograder.checks.calling import RemoteError
+    from autograder.running.judge.core import Session
+
+    cells = [(0, "a = 1\nbig = 10 ** 5000\nc = 3\ndef f():\n    return 2")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, LIMITS, time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            env.look_up(["a", "f", "nothing", "big", "c"])
+            assert set(env.looked_up) == {"a", "f", "nothing", "big"}
+            assert env.get("a") == 1 and env["f"]() == 2 and env.get("nothing") is None
+            with pytest.raises(RemoteError):
+                env.get("big")
+            assert env.get("c") == 3 and not env.looked_up
+        finally:
+            session.close()

@@ -183,7 +183,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     if nb.get("nbformat") != 4:
         return bad(f"nbformat {repr(nb.get('nbformat'))[:20]} is not supported; "
                    "save it as nbformat 4")
-    broken = next((i for i, c in enumerate(nb["cells"]) if not _cell_ok(c)), None)
+    broken = next((i for i, c in enumerate(nb["cells"]) if not cell_ok(c)), None)
     if broken is not None:
         return bad(f"not a notebook: cell {broken + 1} has no cell_type or no text source")
     # what the judge reads it with (judge.cells.code_cells: nbformat.reads) must not fail there;
@@ -209,7 +209,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     return Submission(path, name, chosen)
 
 
-def _cell_ok(cell) -> bool:
+def cell_ok(cell) -> bool:
     """A cell the judge can read: a cell_type, and a source that is text or lines of text."""
     if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
         return False

@@ -3,9 +3,12 @@
 Requests (one JSON object a line):
 
 - ``{"op": "run_cells", "cells": [[index, source], ...]}``: run the notebook's code cells in
-  one namespace, like a kernel; a cell that raises is reported and the next one runs.
+  one namespace, like a kernel; a cell that raises is reported and the next one runs. The
+  reply is one line per cell, written as the cell ends: ``{"ok": [entry]}`` (so that the judge
+  gives each cell its own time limit, in one request).
 - ``{"op": "lookup", "name": "square_grads"}``: ``{"kind": "callable"|"value"|"missing"}``,
-  with the encoded value for a value.
+  with the encoded value for a value. With ``"names": [...]`` instead, one such reply line
+  per name, in order; after a name whose lookup raised, ``{"kind": "skipped"}`` for the rest.
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
   trimmed to their cells) and the state of each tensor or module argument after the call.
@@ -26,7 +29,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -80,7 +83,10 @@ class Worker:
         self.ask = ask or no_judge
 
     def run_cells(self, cells: list) -> dict:
-        report = []
+        return {"ok": list(self.each_cell(cells))}
+
+    def each_cell(self, cells: list) -> Iterator[dict]:
+        """Run ``cells`` in order, yielding each one's report entry as it ends."""
         for index, source in cells:
             cell = prepare(int(index), str(source))
             entry: dict[str, Any] = {"index": cell.index, "notes": list(cell.notes)}
@@ -92,8 +98,7 @@ class Worker:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 entry.update(status="error", error=error_of(exc))
-            report.append(entry)
-        return {"ok": report}
+            yield entry
 
     def resolve(self, target: str) -> Any:
         head, *rest = str(target).split(".")
@@ -221,37 +226,62 @@ def serve(fd_in: int, fd_out: int) -> None:
         worker = Worker(ask=lambda question: ask_judge(rfile, wfile, question))
         for line in rfile:
             request = json.loads(line)
-            op = request.get("op")
-            try:
-                if op == "run_cells":
-                    reply = worker.run_cells(request["cells"])
-                elif op == "lookup":
-                    reply = worker.lookup(request["name"])
-                elif op == "call":
-                    reply = worker.call(request["target"], request.get("args", []),
-                                        request.get("kwargs", {}), request.get("context", {}),
-                                        request.get("backward"),
-                                        request.get("per_argument") is True)
-                else:
-                    reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}",
-                                       "traceback": ""}}
-            except wire.WireError as exc:
-                reply = {"error": {"type": "WireError", "message": str(exc), "traceback": "",
-                                   "wire": True}}
-            except Exception as exc:  # noqa: BLE001 - see below
-                # a value that lies about its type (a ``__class__`` property, a tensor subclass
-                # whose ``__torch_function__`` raises) or a name whose lookup raises while the
-                # worker encodes it: the call's result cannot be read, the worker lives on
-                reply = {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
-                                   f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
-            _flush_student_output()
-            try:
-                data = json.dumps(reply, allow_nan=False).encode()
-            except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
-                message = f"{type(exc).__name__}: {_text(exc)[:300]}"
-                data = json.dumps({"error": {"type": "WireError", "message": message,
-                                             "traceback": "", "wire": True}}).encode()
-            wfile.write(data + b"\n")
+            if request.get("op") == "run_cells":  # a line per cell, as each ends
+                try:
+                    for entry in worker.each_cell(request["cells"]):
+                        _reply(wfile, {"ok": [entry]})
+                except Exception as exc:  # noqa: BLE001 - a malformed request: its reply says so
+                    _reply(wfile, {"error": {"type": "ProtocolError", "traceback": "",
+                                             "message": f"{type(exc).__name__}: {exc}"[:300]}})
+                continue
+            if request.get("op") == "lookup" and isinstance(request.get("names"), list):
+                skip = False  # a line per name
+                for name in request["names"]:
+                    reply = ({"ok": {"kind": "skipped"}} if skip else
+                             _handled(lambda name=name: worker.lookup(name)))
+                    skip = _reply(wfile, reply) or skip  # the judge's test stops at an error
+                continue
+            _reply(wfile, _handled(lambda request=request: _handle(worker, request)))
+
+
+def _handle(worker: Worker, request: dict) -> dict:
+    op = request.get("op")
+    if op == "lookup":
+        return worker.lookup(request["name"])
+    if op == "call":
+        return worker.call(request["target"], request.get("args", []),
+                           request.get("kwargs", {}), request.get("context", {}),
+                           request.get("backward"), request.get("per_argument") is True)
+    return {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "traceback": ""}}
+
+
+def _handled(handle: Callable[[], dict]) -> dict:
+    """``handle()``'s reply, or the error reply for what it raised."""
+    try:
+        return handle()
+    except wire.WireError as exc:
+        return {"error": {"type": "WireError", "message": str(exc), "traceback": "",
+                          "wire": True}}
+    except Exception as exc:  # noqa: BLE001 - see below
+        # a value that lies about its type (a ``__class__`` property, a tensor subclass whose
+        # ``__torch_function__`` raises) or a lookup that raises while the worker encodes it:
+        # the result cannot be read, the worker lives on
+        return {"error": {"type": "WireError", "message": f"{type(exc).__name__}: "
+                          f"{_text(exc)[:300]}", "traceback": "", "wire": True}}
+
+
+def _reply(wfile: Any, reply: dict) -> bool:
+    """Write one reply line after the student's output so far; whether it wrote an error."""
+    _flush_student_output()
+    try:
+        data = json.dumps(reply, allow_nan=False).encode()
+    except (ValueError, TypeError, RecursionError) as exc:  # e.g. an int too long to print
+        message = f"{type(exc).__name__}: {_text(exc)[:300]}"
+        reply = {"error": {"type": "WireError", "message": message, "traceback": "",
+                           "wire": True}}
+        data = json.dumps(reply).encode()
+    wfile.write(data + b"\n")
+    return "error" in reply
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ broken function costs only the tests that needed it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import inspect
 import threading
 import time
 from pathlib import Path
@@ -30,7 +32,7 @@ from ..resultdoc import (
     TestOutcome,
 )
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
-from .remote import RemoteNamespace
+from .namespace import RemoteNamespace
 from .sandbox import SandboxError
 from .tests_zip import TestSpec
 from .worker_client import WorkerClient, submission_cut
@@ -73,27 +75,32 @@ class Session:
             self.client, self.first = self.first or WorkerClient(self.uid, self.limits), None
             self.client.deadline = self.deadline
             self.env = RemoteNamespace(self.client)
-            for index, source in self.cells:
-                if index not in self.bad:
-                    self._run_cell(index, source)
-                    if self.client.lost:
-                        break
+            self._run_cells([(i, source) for i, source in self.cells if i not in self.bad])
         return self.env
 
-    def _run_cell(self, index: int, source: str) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise self._cut()
-        try:
-            reply = self.client.request({"op": "run_cells", "cells": [[index, source]]},
-                                        min(left, self.limits.cell_timeout))
-        except WorkerLost as exc:
-            self.bad.add(index)
-            self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
+    def _run_cells(self, cells: list[tuple[int, str]]) -> None:
+        """Run ``cells`` in one request, each within its own time limit (``cell_timeout``, the
+        submission's first); the first that loses the worker is marked bad, and the rest wait
+        for the next worker."""
+        if not cells:
             return
-        entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
-        if index not in self.report and entries and isinstance(entries[0], dict):
-            self.report[index] = clean_cell_entry(index, entries[0])
+        if self.deadline - time.monotonic() <= 0:
+            raise self._cut()
+        replies = self.client.stream({"op": "run_cells", "cells": [list(c) for c in cells]},
+                                      len(cells), self.limits.cell_timeout)
+        with contextlib.closing(replies):
+            for index, _ in cells:
+                if self.deadline - time.monotonic() <= 0:
+                    raise self._cut()  # closing kills the worker: its cells still run
+                try:
+                    reply = next(replies)
+                except WorkerLost as exc:
+                    self.bad.add(index)
+                    self.report[index] = {"index": index, "status": STOPPED, "reason": str(exc)}
+                    return
+                entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
+                if index not in self.report and entries and isinstance(entries[0], dict):
+                    self.report[index] = clean_cell_entry(index, entries[0])
 
     def _cut(self) -> WorkerLost:
         self.cut = True
@@ -147,7 +154,10 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
     """Run one otter test case against the remote namespace; never raises."""
     with collecting(seed) as state, student_texts() as texts:
         try:
-            spec.body.call_func(session.ensure())
+            env = session.ensure()
+            if isinstance(env, RemoteNamespace):  # what call_func fetches, in one request
+                env.look_up(parameters(spec.body))
+            spec.body.call_func(env)
             passed, message = True, "passed"
         except (SandboxError, GraderFault):
             raise
@@ -172,6 +182,15 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
         spec.name, spec.hidden, passed, spec.points if passed else 0.0, spec.points, message,
         tuple(CheckRecord.from_dict(r.to_dict()) for r in state.results) or None,
         quoted, more)
+
+
+def parameters(body: Any) -> list[str]:
+    """The names otter's ``call_func`` fetches from the namespace for a test function: its
+    parameters but ``env`` (which gets the namespace itself)."""
+    try:
+        return [name for name in inspect.signature(body.test_func).parameters if name != "env"]
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def said_by_student(message: str, texts: list[str]) -> tuple[tuple[str, ...], bool | None]:

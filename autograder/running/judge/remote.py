@@ -1,11 +1,11 @@
 """Stand-ins for the student's names on the judge's side of the wall.
 
-``RemoteNamespace`` is the ``env`` that otter's test functions receive in the sealed judge: a
-value is fetched once and decoded from plain data; a function becomes a ``RemoteFunction``
-that sends its arguments as data and decodes what comes back. After each call the judge's
-tensor and module arguments are updated to the state the worker reported, so a check that
-inspects its own arguments (a stale ``.grad``, the caller's tensor modified in place, a model
-left in training mode) sees what the student's code did.
+A function of the student's becomes a ``RemoteFunction`` (made by ``namespace``'s
+``RemoteNamespace``, the ``env`` that otter's test functions receive) that sends its arguments
+as data and decodes what comes back. After each call the judge's tensor and module arguments
+are updated to the state the worker reported, so a check that inspects its own arguments (a
+stale ``.grad``, the caller's tensor modified in place, a model left in training mode) sees
+what the student's code did.
 """
 
 from __future__ import annotations
@@ -255,46 +255,3 @@ def _mirror_hooks(arg: nn.Module, hooks: Any) -> None:
 
 def _no_op_hook(*_: Any) -> None:
     return None
-
-
-class RemoteNamespace(dict):
-    """The student's globals as the judge sees them: names resolved on first use."""
-
-    def __init__(self, client: WorkerClient):
-        super().__init__()
-        self.client = client
-        self.missing: set[str] = set()
-
-    def _fetch(self, name: str) -> bool:
-        if dict.__contains__(self, name):
-            return True
-        if name in self.missing:
-            return False
-        reply = self.client.request({"op": "lookup", "name": name},
-                                    self.client.limits.call_timeout)
-        found = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
-        kind = found.get("kind")
-        if kind == "callable":
-            dict.__setitem__(self, name, RemoteFunction(self.client, name))
-        elif kind == "value":
-            try:
-                dict.__setitem__(self, name, wire.decode(found.get("value")))
-            except wire.WireError as exc:
-                dict.__setitem__(self, name, wire.Opaque(f"unreadable value ({exc})", False))
-        elif "error" in reply:
-            raise remote_error(reply["error"])
-        else:
-            self.missing.add(name)
-            return False
-        return True
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._fetch(name)
-
-    def __getitem__(self, name: str) -> Any:
-        if not self._fetch(name):
-            raise KeyError(name)
-        return dict.__getitem__(self, name)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self[name] if name in self else default

@@ -11,7 +11,7 @@ import os
 import select
 import signal
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...checks.calling import WorkerLost
 from ..limits import Limits
@@ -117,6 +117,29 @@ class WorkerClient:
         No request outlives the submission's own deadline. With ``answer``, the worker may ask
         questions during the request (``{"ask": ...}`` lines, at most ``MAX_ASKS``): each is
         answered with ``answer(question)`` on the request pipe, within the same time limit."""
+        deadline, timeout, whole = self._limit(timeout)
+        self._send(message, deadline, timeout, whole)
+        return self._answer(deadline, timeout, whole, answer)
+
+    def stream(self, message: dict, count: int, timeout: float) -> Iterator[dict]:
+        """Send one request answered by ``count`` lines (``run_cells``: one per cell); yield
+        each, read as ``request`` reads its reply, within ``timeout`` of the one before it. A
+        caller that stops early (its submission's time up) closes it: the worker, out of step
+        now, is killed as cut."""
+        deadline, limit, whole = self._limit(timeout)
+        self._send(message, deadline, limit, whole)
+        read = 0
+        try:
+            for read in range(1, count + 1):
+                if read > 1:
+                    deadline, limit, whole = self._limit(timeout)
+                yield self._answer(deadline, limit, whole, None)
+        finally:
+            if read < count and not self.lost:  # lines still to come: out of step, killed
+                self._cut()
+
+    def _limit(self, timeout: float) -> tuple[float, float, bool]:
+        """One step's deadline, time limit, and whether the submission's deadline is it."""
         if self.lost:
             raise WorkerLost(self.lost)
         whole = self.deadline - time.monotonic() < timeout  # the submission's limit comes first
@@ -124,8 +147,11 @@ class WorkerClient:
             timeout = max(self.deadline - time.monotonic(), 0.0)
             if timeout <= 0:
                 raise self._cut()
-        deadline = time.monotonic() + timeout
-        self._send(message, deadline, timeout, whole)
+        return time.monotonic() + timeout, timeout, whole
+
+    def _answer(self, deadline: float, timeout: float, whole: bool,
+                answer: Callable[[Any], dict] | None) -> dict:
+        """The reply to the request just sent, the worker's questions answered on the way."""
         for _ in range(MAX_ASKS + 1):
             reply = self._reply(self._read_line(deadline, timeout, whole))
             if "ask" not in reply:
@@ -142,7 +168,14 @@ class WorkerClient:
         that deadline is the submission's own."""
         data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
         fd = self.requests.fileno()
-        while data:
+        while data:  # written at once while the pipe has room: the wait only when it is full
+            try:
+                data = data[os.write(fd, data):]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:  # BrokenPipeError: the worker is gone
+                raise self._lose(self._exit_reason())
             left = deadline - time.monotonic()
             if left <= 0 and whole:
                 raise self._cut()
@@ -151,12 +184,6 @@ class WorkerClient:
                                  "cell or one call of a function): it stopped reading what the "
                                  "grader sent")
             select.select([], [fd], [], left)
-            try:
-                data = data[os.write(fd, data):]
-            except BlockingIOError:
-                continue
-            except OSError:  # BrokenPipeError: the worker is gone
-                raise self._lose(self._exit_reason())
 
     def _reply(self, line: bytes) -> dict:
         """One line of the worker's, parsed within the reply caps."""

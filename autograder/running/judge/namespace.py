@@ -1,0 +1,74 @@
+"""``RemoteNamespace``: the student's globals as the sealed judge sees them, the ``env`` that
+otter's test functions receive. A name is looked up in the worker on first use: a value is
+fetched once and decoded from plain data, a function becomes a ``RemoteFunction``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ...worker import wire
+from .remote import RemoteFunction
+from .reports import remote_error
+from .worker_client import WorkerClient
+
+
+class RemoteNamespace(dict):
+    """The student's globals as the judge sees them: names resolved on first use."""
+
+    def __init__(self, client: WorkerClient):
+        super().__init__()
+        self.client = client
+        self.missing: set[str] = set()
+        self.looked_up: dict[str, dict] = {}  # replies of ``look_up``, each used once
+
+    def look_up(self, names: Iterable[str]) -> None:
+        """Look up ``names`` (a test function's parameters, which otter fetches one after the
+        other with nothing run between them) in one request, each reply read within its own
+        time limit and kept for the name's first use. The worker looks up none after one that
+        raised (``"skipped"``), as the first use of that one stops the test here."""
+        wanted = [n for n in dict.fromkeys(names) if isinstance(n, str)
+                  and not dict.__contains__(self, n) and n not in self.missing
+                  and n not in self.looked_up]
+        if len(wanted) < 2:
+            return
+        replies = self.client.stream({"op": "lookup", "names": wanted}, len(wanted),
+                                     self.client.limits.call_timeout)
+        for name, reply in zip(wanted, replies):
+            found = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
+            if found.get("kind") != "skipped":
+                self.looked_up[name] = reply
+
+    def _fetch(self, name: str) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        if name in self.missing:
+            return False
+        reply = self.looked_up.pop(name, None) or self.client.request(
+            {"op": "lookup", "name": name}, self.client.limits.call_timeout)
+        found = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
+        kind = found.get("kind")
+        if kind == "callable":
+            dict.__setitem__(self, name, RemoteFunction(self.client, name))
+        elif kind == "value":
+            try:
+                dict.__setitem__(self, name, wire.decode(found.get("value")))
+            except wire.WireError as exc:
+                dict.__setitem__(self, name, wire.Opaque(f"unreadable value ({exc})", False))
+        elif "error" in reply:
+            raise remote_error(reply["error"])
+        else:
+            self.missing.add(name)
+            return False
+        return True
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._fetch(name)
+
+    def __getitem__(self, name: str) -> Any:
+        if not self._fetch(name):
+            raise KeyError(name)
+        return dict.__getitem__(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
