@@ -15,6 +15,7 @@ import inspect
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ...checks.calling import RemoteError, WorkerLost, exception_summary
 from ...checks.describing import student_texts
