@@ -1,11 +1,16 @@
 """Reporting from result documents, without grading anything (fast)."""
 
 import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autograder.checks import descriptions
 from autograder.reporting import class_report, exports, feedback
 from autograder.reporting.build import write_reports
 from autograder.running.files import write_atomic
@@ -170,13 +175,20 @@ def test_does_an_atomic_write_leave_no_temporary_file(tmp_path):
     assert [p.name for p in (tmp_path / "x").iterdir()] == ["r.json"]
 
 
-def test_are_all_reports_written_from_a_results_folder(tmp_path):
-    folder = tmp_path / "autograd-exercises"
+def graded_folder(out: Path) -> Path:
+    """``out/autograd-exercises`` as a grading run leaves it: one result document, its row in
+    ``final_grades.csv``, its time."""
+    folder = out / "autograd-exercises"
     write_atomic(folder / "results" / "a" / "alan-turing.ipynb.json", json.dumps(doc()))
     write_atomic(folder / "final_grades.csv",
                  "file,q1_accumulation,total_points_earned,percent_correct,grading_status\n"
                  "points-per-question,3.5,3.5,1,--\na/alan-turing.ipynb,1,1,0.2857,Completed\n")
     write_atomic(folder / "timings.json", '{"a/alan-turing.ipynb": 2.5}')
+    return folder
+
+
+def test_are_all_reports_written_from_a_results_folder(tmp_path):
+    folder = graded_folder(tmp_path)
     write_reports(tmp_path)
     assert (folder / "feedback" / "a" / "alan-turing.md").exists()
     assert (folder / "feedback" / "a" / "alan-turing.html").exists()
@@ -189,6 +201,35 @@ def test_are_all_reports_written_from_a_results_folder(tmp_path):
         "a/alan-turing,,a/alan-turing,,,1"
     slim = class_report.slim(typed(doc()))
     assert class_report.misconceptions([slim, slim]) == [("q1_accumulation: ignores-p0", 2)]
+
+
+def test_does_autograder_report_run_without_torch(tmp_path):
+    """``autograder report`` says what each hidden check proved (``checks.descriptions``) and
+    never imports torch: a report run pays no ``import torch``."""
+    folder = graded_folder(tmp_path)
+    code = ("import sys; from autograder.cli import main; "
+            f"rc = main(['report', '-o', {str(tmp_path)!r}]); print(rc, 'torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.stdout.split()[-2:] == ["0", "False"], proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "What was checked: square_grads(p0, repeats, clear=False) on fresh leaf values" in \
+        (folder / "feedback" / "a" / "alan-turing.md").read_text()
+
+
+def test_does_every_check_have_its_sentence_and_every_sentence_a_check():
+    """The sentences the reports read (``checks.descriptions``) and the checks the judge runs
+    name the same checks: neither can gain one the other lacks."""
+    from autograder.checks import all_checks
+    from autograder.checks.registry import index
+
+    registered = all_checks()
+    assert {a: set(table) for a, table in descriptions.PROVES.items()} == \
+        {a: set(table) for a, table in registered.items()}
+    check = registered["autograd-exercises"]["q1_accumulation/reuse_raises"]
+    assert check.proves == descriptions.proves("autograd-exercises", check.key)
+    assert descriptions.proves("autograd-exercises", "q1_accumulation/no_such_check") is None
+    with pytest.raises(ValueError, match="q1_accumulation/no_such_check .* has no sentence"):
+        index([replace(check, name="no_such_check")])
 
 
 def test_are_cells_in_tracebacks_named_by_what_they_define():

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .descriptions import PROVES
 from .result import CheckResult
 
 
@@ -19,7 +20,6 @@ class Check:
         question: the otter question name.
         name: unique within the question.
         needs: the names the check reads from the student's notebook, in call order.
-        proves: one sentence for feedback: what was checked, without the inputs' generator.
         run: ``run(*values, rng=..., points=...) -> CheckResult``.
     """
 
@@ -27,12 +27,17 @@ class Check:
     question: str
     name: str
     needs: tuple[str, ...]
-    proves: str
     run: Callable[..., CheckResult]
 
     @property
     def key(self) -> str:
         return f"{self.question}/{self.name}"
+
+    @property
+    def proves(self) -> str:
+        """One sentence for feedback: what was checked, without the inputs' generator
+        (``descriptions.PROVES``)."""
+        return PROVES[self.assignment][self.key]
 
     def __call__(self, values: dict[str, Any], rng: np.random.Generator,
                  points: float = 1.0) -> CheckResult:
@@ -40,10 +45,14 @@ class Check:
 
 
 def index(checks: list[Check]) -> dict[str, Check]:
-    """Checks by ``question/name``; refuses duplicates."""
+    """Checks by ``question/name``; refuses duplicates and a check that ``descriptions`` says
+    nothing about (its feedback would not say what it checked)."""
     table: dict[str, Check] = {}
     for check in checks:
         if check.key in table:
             raise ValueError(f"duplicate check {check.key} in {check.assignment}")
+        if check.key not in PROVES.get(check.assignment, {}):
+            raise ValueError(f"check {check.key} of {check.assignment} has no sentence in "
+                             "autograder/checks/descriptions.py")
         table[check.key] = check
     return table

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .. import checks
+from ..checks import descriptions
 from ..running.resultdoc import CheckRecord, ResultDoc, TestOutcome
 from .redaction import redact
 from .templating import environment
@@ -88,11 +88,9 @@ class Feedback:
 
 
 def proves(assignment: str, question: str, check: str) -> str | None:
-    """The registry's sentence for ``question/check``, or ``None`` for an unknown check."""
-    try:
-        return checks.find(assignment, f"{question}/{check}").proves
-    except KeyError:
-        return None
+    """The sentence for ``question/check`` (``checks.descriptions``, read without importing
+    the checks), or ``None`` for an unknown check."""
+    return descriptions.proves(assignment, f"{question}/{check}")
 
 
 def test_feedback(assignment: str, question: str, test: TestOutcome, detail: str = "full",

@@ -1,4 +1,5 @@
-"""The class report's figures, drawn with matplotlib's Agg backend (no display needed)."""
+"""The class report's figures, drawn on matplotlib's Agg canvas (no display, no pyplot: no
+backend to select and no global figure registry to close)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import functools
 import io
 
 import matplotlib
-
-matplotlib.use("Agg")  # before pyplot: grading machines have no display
-import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 WIDTH, HEIGHT = 6.4, 3.6
 #: Labels are student text (file names): drawn as they are, never parsed as mathtext or TeX
@@ -20,17 +20,23 @@ def _plain(draw):
     """Run ``draw`` (and its savefig, where text is laid out) with ``PLAIN_TEXT``."""
     @functools.wraps(draw)
     def wrapper(*args, **kwargs):
-        with plt.rc_context(PLAIN_TEXT):
+        with matplotlib.rc_context(PLAIN_TEXT):
             return draw(*args, **kwargs)
     return wrapper
 
 
-def _png(fig) -> bytes:
-    """The figure as PNG bytes; the figure is closed (batches draw many)."""
+def _axes(height: float):
+    """A new figure ``WIDTH`` by ``height`` inches on its own Agg canvas, and its one axes."""
+    fig = Figure(figsize=(WIDTH, height))
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
+
+
+def _png(fig: Figure) -> bytes:
+    """The figure as PNG bytes."""
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -42,7 +48,7 @@ def _empty(ax, text: str) -> None:
 @_plain
 def score_distribution(percents: list[float]) -> bytes:
     """Histogram of total scores, in percent, ten bins from 0 to 100."""
-    fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT))
+    fig, ax = _axes(HEIGHT)
     ax.hist([100 * p for p in percents], bins=range(0, 101, 10), color="#4c72b0",
             edgecolor="white")
     ax.set(xlabel="total score (%)", ylabel="submissions", title="Score distribution",
@@ -57,7 +63,7 @@ def horizontal_bars(labels: list[str], values: list[float], *, title: str, xlabe
                     integer: bool = False) -> bytes:
     """One labelled bar per item, top to bottom in the given order; ``integer``: counts, so
     the axis ticks only whole numbers."""
-    fig, ax = plt.subplots(figsize=(WIDTH, max(HEIGHT, 0.35 * len(labels) + 1.2)))
+    fig, ax = _axes(max(HEIGHT, 0.35 * len(labels) + 1.2))
     if not labels:
         _empty(ax, "nothing to show")
     else:
