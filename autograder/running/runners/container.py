@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..container_protocol import ContainerError
-from ..judge import uids
 from ..resultdoc import ResultDoc
 from ..submissions import Submission, read_notebook_bytes, seed_of
 from .base import Runner, Setup, WholeNotebooks
@@ -187,10 +186,10 @@ class ContainerRunner(Runner):
         return spare
 
     @abc.abstractmethod
-    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
-        """Grade ``sub`` in a fresh container (``_take``); the result document the judge
-        answered. ``lease`` holds ``uid``: ended when this returns, unless ``run`` takes it
-        over (``lease.pop_all()``) to end it later."""
+    def run(self, sub: Submission, lease: contextlib.ExitStack) -> dict:
+        """Grade ``sub`` in a fresh container (``_take``), its worker under a uid leased
+        (``uids.lease``) for it; the result document the judge answered. ``lease``: ended when
+        this returns, unless ``run`` takes it over (``lease.pop_all()``) to end it later."""
 
     def expect(self, count: int) -> None:
         self.spares.expect(count)
@@ -210,22 +209,18 @@ class ContainerRunner(Runner):
         if questions is not None:
             raise WholeNotebooks(self.name)
         try:
-            # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
-            # host's, so two workers sharing one would share its process limit, and the local
-            # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
             with contextlib.ExitStack() as lease:
-                uid = lease.enter_context(uids.lease())
-                return self.checked(self._run(sub, uid, lease), sub.name)
+                return self.checked(self._run(sub, lease), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
             return ResultDoc.grader_error(sub.name, f"container: {exc}",
                                           assignment=self.assignment,
                                           seed=seed_of(sub, self.seed))
 
-    def _run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
+    def _run(self, sub: Submission, lease: contextlib.ExitStack) -> dict:
         """``run``; ``Abandoned`` instead of whatever came of a submission whose container
         ``close`` killed midway (an answer about a killed worker, a container gone)."""
         try:
-            answer = self.run(sub, uid, lease)
+            answer = self.run(sub, lease)
         except Exception:
             if self.in_flight.release() or not self.in_flight.stopped:
                 raise
@@ -234,13 +229,16 @@ class ContainerRunner(Runner):
             raise Abandoned("the run was stopped while this submission was graded")
         return answer
 
+    def job_limits(self) -> dict:
+        """The limits a job carries (``cuda``: the judge in the container decides, asking its
+        own torch)."""
+        return {k: v for k, v in dataclasses.asdict(self.limits).items()
+                if k not in ("confinement", "join_pid", "join_pidfd", "cuda")}
+
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
-        # ``cuda``: the judge in the container decides (it asks its own torch)
-        limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid", "join_pidfd", "cuda")}
         return json.dumps({"name": sub.name, "assignment": self.assignment,
                            "seed": seed_of(sub, self.seed),
-                           "uid": uid, "limits": limits, "zip": self.zip_b64,
+                           "uid": uid, "limits": self.job_limits(), "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
                            "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}
                           ).encode()
