@@ -612,7 +612,7 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
     started it, and does the kernel hold a process in it to that limit?"""
     from autograder.running.runners.docker_engine import IMAGES, engine
-    from autograder.running.runners.docker_fork import JudgeContainer, judge_memory
+    from autograder.running.runners.judge_container import JudgeContainer, judge_memory
 
     client = engine()
     key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)

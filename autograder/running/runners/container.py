@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -56,6 +56,7 @@ class Spares:
         self.pending = 0  # submissions announced (``expect``) and not yet given a container
         self.lock = threading.Lock()
         self.starter = ThreadPoolExecutor(max_workers=1) if most else None
+        self.starting: list[Future] = []  # the starter's tasks, in order
 
     def expect(self, count: int) -> None:
         """``count`` more submissions are coming: start spares for them (never more)."""
@@ -63,16 +64,37 @@ class Spares:
             self.pending += count
         if self.starter is not None:
             for _ in range(min(count, self.most)):
-                self.starter.submit(self._add)
+                self._start()
 
     def take(self):
-        """A started container for one submission (a spare, else a new one)."""
+        """A started container for one submission: a spare, else the one being started now
+        (further on than any new one would be, and not competing with it for the cores),
+        else a new one."""
+        spare = self._ready()
         with self.lock:
-            spare = self.spares.pop() if self.spares else None
             self.pending = max(self.pending - 1, 0)
         if self.starter is not None:
-            self.starter.submit(self._add)
+            self._start()
         return spare if spare is not None else self.launch()
+
+    def _ready(self):
+        with self.lock:
+            if self.spares:
+                return self.spares.pop()
+            under_way = [task for task in self.starting if not task.done()]
+        if not under_way:
+            return None
+        under_way[0].result()  # the starter runs its tasks in order: this one is running
+        with self.lock:
+            return self.spares.pop() if self.spares else None
+
+    def _start(self) -> None:
+        try:
+            task = self.starter.submit(self._add)
+        except RuntimeError:  # closed
+            return
+        with self.lock:
+            self.starting = [t for t in self.starting if not t.done()] + [task]
 
     def _wanted(self) -> bool:  # with ``self.lock`` held
         return not self.closed and len(self.spares) < min(self.most, self.pending)

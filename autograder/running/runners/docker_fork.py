@@ -15,11 +15,7 @@ from ..submissions import Submission
 from .base import Setup
 from .container import ContainerRunner
 from .docker_engine import ContainerLimits, box_config, owner_label
-from .judge_container import (  # noqa: F401 - the judge container's names, as before
-    SERVICE_CAPABILITIES,
-    JudgeContainer,
-    judge_memory,
-)
+from .judge_container import JudgeContainer
 
 
 @dataclass
