@@ -585,7 +585,7 @@ def test_docker_fork_one_job_starts_the_next_container_while_this_one_is_graded(
     subs = two_samples(tmp_path, assignment)
     before = {c.id for c in owned_containers(os.getpid())}
     runner = RUNNERS["docker-fork"].make(setup(assignment, zips[assignment]))  # --jobs 1
-    assert isinstance(runner, ForkRunner) and runner.spares.most == 1
+    assert isinstance(runner, ForkRunner) and runner.spares.most == 2
     launched_by, launch = [], runner.spares.launch
     runner.spares.launch = lambda: launched_by.append(threading.current_thread()) or launch()
     try:

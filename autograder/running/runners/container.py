@@ -47,15 +47,17 @@ class Spares:
     """Containers started ahead of need (up to ``most``, never more than the submissions
     announced with ``expect``): a submission does not wait for its container's start. A spare
     holds nothing of any submission until its job arrives. ``launch()`` makes one (a container
-    and its handle); ``discard(spare)`` removes one that was never used."""
+    and its handle); ``discard(spare)`` removes one that was never used. ``starters``: how
+    many are started at once (a start that mostly waits on the engine, not the cores)."""
 
-    def __init__(self, launch: Callable[[], Any], discard: Callable[[Any], None], most: int):
+    def __init__(self, launch: Callable[[], Any], discard: Callable[[Any], None], most: int,
+                 starters: int = 1):
         self.launch, self.discard, self.most = launch, discard, most
         self.spares: list = []
         self.closed = False
         self.pending = 0  # submissions announced (``expect``) and not yet given a container
         self.lock = threading.Lock()
-        self.starter = ThreadPoolExecutor(max_workers=1) if most else None
+        self.starter = ThreadPoolExecutor(max_workers=max(starters, 1)) if most else None
         self.starting: list[Future] = []  # the starter's tasks, in order
 
     def expect(self, count: int) -> None:
@@ -84,7 +86,7 @@ class Spares:
             under_way = [task for task in self.starting if not task.done()]
         if not under_way:
             return None
-        under_way[0].result()  # the starter runs its tasks in order: this one is running
+        under_way[0].result()  # the starters take their tasks in order: this one is running
         with self.lock:
             return self.spares.pop() if self.spares else None
 
@@ -165,7 +167,7 @@ class ContainerRunner(Runner):
     name = "docker"
 
     def __init__(self, setup: Setup, *, image: str, box: ContainerLimits | None, client,
-                 spares: int):
+                 spares: int, starters: int = 1):
         # API calls (create, start, copy) wait on an engine that is busy under load: the probe's
         # 10 s (resolve: is there an engine at all) is too short for them
         self.client = client or engine(timeout=120.0)
@@ -176,8 +178,8 @@ class ContainerRunner(Runner):
         self.zip_b64 = base64.b64encode(Path(setup.zip_path).read_bytes()).decode()
         self.questions = zip_points(setup.zip_path)
         self.in_flight = InFlight(kill)  # the containers ``close`` kills midway
-        self.spares = Spares(self._launch, self._discard, spares)
-        self.removals = Removals(setup.jobs)
+        self.spares = Spares(self._launch, self._discard, spares, starters)
+        self.removals = Removals(max(setup.jobs, starters))  # as many ending as starting
         remove_orphans(self.client)
 
     @abc.abstractmethod

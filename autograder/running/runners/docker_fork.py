@@ -52,10 +52,11 @@ class ForkRunner(ContainerRunner):
         from .docker_engine import IMAGES
 
         super().__init__(setup, image=image or IMAGES["cpu"], box=box, client=client,
-                         spares=spares)
+                         spares=spares, starters=spares)
         if self.box.gpus:
             raise ContainerError("docker-fork grades on the CPU image: use --runner docker-gpu")
-        self.service = JudgeContainer.shared(self.client, self.image, spares)
+        self.jobs = setup.jobs
+        self.service = JudgeContainer.shared(self.client, self.image, setup.jobs)
         self.image = self.service.image_id  # the same files as the judge's zygote
 
     def _launch(self):
@@ -107,7 +108,7 @@ class ForkRunner(ContainerRunner):
         except ContainerError:
             if self.in_flight.stopped or self.service.alive():
                 raise
-        self.service = JudgeContainer.shared(self.client, self.image, self.spares.most)
+        self.service = JudgeContainer.shared(self.client, self.image, self.jobs)
         return self._run_once(sub)
 
     def _run_once(self, sub: Submission) -> dict:
