@@ -361,14 +361,14 @@ def test_docker_fork_without_setpcap_refuses_to_run_student_code(zip_path, tmp_p
                                                                  monkeypatch):
     """If the judge container cannot empty the workers' bounding set (no SETPCAP), is every
     submission a grader error that says so, and no student code run?"""
-    from autograder.running.runners import docker_fork as fork_runner
+    from autograder.running.runners import judge_container
     from autograder.running.runners.base import Setup
     from autograder.running.runners.docker_engine import engine
     from autograder.running.runners.docker_fork import ForkRunner, JudgeContainer
     from autograder.running.submissions import find
 
-    monkeypatch.setattr(fork_runner, "SERVICE_CAPABILITIES",
-                        [c for c in fork_runner.SERVICE_CAPABILITIES if c != "SETPCAP"])
+    monkeypatch.setattr(judge_container, "SERVICE_CAPABILITIES",
+                        [c for c in judge_container.SERVICE_CAPABILITIES if c != "SETPCAP"])
     folder = tmp_path / "in"
     folder.mkdir()
     notebook(folder, "status", STATUS + "\nprint('STUDENT CODE RAN')\n")

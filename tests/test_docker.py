@@ -602,7 +602,7 @@ def test_docker_fork_one_job_starts_the_next_container_while_this_one_is_graded(
     subs = two_samples(tmp_path, assignment)
     before = {c.id for c in owned_containers(os.getpid())}
     runner = RUNNERS["docker-fork"].make(setup(assignment, zips[assignment]))  # --jobs 1
-    assert isinstance(runner, ForkRunner) and runner.spares.most == 1
+    assert isinstance(runner, ForkRunner) and runner.spares.most == 2
     launched_by, launch = [], runner.spares.launch
     runner.spares.launch = lambda: launched_by.append(threading.current_thread()) or launch()
     try:
@@ -629,7 +629,7 @@ def test_docker_fork_judge_container_has_a_memory_limit_sized_for_its_jobs():
     the host), sized for the jobs it serves, grown when a run needs more than the probe that
     started it, and does the kernel hold a process in it to that limit?"""
     from autograder.running.runners.docker_engine import IMAGES, engine
-    from autograder.running.runners.docker_fork import JudgeContainer, judge_memory
+    from autograder.running.runners.judge_container import JudgeContainer, judge_memory
 
     client = engine()
     key = (client.api.base_url, client.images.get(IMAGES["cpu"]).id)

@@ -29,14 +29,14 @@ from .startup import skip_inits
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
-              join_pidfd: int = -1, later: list | None = None) -> ResultDoc:
+              join_pidfd: int = -1, later: list | None = None, worker=None) -> ResultDoc:
     """Grade the job's notebook; return the result document (never raises for the student's
     doing; a broken job is the grader's error). ``join_pid``: the container the workers join
     (confinement ``"join"``, the judge service), held by ``join_pidfd``. ``later``: where the
-    last worker goes, stopped, for the caller to close after answering (``core.judge``)."""
+    last worker goes, stopped, for the caller to close after answering (``core.judge``).
+    ``worker``: one confined ahead of the job for its uid and limits, used first."""
     from ..judge.core import judge
     from ..judge.tests_zip import tests_of_zip
-    from ..limits import Limits
 
     if job.get("require_cuda"):
         import torch
@@ -47,13 +47,26 @@ def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: i
     notebook = work / "submission.ipynb"
     notebook.write_bytes(base64.b64decode(job["notebook"]))
     tests = list(tests_of_zip(base64.b64decode(job["zip"])))
-    limits = Limits(**{**job.get("limits", {}), "confinement": confinement,
-                       "join_pid": join_pid, "join_pidfd": join_pidfd})
+    return judge(notebook, job["name"], job["assignment"], tests,
+                 seed=int(job["seed"]), uid=job_uid(job),
+                 limits=job_limits(job, confinement, join_pid, join_pidfd), worker=worker,
+                 later=later)
+
+
+def job_limits(job: dict, confinement: str, join_pid: int = 0, join_pidfd: int = -1):
+    """The ``Limits`` a job's workers run under."""
+    from ..limits import Limits
+
+    return Limits(**{**job.get("limits", {}), "confinement": confinement,
+                     "join_pid": join_pid, "join_pidfd": join_pidfd})
+
+
+def job_uid(job: dict) -> int:
+    """The uid a job's workers run as: one of ``STUDENT_UIDS``, else ``ValueError``."""
     uid = int(job.get("uid", STUDENT_UIDS[0]))
     if uid not in STUDENT_UIDS:  # never root or a system account for student code
         raise ValueError(f"uid {uid} is not a sandbox uid")
-    return judge(notebook, job["name"], job["assignment"], tests,
-                 seed=int(job["seed"]), uid=uid, limits=limits, later=later)
+    return uid
 
 
 def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:

@@ -6,10 +6,13 @@ needs to move a process into another container (``SYS_ADMIN``, ``SYS_PTRACE``,
 ``SYS_CHROOT``), the host's pid namespace and the cgroup tree, but no network. It imports
 torch once and forks the worker zygote before it listens (so the zygote holds no secret),
 then serves jobs on a Unix socket in a folder only the host can reach: one connection a job,
-the same JSON job as ``entry.container`` plus ``join_pid``, the host pid of the ``sleep`` in
-the container the host made for that submission, and ``join_container``, that container's id
-(the judge holds that process by a pidfd for the whole job: ``check_target``). Every worker
-of the job is forked from the zygote, joins that container's cgroups and namespaces through
+the same JSON job as ``entry.container``, after a first line that names the job's container:
+``join_pid``, the host pid of the ``sleep`` in the container the host made for that submission,
+``join_container``, that container's id (the judge holds that process by a pidfd for the
+whole job: ``check_target``), and the job's ``uid`` and ``limits``. The host sends that line
+when it starts the container, ahead of the submission (a spare), and the job's first worker
+is forked into the container then, so the submission does not wait for it. Every worker of
+the job is forked from the zygote, joins that container's cgroups and namespaces through
 the pidfd and drops to the job's unprivileged uid before it reads a request
 (``autograder.worker.confine.join_container``). The result
 goes back on the same connection as one line after ``RESULT_MARKER``
@@ -34,7 +37,7 @@ import threading
 from pathlib import Path
 
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
-from .container import grade_job
+from .container import grade_job, job_limits, job_uid
 from .startup import skip_inits
 
 
@@ -69,24 +72,29 @@ def check_target(pid: int, container: str = "") -> int:
 
 
 def handle(conn: socket.socket) -> None:
-    """One job: read it to EOF, grade it, answer with the result line; then close the job's
-    last worker (waiting for a killed torch process to exit, killing its uid's leftovers)
-    and end the connection, which tells the host that the uid is free again: the host has
-    the answer before that and grades its next submission meanwhile."""
+    """One job's connection. Its first line names the job's container (``join_pid``,
+    ``join_container``, ``uid``, ``limits``): the job's first worker is forked into it at once
+    (``placed_worker``), ahead of the job. Then the job itself, read to EOF: grade it, answer
+    with the result line; then close the job's workers (waiting for a killed torch process to
+    exit, killing its uid's leftovers) and end the connection, which tells the host that the
+    uid is free again: the host has the answer before that and grades its next submission
+    meanwhile. A connection that ends before its job (a spare the host discarded) is answered
+    with a grader error nobody reads, and its worker closed the same way."""
     job: dict = {}
     later: list = []
+    worker = None
     pidfd = -1
     with conn:
         try:
-            job = json.loads(_read_all(conn))
-            if not isinstance(job, dict):
-                job = {}
-                raise ValueError("a job is a JSON object")
-            pid = int(job["join_pid"])
-            pidfd = check_target(pid, str(job.get("join_container", "")))
+            head, rest = _read_line(conn)
+            job = placement = _object(head)
+            pid = int(placement["join_pid"])
+            pidfd = check_target(pid, str(placement.get("join_container", "")))
+            worker = placed_worker(placement, pid, pidfd)
+            job = {**_object(rest + _read_all(conn, len(rest))), **placement}
             with tempfile.TemporaryDirectory(prefix="judge-") as work:
                 doc = grade_job(job, Path(work), confinement="join", join_pid=pid,
-                                join_pidfd=pidfd, later=later)
+                                join_pidfd=pidfd, later=later, worker=worker)
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
             doc = job_error(job, f"unreadable grading job: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the host must always get a result line
@@ -96,14 +104,52 @@ def handle(conn: socket.socket) -> None:
         except OSError:
             pass  # the host gave up on this job (its own timeout)
         finally:
-            for worker in later:
-                worker.close()
+            for each in (*later, worker):  # closing a worker twice is a no-op
+                if each is not None:
+                    each.close()
             if pidfd >= 0:
                 os.close(pidfd)
 
 
-def _read_all(conn: socket.socket) -> bytes:
-    chunks, size = [], 0
+def placed_worker(placement: dict, pid: int, pidfd: int):
+    """The job's first worker (``WorkerClient``), forked into its container under the job's
+    uid and limits before the job comes: it holds nothing of any submission and reads no
+    request until the judge grades with it. ``None`` when it could not start: the judge then
+    starts its own, and the document says why that failed."""
+    from ..judge.core import grading_limits
+    from ..judge.sandbox import SandboxError
+    from ..judge.worker_client import WorkerClient
+
+    limits = grading_limits(job_limits(placement, "join", pid, pidfd))
+    try:
+        return WorkerClient(job_uid(placement), limits)
+    except SandboxError:
+        return None
+
+
+def _object(raw: bytes) -> dict:
+    found = json.loads(raw)
+    if not isinstance(found, dict):
+        raise ValueError("a job is a JSON object")
+    return found
+
+
+def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The connection's first line (to EOF when it has no newline), and what came after it."""
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            return data, b""
+        data += chunk
+        if len(data) > MAX_JOB_BYTES:
+            raise ValueError("the job is larger than the grader accepts")
+    head, _, rest = data.partition(b"\n")
+    return head, rest
+
+
+def _read_all(conn: socket.socket, size: int = 0) -> bytes:
+    chunks = []
     while chunk := conn.recv(1 << 20):
         chunks.append(chunk)
         size += len(chunk)

@@ -15,12 +15,11 @@ import contextlib
 import dataclasses
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
 from ..container_protocol import ContainerError
-from ..judge import uids
 from ..resultdoc import ResultDoc
 from ..submissions import Submission, read_notebook_bytes, seed_of
 from .base import Runner, Setup, WholeNotebooks
@@ -48,15 +47,18 @@ class Spares:
     """Containers started ahead of need (up to ``most``, never more than the submissions
     announced with ``expect``): a submission does not wait for its container's start. A spare
     holds nothing of any submission until its job arrives. ``launch()`` makes one (a container
-    and its handle); ``discard(spare)`` removes one that was never used."""
+    and its handle); ``discard(spare)`` removes one that was never used. ``starters``: how
+    many are started at once (a start that mostly waits on the engine, not the cores)."""
 
-    def __init__(self, launch: Callable[[], Any], discard: Callable[[Any], None], most: int):
+    def __init__(self, launch: Callable[[], Any], discard: Callable[[Any], None], most: int,
+                 starters: int = 1):
         self.launch, self.discard, self.most = launch, discard, most
         self.spares: list = []
         self.closed = False
         self.pending = 0  # submissions announced (``expect``) and not yet given a container
         self.lock = threading.Lock()
-        self.starter = ThreadPoolExecutor(max_workers=1) if most else None
+        self.starter = ThreadPoolExecutor(max_workers=max(starters, 1)) if most else None
+        self.starting: list[Future] = []  # the starter's tasks, in order
 
     def expect(self, count: int) -> None:
         """``count`` more submissions are coming: start spares for them (never more)."""
@@ -64,16 +66,37 @@ class Spares:
             self.pending += count
         if self.starter is not None:
             for _ in range(min(count, self.most)):
-                self.starter.submit(self._add)
+                self._start()
 
     def take(self):
-        """A started container for one submission (a spare, else a new one)."""
+        """A started container for one submission: a spare, else the one being started now
+        (further on than any new one would be, and not competing with it for the cores),
+        else a new one."""
+        spare = self._ready()
         with self.lock:
-            spare = self.spares.pop() if self.spares else None
             self.pending = max(self.pending - 1, 0)
         if self.starter is not None:
-            self.starter.submit(self._add)
+            self._start()
         return spare if spare is not None else self.launch()
+
+    def _ready(self):
+        with self.lock:
+            if self.spares:
+                return self.spares.pop()
+            under_way = [task for task in self.starting if not task.done()]
+        if not under_way:
+            return None
+        under_way[0].result()  # the starters take their tasks in order: this one is running
+        with self.lock:
+            return self.spares.pop() if self.spares else None
+
+    def _start(self) -> None:
+        try:
+            task = self.starter.submit(self._add)
+        except RuntimeError:  # closed
+            return
+        with self.lock:
+            self.starting = [t for t in self.starting if not t.done()] + [task]
 
     def _wanted(self) -> bool:  # with ``self.lock`` held
         return not self.closed and len(self.spares) < min(self.most, self.pending)
@@ -144,7 +167,7 @@ class ContainerRunner(Runner):
     name = "docker"
 
     def __init__(self, setup: Setup, *, image: str, box: ContainerLimits | None, client,
-                 spares: int):
+                 spares: int, starters: int = 1):
         # API calls (create, start, copy) wait on an engine that is busy under load: the probe's
         # 10 s (resolve: is there an engine at all) is too short for them
         self.client = client or engine(timeout=120.0)
@@ -155,8 +178,8 @@ class ContainerRunner(Runner):
         self.zip_b64 = base64.b64encode(Path(setup.zip_path).read_bytes()).decode()
         self.questions = zip_points(setup.zip_path)
         self.in_flight = InFlight(kill)  # the containers ``close`` kills midway
-        self.spares = Spares(self._launch, self._discard, spares)
-        self.removals = Removals(setup.jobs)
+        self.spares = Spares(self._launch, self._discard, spares, starters)
+        self.removals = Removals(max(setup.jobs, starters))  # as many ending as starting
         remove_orphans(self.client)
 
     @abc.abstractmethod
@@ -187,10 +210,10 @@ class ContainerRunner(Runner):
         return spare
 
     @abc.abstractmethod
-    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
-        """Grade ``sub`` in a fresh container (``_take``); the result document the judge
-        answered. ``lease`` holds ``uid``: ended when this returns, unless ``run`` takes it
-        over (``lease.pop_all()``) to end it later."""
+    def run(self, sub: Submission, lease: contextlib.ExitStack) -> dict:
+        """Grade ``sub`` in a fresh container (``_take``), its worker under a uid leased
+        (``uids.lease``) for it; the result document the judge answered. ``lease``: ended when
+        this returns, unless ``run`` takes it over (``lease.pop_all()``) to end it later."""
 
     def expect(self, count: int) -> None:
         self.spares.expect(count)
@@ -210,22 +233,18 @@ class ContainerRunner(Runner):
         if questions is not None:
             raise WholeNotebooks(self.name)
         try:
-            # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
-            # host's, so two workers sharing one would share its process limit, and the local
-            # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
             with contextlib.ExitStack() as lease:
-                uid = lease.enter_context(uids.lease())
-                return self.checked(self._run(sub, uid, lease), sub.name)
+                return self.checked(self._run(sub, lease), sub.name)
         except Exception as exc:  # noqa: BLE001 - one broken container never stops the batch
             return ResultDoc.grader_error(sub.name, f"container: {exc}",
                                           assignment=self.assignment,
                                           seed=seed_of(sub, self.seed))
 
-    def _run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
+    def _run(self, sub: Submission, lease: contextlib.ExitStack) -> dict:
         """``run``; ``Abandoned`` instead of whatever came of a submission whose container
         ``close`` killed midway (an answer about a killed worker, a container gone)."""
         try:
-            answer = self.run(sub, uid, lease)
+            answer = self.run(sub, lease)
         except Exception:
             if self.in_flight.release() or not self.in_flight.stopped:
                 raise
@@ -234,13 +253,16 @@ class ContainerRunner(Runner):
             raise Abandoned("the run was stopped while this submission was graded")
         return answer
 
+    def job_limits(self) -> dict:
+        """The limits a job carries (``cuda``: the judge in the container decides, asking its
+        own torch)."""
+        return {k: v for k, v in dataclasses.asdict(self.limits).items()
+                if k not in ("confinement", "join_pid", "join_pidfd", "cuda")}
+
     def job(self, sub: Submission, uid: int, **extra) -> bytes:
-        # ``cuda``: the judge in the container decides (it asks its own torch)
-        limits = {k: v for k, v in dataclasses.asdict(self.limits).items()
-                  if k not in ("confinement", "join_pid", "join_pidfd", "cuda")}
         return json.dumps({"name": sub.name, "assignment": self.assignment,
                            "seed": seed_of(sub, self.seed),
-                           "uid": uid, "limits": limits, "zip": self.zip_b64,
+                           "uid": uid, "limits": self.job_limits(), "zip": self.zip_b64,
                            "require_cuda": self.box.gpus, **extra,
                            "notebook": base64.b64encode(read_notebook_bytes(sub.path)).decode()}
                           ).encode()

@@ -25,6 +25,7 @@ import socket
 import sys
 
 from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
+from ..judge import uids
 from ..limits import Limits
 from ..submissions import Submission
 from .base import Setup
@@ -97,8 +98,12 @@ class DockerRunner(ContainerRunner):
     def _release(self, handle) -> None:
         handle.close()  # the container's stdin, never written
 
-    def run(self, sub: Submission, uid: int, lease: contextlib.ExitStack) -> dict:
+    def run(self, sub: Submission, lease: contextlib.ExitStack) -> dict:
         """Run one container to the end; return the result document it printed."""
+        # A host-wide uid, not a fixed one: without user namespaces a container's uid is the
+        # host's, so two workers sharing one would share its process limit, and the local
+        # sealed runner's cleanup of that uid (kill -1 as it) would kill them.
+        uid = lease.enter_context(uids.lease())
         container, stream = self._take()
         try:
             _send(stream, self.job(sub, uid))
