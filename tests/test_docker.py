@@ -94,6 +94,37 @@ def test_no_engine_falls_back_to_sealed_with_a_note(monkeypatch):
     assert runner is None and why.startswith("error: --runner docker")
 
 
+def test_an_engine_error_is_not_a_missing_image(monkeypatch):
+    """The engine busy with another image (an error other than "no such image") must not read
+    as "not built": is it asked again, and named as the engine's error when it persists?"""
+    import docker
+    from autograder.running.runners import docker_engine
+
+    need(image_problem())
+    client = docker_engine.engine()
+    collection = type(client.images)  # a new collection object at each access
+    real, failures = collection.get, []
+
+    def busy(self, name):
+        if len(failures) < failing:
+            failures.append(name)
+            raise docker.errors.APIError("500 Server Error: layer store busy (test)")
+        return real(self, name)
+
+    monkeypatch.setattr(collection, "get", busy)
+    monkeypatch.setattr(docker_engine.time, "sleep", lambda _: None)
+    image = docker_engine.IMAGES["cpu"]
+    failing = 2
+    assert docker_engine.image_problem(client, image) is None and len(failures) == 2
+    failures.clear()
+    failing = 3
+    said = docker_engine.image_problem(client, image)
+    assert "did not say whether" in said and "layer store busy" in said
+    assert "not built" not in said
+    assert docker_engine.image_problem(client, "autograder-never-built:cpu").endswith(
+        "is not built")
+
+
 def test_docker_fork_refused_by_the_engine_falls_back_or_says_why(monkeypatch):
     """When the engine will not run the judge container (e.g. rootless Docker: no SYS_ADMIN),
     does auto grade with the judge in each container instead, saying so, and does an explicit

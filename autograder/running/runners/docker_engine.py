@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from dataclasses import dataclass
 
 from ..container_protocol import ContainerError
@@ -120,12 +121,23 @@ def _running(pid: int) -> bool:
     return True
 
 
-def has_image(client, image: str) -> bool:
-    try:
-        client.images.get(image)
-        return True
-    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound, or the engine went away
-        return False
+def image_problem(client, image: str, tries: int = 3) -> str | None:
+    """Why ``image`` cannot be graded with (one line), or None when the engine has it. Only
+    the engine's "no such image" means not built: any other error (the engine busy writing or
+    removing another image, a timeout) is asked again, then named as the engine's."""
+    import docker
+
+    for attempt in range(tries):
+        try:
+            client.images.get(image)
+            return None
+        except docker.errors.ImageNotFound:
+            return f"the grading image {image} is not built"
+        except Exception as exc:  # noqa: BLE001 - the engine's own error, or it went away
+            error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            if attempt + 1 < tries:
+                time.sleep(0.5 * (attempt + 1))
+    return f"the Docker engine did not say whether {image} is built ({error})"
 
 
 #: The label ``docker/build_image.py`` gives the CUDA image: the CUDA build of its torch.

@@ -186,8 +186,9 @@ def resolve(requested: str, question: str | None = None) -> tuple[RunnerKind | N
     why = None
     if client is None:
         why = "no Docker engine is reachable"
-    elif not docker_engine.has_image(client, image):
-        why = f"the grading image {image} is not built (run `make image{'-gpu' if gpu else ''}`)"
+    elif missing := docker_engine.image_problem(client, image):
+        why = missing + (f" (run `make image{'-gpu' if gpu else ''}`)"
+                         if missing.endswith("not built") else "")
     elif stale := image_inputs.stale(client, image, "cuda" if gpu else "cpu"):
         return None, f"error: {stale}"  # never graded with old checks, nor another runner
     elif gpu and docker_engine.cuda_on_cpu():
