@@ -2,17 +2,16 @@
 ``logreg_grads``).
 
 The grader trains its own model on every drawn data set (float64, the oracle) and, when the
-student's loss trajectory is wrong, replays each known mistake on the same data to name it.
+student's loss trajectory is wrong, replays each known mistake on the same data to name it
+(the runs: ``logreg_runs``).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ..calling import alongside
 from ..closeness import close_lists, is_float, max_abs_error
@@ -22,6 +21,7 @@ from ..seeding import seed_of
 from . import logreg_loops as loops
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
+from .logreg_runs import reference_run, replayed_losses, update_path
 
 QUESTION = "q1_logreg"
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -30,8 +30,6 @@ RTOL, ATOL = 1e-4, 1e-5
 #: sit within 1e-3 of several mistakes at once; float32 replays stay within ~1e-5 relative.
 MATCH_RTOL, MATCH_ATOL = 3e-5, 3e-6
 LESSON_LR, LESSON_STEPS = 0.5, 300
-#: Where a loss that clamps the logits (a NumPy overflow habit) cuts their gradient off.
-LOGIT_CLAMP = 30.0
 
 def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
     """A small data set like the lesson's, with an lr and a step count unlike the lesson's."""
@@ -43,82 +41,6 @@ def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, 
     y = (X @ true_w + noise > 0).float()
     lr = float(rng.choice([rng.uniform(0.1, 0.4), rng.uniform(0.6, 1.2)]))
     return X, y, lr, int(rng.integers(20, 81))
-
-
-def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
-          mistake: str | None) -> torch.Tensor:
-    # without the bias (the NumPy series' model), b's gradient is 0 and it stays at 0
-    logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
-    if mistake == "logits-clamped":
-        logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
-    if mistake == "sigmoid-log":
-        p = torch.sigmoid(logits)
-        return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
-    reduction = "sum" if mistake == "sum-not-mean" else "mean"
-    return F.binary_cross_entropy_with_logits(logits, y, reduction=reduction)
-
-
-#: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
-Run = tuple[torch.Tensor, torch.Tensor, list[float]]
-_RUNS = threading.local()  # the judge grades submissions on threads of one process
-
-
-def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
-                  mistake: str | None = None, dtype: torch.dtype = torch.float64) -> Run:
-    """The grader's training run, correct or with one known ``mistake`` replayed. A check
-    may ask for the same run more than once (the judgement, the diagnosis of a wrong answer,
-    the probes): the runs of the thread's current data set are kept, keyed by the data's
-    values.
-
-    Returns:
-        ``(w, b, losses)``: final parameters (detached, ``dtype``) and the per-step losses.
-    """
-    data = (tuple(X.shape), X.dtype, X.detach().numpy().tobytes(), y.detach().numpy().tobytes())
-    runs = _RUNS.__dict__
-    if runs.get("data") != data:
-        runs.clear()
-        runs["data"] = data
-    key = (lr, steps, mistake, dtype)
-    if key not in runs:
-        runs[key] = _train(X, y, lr, steps, mistake, dtype)
-    w, b, losses = runs[key]
-    return w.clone(), b.clone(), list(losses)
-
-
-def update_path(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> list[torch.Tensor]:
-    """The grader's ``w`` and ``b`` (one float64 vector) after 0, 1, ... ``steps + loops.SLACK``
-    updates, kept like ``reference_run``'s runs."""
-    reference_run(X, y, lr, steps)  # resets the kept runs when the data changed
-    key = ("path", lr, steps)
-    if key not in _RUNS.__dict__:
-        path: list[torch.Tensor] = []
-        _train(X, y, lr, steps + loops.SLACK, None, torch.float64, path)
-        _RUNS.__dict__[key] = path
-    return _RUNS.__dict__[key]
-
-
-def _train(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str | None,
-           dtype: torch.dtype, path: list[torch.Tensor] | None = None) -> Run:
-    X, y = loops.rescaled(X.to(dtype), mistake), y.to(dtype)
-    w = torch.zeros(X.shape[1], dtype=dtype, requires_grad=True)
-    b = torch.zeros(1, dtype=dtype, requires_grad=True)
-    losses = []
-    if path is not None:
-        path.append(torch.cat([w.detach(), b.detach()]))
-    for _ in range(steps):
-        loss = _loss(X, y, w, b, mistake)
-        if mistake != "not-cleared":
-            w.grad, b.grad = None, None
-        loss.backward()
-        with torch.no_grad():
-            w -= lr * w.grad
-            b -= lr * b.grad
-            if mistake == "loss-after-update":
-                loss = _loss(X, y, w, b, None)
-        losses.append(loss.item())
-        if path is not None:
-            path.append(torch.cat([w.detach(), b.detach()]))
-    return w.detach(), b.detach(), losses
 
 
 def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
@@ -143,16 +65,24 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, _matches)
     if counted is not None:
         return counted
+
+    def close(step: int, loss: float) -> bool:  # as _matches compares it, one loss at a time
+        return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),
+                                               MATCH_RTOL, MATCH_ATOL)
+
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
                  "logits-clamped", "bias-left-out", *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
-        w_replay, b_replay, replayed = reference_run(X, y, run_lr, steps, replay, dtype)
-        pattern = torch.tensor(replayed)
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
         keep = 3 if name == "sum-not-mean" else steps
+        if final is None:  # only the losses can match: the replay ends where it parts from them
+            replayed = replayed_losses(X, y, run_lr, steps, replay, dtype, keep, close)
+        else:
+            w_replay, b_replay, replayed = reference_run(X, y, run_lr, steps, replay, dtype)
+        pattern = torch.tensor(replayed)
         advice, name = ((loops.rescaled_advice(name), "features-rescaled") if name in loops.RESCALINGS
                         else (MISTAKES[name], name))
         if _matches(target[:keep], pattern[:keep], correct[:keep]):

@@ -23,7 +23,6 @@ from ..seeding import seed_of
 from .common import allclose, call_named
 from .logreg import (
     ATOL,
-    LOGIT_CLAMP,
     QUESTION,
     RTOL,
     draw_problem,
@@ -34,6 +33,7 @@ from .logreg import (
 )
 from .logreg_grads import judge_grads, reference_grads
 from .logreg_loops import SLACK
+from .logreg_runs import LOGIT_CLAMP
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
 

@@ -1,0 +1,133 @@
+"""q1_logreg: the grader's training runs (float64, the oracle), correct or with one known
+mistake replayed, kept per data set.
+
+A check may ask for the same run more than once (the judgement, the diagnosis of a wrong
+answer, the probes), so the runs of the thread's current data set are kept, keyed by the
+data's values. A run is kept as it stands (``_Run``): a replay that parted from the student's
+losses stops there (``replayed_losses``), and a later ask for the whole run carries it on from
+where it stopped, with the same operations in the same order, so to the same bits.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from . import logreg_loops as loops
+
+#: Where a loss that clamps the logits (a NumPy overflow habit) cuts their gradient off.
+LOGIT_CLAMP = 30.0
+
+#: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
+Run = tuple[torch.Tensor, torch.Tensor, list[float]]
+_RUNS = threading.local()  # the judge grades submissions on threads of one process
+
+
+def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
+          mistake: str | None) -> torch.Tensor:
+    # without the bias (the NumPy series' model), b's gradient is 0 and it stays at 0
+    logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
+    if mistake == "logits-clamped":
+        logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
+    if mistake == "sigmoid-log":
+        p = torch.sigmoid(logits)
+        return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+    reduction = "sum" if mistake == "sum-not-mean" else "mean"
+    return F.binary_cross_entropy_with_logits(logits, y, reduction=reduction)
+
+
+class _Run:
+    """One training run from the starting zeros, carried on step by step on request."""
+
+    def __init__(self, X: torch.Tensor, y: torch.Tensor, lr: float, mistake: str | None,
+                 dtype: torch.dtype, path: list[torch.Tensor] | None = None):
+        self.X = loops.rescaled(X.to(dtype, copy=True), mistake)
+        self.y = y.to(dtype, copy=True)
+        self.lr, self.mistake, self.path = lr, mistake, path
+        self.w = torch.zeros(self.X.shape[1], dtype=dtype, requires_grad=True)
+        self.b = torch.zeros(1, dtype=dtype, requires_grad=True)
+        self.losses: list[float] = []
+        self._record()
+
+    def advance(self, steps: int, keep_going: Callable[[int, float], bool] = lambda i, v: True
+                ) -> None:
+        """Train until ``steps`` updates are made, or until ``keep_going(step, loss)`` is false
+        for the loss just recorded."""
+        X, y, w, b, mistake = self.X, self.y, self.w, self.b, self.mistake
+        while len(self.losses) < steps:
+            loss = _loss(X, y, w, b, mistake)
+            if mistake != "not-cleared":
+                w.grad, b.grad = None, None
+            loss.backward()
+            with torch.no_grad():
+                w -= self.lr * w.grad
+                b -= self.lr * b.grad
+                if mistake == "loss-after-update":
+                    loss = _loss(X, y, w, b, None)
+            self.losses.append(loss.item())
+            self._record()
+            if not keep_going(len(self.losses) - 1, self.losses[-1]):
+                return
+
+    def _record(self) -> None:
+        if self.path is not None:
+            self.path.append(torch.cat([self.w.detach(), self.b.detach()]))
+
+
+def _kept_runs(X: torch.Tensor, y: torch.Tensor) -> dict:
+    """The thread's kept runs, emptied first when ``X`` and ``y`` are not its data set."""
+    data = (tuple(X.shape), X.dtype, X.detach().numpy().tobytes(), y.detach().numpy().tobytes())
+    runs = _RUNS.__dict__
+    if runs.get("data") != data:
+        runs.clear()
+        runs["data"] = data
+    return runs
+
+
+def _kept_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, mistake: str | None,
+              dtype: torch.dtype) -> _Run:
+    runs = _kept_runs(X, y)
+    key = (lr, steps, mistake, dtype)
+    if key not in runs:
+        runs[key] = _Run(X, y, lr, mistake, dtype)
+    return runs[key]
+
+
+def reference_run(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
+                  mistake: str | None = None, dtype: torch.dtype = torch.float64) -> Run:
+    """The grader's training run, correct or with one known ``mistake`` replayed.
+
+    Returns:
+        ``(w, b, losses)``: final parameters (detached, ``dtype``) and the per-step losses.
+    """
+    run = _kept_run(X, y, lr, steps, mistake, dtype)
+    run.advance(steps)
+    return run.w.detach().clone(), run.b.detach().clone(), list(run.losses)
+
+
+def replayed_losses(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
+                    mistake: str | None, dtype: torch.dtype, count: int,
+                    close: Callable[[int, float], bool]) -> list[float]:
+    """``reference_run(...)[2][:count]``, except that the replay stops at the first loss
+    ``close(step, loss)`` rejects: the list then ends with that loss. For a comparison that
+    holds only if every one of those losses passes ``close``, the answer is the same."""
+    run = _kept_run(X, y, lr, steps, mistake, dtype)
+    if run.losses and not all(close(i, v) for i, v in enumerate(run.losses[:count])):
+        return run.losses[:count]
+    run.advance(min(count, steps), close)
+    return run.losses[:count]
+
+
+def update_path(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> list[torch.Tensor]:
+    """The grader's ``w`` and ``b`` (one float64 vector) after 0, 1, ... ``steps + loops.SLACK``
+    updates, kept like ``reference_run``'s runs."""
+    runs = _kept_runs(X, y)
+    key = ("path", lr, steps)
+    if key not in runs:
+        path: list[torch.Tensor] = []
+        _Run(X, y, lr, None, torch.float64, path).advance(steps + loops.SLACK)
+        runs[key] = path
+    return runs[key]
