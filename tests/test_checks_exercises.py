@@ -276,3 +276,25 @@ def test_feedback_hands_over_no_answer_key(seed, split):
         assert not result.passed, table
         x0, y0, a, b = call.search(result.message).groups()
         table[(x0, y0)] = (float(a), float(b))
+
+
+def test_the_saved_reference_keeps_nothing_after_it_counted():
+    """Does the grader's own pack-hook count of a network leave none of its private copies
+    alive? A saved tensor handed back to the graph with its grad_fn would make a cycle through
+    the C++ graph that Python's collector cannot free: in a run of 150 submissions the judge
+    grew by ~120 KB per submission, its tensors and parameters never freed."""
+    import gc
+
+    from autograder.checks.exercises.saved_reference import draw_case, predict
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, torch.Tensor))
+
+    rng = np.random.default_rng(3)
+    net, inputs = draw_case(rng, dtype=torch.float64, min_linear=2)
+    predict(net, inputs)  # first-call caches of torch's own
+    before = alive()
+    for _ in range(20):
+        predict(net, inputs)
+    assert alive() - before < 5

@@ -38,12 +38,18 @@ class Predictions:
 
 
 def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Tensor]:
-    """The tensors the pack hook sees during one forward of a private copy of ``net``."""
+    """The tensors the pack hook sees during one forward of a private copy of ``net``, each
+    detached (the same storage, dtype and size; no graph).
+
+    What the hook hands back for the graph to keep is detached too: the saved tensor itself
+    would hold its ``grad_fn``, which holds the saved tensor, a cycle through the C++ graph
+    that Python's collector cannot see, so every forward's copy of the network and its
+    activations would stay in the judge's memory for the rest of the run."""
     packed: list[torch.Tensor] = []
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
-        packed.append(tensor)
-        return tensor
+        packed.append(tensor.detach())
+        return packed[-1]
 
     model = copy.deepcopy(net)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
