@@ -123,7 +123,7 @@ def throughput(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
         row = run_stock(ASSIGNMENTS, batch, out, args.jobs, args.timeout, logs, tag=str(n))
     else:
         row = run_ours(mode, batch, out, args.jobs, args.timeout, logs / f"{mode}-{n}.log")
-    print(f"  {row}", flush=True)
+    print(f"  { {k: v for k, v in row.items() if k != 'long_lived_series'} }", flush=True)
     return {"mode": mode, "n": n, **row, "scores": scores(out, ASSIGNMENTS)}
 
 
