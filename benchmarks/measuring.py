@@ -35,17 +35,22 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _pss(pid: int) -> int:
-    """Bytes of ``pid``'s proportional set size (shared pages split among their sharers: the
-    zygote's torch counted once, not once per forked worker)."""
+def _kib_field(path: str, field: str) -> int:
+    """Bytes of the ``field:`` line (in kB) of a ``/proc`` file; 0 when gone meanwhile."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("Pss:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def _pss(pid: int) -> int:
+    """Bytes of ``pid``'s proportional set size (shared pages split among their sharers: the
+    zygote's torch counted once, not once per forked worker)."""
+    return _kib_field(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 CONTAINERS = Path("/sys/fs/cgroup/memory/docker")  # cgroup v1, as on these machines
@@ -72,14 +77,7 @@ def _container_rss(group: Path) -> int:
 def _rss(pid: int) -> int:
     """Bytes resident for ``pid`` (shared pages counted whole: a zygote's figure does not move
     when it forks a worker, as its PSS would)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _kib_field(f"/proc/{pid}/status", "VmRSS:")
 
 
 def _judge_container(client, seen: dict) -> Path | None:
