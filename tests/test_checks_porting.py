@@ -188,10 +188,12 @@ def test_update_outside_no_grad_is_named():
 
 @FAST
 @given(seeds, st.sampled_from(["right", "m-times", "flipped", "bias-0d", "column", "no-bias",
-                                "no-bias-0d", "no-bias-in-b-only"]))
+                                "no-bias-0d", "no-bias-in-b-only", "b-summed", "b-summed-0d",
+                                "b-flipped"]))
 def test_closed_form_gradients(seed, kind):
     """Is a right closed form accepted (b's gradient (1,) or 0-d, b folded into X as a column)
-    and each slip named (b left out of the logits, in both gradients or in b's alone)?"""
+    and each slip named (b left out of the logits, in both gradients or in b's alone; b's
+    residuals summed instead of averaged; b's sign flipped)?"""
     rng = np.random.default_rng(seed)
     X, y, _, _ = logreg.draw_problem(rng)
     w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
@@ -207,13 +209,16 @@ def test_closed_form_gradients(seed, kind):
            "column": (column[:-1], column[-1:]),
            "no-bias": (X.T @ r0 / len(y), r0.mean().reshape(1)),
            "no-bias-0d": (X.T @ r0 / len(y), r0.mean()),
-           "no-bias-in-b-only": (grad_w, r0.mean().reshape(1))}[kind]
+           "no-bias-in-b-only": (grad_w, r0.mean().reshape(1)),
+           "b-summed": (grad_w, r.sum().reshape(1)), "b-summed-0d": (grad_w, r.sum()),
+           "b-flipped": (grad_w, -grad_b)}[kind]
     verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), len(y),
                                        (X, y, w, b))
     expected = {"right": None, "m-times": "grad-not-divided-by-m",
                 "flipped": "grad-sign-flipped", "bias-0d": None, "column": None,
                 "no-bias": "bias-left-out", "no-bias-0d": "bias-left-out",
-                "no-bias-in-b-only": "bias-left-out"}[kind]
+                "no-bias-in-b-only": "bias-left-out", "b-summed": "grad-not-divided-by-m",
+                "b-summed-0d": "grad-not-divided-by-m", "b-flipped": "grad-sign-flipped"}[kind]
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
 
 

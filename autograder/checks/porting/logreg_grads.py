@@ -61,6 +61,25 @@ def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int,
     return None, "Write it as X.T @ (sigmoid(X @ w + b) - y) / m, the bias part as the mean."
 
 
+def diagnose_bias_grad(got_b: Any, ref_b: torch.Tensor, m: int,
+                       at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
+    """Name a wrong gradient of b as ``diagnose_grads`` names one of w: b left out of the
+    logits, the residuals summed instead of averaged (m times too large), the sign flipped.
+    b's gradient may be ``(1,)`` or 0-d."""
+    if without_bias(got_b, at, 1):
+        return "bias-left-out", BIAS_LEFT_OUT
+    if isinstance(got_b, torch.Tensor) and got_b.numel() == ref_b.numel():
+        got, ref = got_b.detach().double().reshape(-1), ref_b.reshape(-1)
+        if allclose(got, m * ref, MATCH_RTOL, MATCH_ATOL):
+            return "grad-not-divided-by-m", ("It is m times too large: the bias gradient is the "
+                                             "mean residual, (sigmoid(X @ w + b) - y).mean(), "
+                                             "not its sum.")
+        if allclose(got, -ref, MATCH_RTOL, MATCH_ATOL):
+            return "grad-sign-flipped", ("It has the wrong sign: the residual is sigmoid(X @ w "
+                                         "+ b) - y, prediction minus label.")
+    return None, "The bias gradient is the mean residual, (sigmoid(X @ w + b) - y).mean()."
+
+
 def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
                        points: float = 1.0) -> CheckResult:
     """Compare the closed-form gradient with autograd at random points of random problems."""
@@ -101,6 +120,5 @@ def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int,
         lambda: with_diagnosis(
             judge_tensor(grad_b, ref_b, "the gradient of b", dtype=torch.float32, rtol=RTOL,
                          atol=ATOL, inputs=inputs, shapes=((1,), ())),
-            lambda: ("bias-left-out", BIAS_LEFT_OUT) if without_bias(grad_b, at, 1) else
-            (None, "The bias gradient is the mean residual, (sigmoid(X @ w + b) - y).mean().")),
+            lambda: diagnose_bias_grad(grad_b, ref_b, m, at)),
     ])
