@@ -441,7 +441,8 @@ def test_pick_device(answer, name):
     assert (torch.cuda.is_available, torch.backends.mps.is_available) == real
 
 
-def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True, move_model=True):
+def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True, move_model=True,
+                 copy_out=None):
     def predict(model, batch, where):
         if move_model:
             model.to(where)
@@ -451,7 +452,9 @@ def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True, move_
             model.eval()
         with torch.set_grad_enabled(not no_grad):
             out = model(batch)
-        return out.detach() if detach else out
+        out = out.detach() if detach else out
+        return {None: out, "cpu": lambda: out.cpu(),
+                "to-cpu": lambda: out.to("cpu")}[copy_out]() if copy_out else out
     return predict
 
 
@@ -461,6 +464,9 @@ def predict_with(*, assign=True, evaluate=True, no_grad=True, detach=True, move_
     ({"no_grad": False, "detach": False}, "graph-recorded", False),
     ({"assign": False}, "batch-not-moved", True),
     ({"move_model": False}, "model-not-moved", True),
+    # the output copied off the device: on CUDA it comes back on the CPU, on meta it raises
+    ({"copy_out": "cpu"}, "output-not-on-device", True),
+    ({"copy_out": "to-cpu"}, "output-not-on-device", True),
 ])
 def test_predict(moved, kwargs, name, only_if_moved):
     """Is a right predict accepted on both devices and each mistake named where visible?"""

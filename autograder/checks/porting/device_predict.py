@@ -35,6 +35,12 @@ DEVICE_MISMATCH = (
     ("Expected all tensors to be on the same device", "batch-not-moved",
      "The model was moved but the batch was not: Tensor.to returns a new tensor, so assign it: "
      "batch = batch.to(device)."),
+    *((needle, "output-not-on-device",
+       "predict copied a tensor off the device it was given (.cpu(), .item(), .numpy(), "
+       ".tolist() or .to('cpu')): on the 'meta' device, which holds no values, that raises. "
+       "Return the output on the device it was computed on, as it is.")
+      for needle in ("Cannot copy out of meta tensor", "cannot be called on meta tensors",
+                     "can't convert meta device type tensor")),
 )
 
 
