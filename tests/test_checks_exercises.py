@@ -93,6 +93,9 @@ SAVED_MUTANTS = {
     "no-grad-wrong-run": lambda n, x, track: _count(n, x, not track),
     "bytes-assume-float32": lambda n, x, track: _count(n, x, track, size=lambda t: 4 * t.numel()),
     "lesson-constant": lambda n, x, track: (4, 272) if track else (0, 0),
+    # a copy of the batch made to require grad when tracking (the caller's own left alone)
+    "inputs-made-tracked": lambda n, x, track: _count(n, x.detach().clone()
+                                                     .requires_grad_(track), track),
 }
 
 

@@ -22,7 +22,13 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, is_int
-from .saved_reference import LESSON_COUNTS, Predictions, draw_unambiguous, predict
+from .saved_reference import (
+    LESSON_COUNTS,
+    Predictions,
+    draw_unambiguous,
+    predict,
+    with_tracked_inputs,
+)
 
 QUESTION = "q2_saved"
 
@@ -100,6 +106,24 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
         return None, "The number of pack calls is right; the bytes are not."
     return None, ""  # no guessed cause: the probes look for one (check_count_saved)
 
+
+
+#: What a tracked count taken on the batch made to require grad is told.
+INPUTS_TRACKED = ("These are the counts for the batch made to require grad: then the first "
+                  "Linear also saves its weight (for the batch's own gradient). Count the "
+                  "forward on the inputs as they were given, their requires_grad left alone.")
+
+
+def inputs_made_tracked(verdict: Verdict, got: Any, net: nn.Module, inputs: torch.Tensor,
+                        track: bool) -> Verdict:
+    """A wrong tracked answer with no named cause, named when it is the grader's own count
+    for the same batch made to require grad (on a batch that does not)."""
+    if (verdict.ok or verdict.misconception is not None or not track or inputs.requires_grad
+            or _pair_problem(got) or tuple(int(v) for v in got)
+            != with_tracked_inputs(net, inputs)):
+        return verdict
+    return Verdict(False, f"{verdict.message} {INPUTS_TRACKED}", "inputs-made-tracked",
+                   verdict.evidence, verdict.traceback)
 
 
 def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:
@@ -201,7 +225,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
                 break
             seq.append(got)
         if verdict.ok:
-            verdict = judge_counts(seq, pred, track, shown)
+            verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
+                                          inputs, track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
             verdict = explain(verdict, subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)

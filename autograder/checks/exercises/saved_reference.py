@@ -62,6 +62,14 @@ def _nbytes(tensors: list[torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+def with_tracked_inputs(net: nn.Module, inputs: torch.Tensor) -> tuple[int, int]:
+    """The tracked count (pack events, bytes) for a copy of ``inputs`` made to require grad:
+    what a ``count_saved`` that turns tracking on for the batch returns. Computed only to
+    name a wrong answer, not for every drawn network (``predict``)."""
+    packed = _packed(net, inputs.detach().clone().requires_grad_(), True)
+    return len(packed), _nbytes(packed)
+
+
 def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
     """Run the grader's own hooks on copies of ``net``; predict right and wrong answers."""
     packed = _packed(net, inputs, True)
