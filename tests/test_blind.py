@@ -55,9 +55,12 @@ def _expected(label: dict) -> set[str]:
     return {label["question"]} if label["kind"] == "wrong" else set()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def forks(zips):
-    """One process per notebook, forked from a parent that has imported and rehearsed once."""
+    """One process per notebook, forked from a parent that has imported and rehearsed once
+    per xdist worker: for the session, as xdist may run this module's tests on a worker in
+    more than one stretch (the sealed round's group apart from the rest), and a module
+    fixture would start and rehearse a parent for each."""
     forks = Forks(zips)
     yield forks
     forks.close()

@@ -2,8 +2,9 @@
 mistake replayed, kept per data set.
 
 A check may ask for the same run more than once (the judgement, the diagnosis of a wrong
-answer, the probes), so the runs of the thread's current data set are kept, keyed by the
-data's values. A run is kept as it stands (``_Run``): a replay that parted from the student's
+answer, the probes), and a submission's checks draw the same data sets from its seed (the
+losses and the final ``w`` and ``b`` of each draw are two checks), so the runs of the thread's
+last ``KEPT_DATA_SETS`` data sets are kept, keyed by the data's values. A run is kept as it stands (``_Run``): a replay that parted from the student's
 losses stops there (``replayed_losses``), and a later ask for the whole run carries it on from
 where it stopped, with the same operations in the same order, so to the same bits.
 """
@@ -11,6 +12,7 @@ where it stopped, with the same operations in the same order, so to the same bit
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Callable
 
 import torch
@@ -24,6 +26,8 @@ LOGIT_CLAMP = 30.0
 #: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
 Run = tuple[torch.Tensor, torch.Tensor, list[float]]
 _RUNS = threading.local()  # the judge grades submissions on threads of one process
+#: Data sets whose runs a thread keeps (q1's checks draw 3 + 3 + 4 + 2, the first three twice)
+KEPT_DATA_SETS = 8
 
 
 def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
@@ -78,12 +82,16 @@ class _Run:
 
 
 def _kept_runs(X: torch.Tensor, y: torch.Tensor) -> dict:
-    """The thread's kept runs, emptied first when ``X`` and ``y`` are not its data set."""
+    """The thread's kept runs of the data set ``X`` and ``y`` (new and empty when it is not
+    one of the last ``KEPT_DATA_SETS`` asked for; the oldest is then dropped)."""
     data = (tuple(X.shape), X.dtype, X.detach().numpy().tobytes(), y.detach().numpy().tobytes())
-    runs = _RUNS.__dict__
-    if runs.get("data") != data:
-        runs.clear()
-        runs["data"] = data
+    kept: OrderedDict = _RUNS.__dict__.setdefault("data_sets", OrderedDict())
+    runs = kept.get(data)
+    if runs is None:
+        runs = kept[data] = {}
+        while len(kept) > KEPT_DATA_SETS:
+            kept.popitem(last=False)
+    kept.move_to_end(data)
     return runs
 
 
