@@ -189,7 +189,7 @@ def test_update_outside_no_grad_is_named():
 @FAST
 @given(seeds, st.sampled_from(["right", "m-times", "flipped", "bias-0d", "column", "no-bias",
                                 "no-bias-0d", "no-bias-in-b-only", "b-summed", "b-summed-0d",
-                                "b-flipped"]))
+                                "b-flipped", "global-m", "by-features"]))
 def test_closed_form_gradients(seed, kind):
     """Is a right closed form accepted (b's gradient (1,) or 0-d, b folded into X as a column)
     and each slip named (b left out of the logits, in both gradients or in b's alone; b's
@@ -199,6 +199,7 @@ def test_closed_form_gradients(seed, kind):
     w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
     b = torch.tensor([rng.normal()], dtype=torch.float32)
     assume(abs(float(b)) > 0.05)  # where b = 0, leaving it out is right
+    assume(len(y) not in (200, X.shape[1]))  # where m is 200 or n, dividing by it is right
     r = torch.sigmoid(X @ w + b) - y
     grad_w, grad_b = X.T @ r / len(y), r.mean().reshape(1)
     X1 = torch.cat([X, torch.ones(len(y), 1)], 1)
@@ -211,14 +212,18 @@ def test_closed_form_gradients(seed, kind):
            "no-bias-0d": (X.T @ r0 / len(y), r0.mean()),
            "no-bias-in-b-only": (grad_w, r0.mean().reshape(1)),
            "b-summed": (grad_w, r.sum().reshape(1)), "b-summed-0d": (grad_w, r.sum()),
-           "b-flipped": (grad_w, -grad_b)}[kind]
+           "b-flipped": (grad_w, -grad_b),
+           # divided by a global m = 200 from another cell, or by n (X.shape[1])
+           "global-m": (X.T @ r / 200, grad_b), "by-features": (X.T @ r / X.shape[1], grad_b)}[kind]
     verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), len(y),
                                        (X, y, w, b))
     expected = {"right": None, "m-times": "grad-not-divided-by-m",
                 "flipped": "grad-sign-flipped", "bias-0d": None, "column": None,
                 "no-bias": "bias-left-out", "no-bias-0d": "bias-left-out",
                 "no-bias-in-b-only": "bias-left-out", "b-summed": "grad-not-divided-by-m",
-                "b-summed-0d": "grad-not-divided-by-m", "b-flipped": "grad-sign-flipped"}[kind]
+                "b-summed-0d": "grad-not-divided-by-m", "b-flipped": "grad-sign-flipped",
+                "global-m": "grad-divided-by-wrong-count",
+                "by-features": "grad-divided-by-wrong-count"}[kind]
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
 
 

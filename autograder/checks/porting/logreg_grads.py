@@ -58,7 +58,29 @@ def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int,
     if allclose(got, -ref_w, MATCH_RTOL, MATCH_ATOL):
         return "grad-sign-flipped", ("It has the wrong sign: the residual is sigmoid(X @ w + b) "
                                      "- y, prediction minus label.")
+    scaled = wrong_count(got, ref_w, m)
+    if scaled is not None:
+        return "grad-divided-by-wrong-count", (
+            f"It is the right gradient times {scaled[0]:.4g}: divided by {scaled[1]} instead of "
+            f"m = {m}, the number of rows of this X. Take m from X (X.shape[0]) on every call, "
+            "not from a global or another dimension.")
     return None, "Write it as X.T @ (sigmoid(X @ w + b) - y) / m, the bias part as the mean."
+
+
+def wrong_count(got: torch.Tensor, ref: torch.Tensor, m: int) -> tuple[float, int] | None:
+    """``(factor, k)`` when ``got`` is ``ref`` (2 entries or more, not all near 0) times one
+    factor ``m / k`` for a whole count ``k`` other than ``m``: the sum divided by ``k``."""
+    ref = ref.detach().double().reshape(-1)
+    got = got.reshape(-1)
+    if got.numel() != ref.numel() or ref.numel() < 2 or float(ref.abs().max()) < 1e-6:
+        return None
+    factor = float(got @ ref) / float(ref @ ref)
+    if factor <= 0 or not allclose(got, factor * ref, MATCH_RTOL, MATCH_ATOL):
+        return None
+    k = round(m / factor)
+    if k < 1 or k == m or abs(m / factor - k) > 1e-3 * k:
+        return None
+    return factor, k
 
 
 def diagnose_bias_grad(got_b: Any, ref_b: torch.Tensor, m: int,
