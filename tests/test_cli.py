@@ -23,12 +23,14 @@ from points import EXERCISES
 CLI = [sys.executable, "-m", "autograder"]
 # Run with the private checkout's python: the solution plus a cell importing what no warm-up
 # imported (the standard library's, torch's lazily loaded ones), judged with the container
-# confinement; prints the result document's points and the worker's output.
+# confinement; prints the result document's points and the worker's output. Its zygote does
+# not rehearse, as the CLI's for one notebook: the rehearsal (a second of CPU) would only
+# import beforehand some of what the worker must reach after its uid drop.
 LAZY_IMPORTS = """
 import json, sys
 from pathlib import Path
 import nbformat
-from autograder.running.judge import uids
+from autograder.running.judge import uids, zygotes
 from autograder.running.judge.core import judge
 from autograder.running.limits import Limits
 from autograder.running.judge.tests_zip import load_tests
@@ -39,6 +41,7 @@ nb.cells.append(nbformat.v4.new_code_cell(
     "print('LAZY-IMPORTS-OK', colorsys.__name__, torch.utils.benchmark.__name__)"))
 nbformat.write(nb, work / "lazy.ipynb")
 tests = load_tests(root / "build" / "autograd-exercises" / "autograd-exercises-autograder.zip")
+zygotes.prestart("container", rehearse=False)
 with uids.lease() as uid:
     doc = judge(work / "lazy.ipynb", "lazy.ipynb", "autograd-exercises", tests, seed=3,
                 uid=uid, limits=Limits(confinement="container"))

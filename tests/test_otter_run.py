@@ -89,12 +89,38 @@ def assert_round(chosen: list[Variant], scores: dict, messages: dict[str, str],
             assert v.feedback in messages[question], (v.id, v.feedback, messages[question][:2000])
 
 
+def round_params(rounds: list) -> list:
+    """The rounds as parameters; those otter run also grades (the sample) in one xdist group,
+    so that both tests read one judging of them (``judged``)."""
+    return [pytest.param(a, i, r, id=f"{a}/round{i}",
+                         marks=[pytest.mark.xdist_group("otter-run-sample")]
+                         if i < OTTER_RUN_ROUNDS else [])
+            for a, i, r in rounds]
+
+
+@pytest.fixture(scope="module")
+def judged(zips, tmp_path_factory):
+    """``judged(assignment, i, chosen)``: the sealed judge's document of that round, judged
+    once per test process: the sampled rounds are read by two tests (each variant's verdict;
+    otter run's points beside the judge's), the same notebook with the same seed."""
+    folder = tmp_path_factory.mktemp("rounds")
+    docs: dict[tuple[str, int], dict] = {}
+
+    def doc(assignment: str, i: int, chosen: list[Variant]) -> dict:
+        if (assignment, i) not in docs:
+            (folder / f"round{i}").mkdir(exist_ok=True)
+            path = round_notebook(assignment, chosen,
+                                  folder / f"round{i}" / f"{assignment}.ipynb")
+            docs[assignment, i] = sealed(path, assignment, zips[assignment])
+        return docs[assignment, i]
+
+    return doc
+
+
 @pytest.mark.needs_root
-@pytest.mark.parametrize("assignment, i, chosen", ROUNDS,
-                         ids=[f"{a}/round{i}" for a, i, _ in ROUNDS])
-def test_every_variant_through_the_sealed_judge(assignment, i, chosen, zips, tmp_path):
-    path = round_notebook(assignment, chosen, tmp_path / f"{assignment}.ipynb")
-    doc = sealed(path, assignment, zips[assignment])
+@pytest.mark.parametrize("assignment, i, chosen", round_params(ROUNDS))
+def test_every_variant_through_the_sealed_judge(assignment, i, chosen, judged):
+    doc = judged(assignment, i, chosen)
     assert doc["status"] == "graded", doc.get("error") or doc.get("problems")
     messages = {q: "\n".join(t["message"] for t in v["tests"])
                 for q, v in doc["questions"].items()}
@@ -105,16 +131,16 @@ SAMPLE = [(a, i, r) for a, i, r in ROUNDS if i < OTTER_RUN_ROUNDS]
 
 
 @pytest.mark.needs_root
-@pytest.mark.parametrize("assignment, i, chosen", SAMPLE,
-                         ids=[f"{a}/round{i}" for a, i, _ in SAMPLE])
-def test_otter_run_gives_the_sealed_judges_points(assignment, i, chosen, zips, tmp_path):
+@pytest.mark.parametrize("assignment, i, chosen", round_params(SAMPLE))
+def test_otter_run_gives_the_sealed_judges_points(assignment, i, chosen, judged, zips,
+                                                  tmp_path):
     """Same notebook, same seed: otter run (the student's code and the tests in one kernel)
     and the sealed judge give the same points per question; the feedback is in otter's
     output too (both run the masters' tests, which call the same checks)."""
     path = round_notebook(assignment, chosen, tmp_path / f"{assignment}.ipynb")
     results = otter_run(path, zips[assignment], tmp_path / "out", seed=SEED)
     scores = question_scores(results)
-    assert scores == sealed_scores(sealed(path, assignment, zips[assignment]))
+    assert scores == sealed_scores(judged(assignment, i, chosen))
     assert_round(chosen, scores, {q: question_output(results, q) for q in scores},
                  advice_shown=False)
 
