@@ -107,7 +107,6 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
     return None, ""  # no guessed cause: the probes look for one (check_count_saved)
 
 
-
 #: What a tracked count taken on the batch made to require grad is told.
 INPUTS_TRACKED = ("These are the counts for the batch made to require grad: then the first "
                   "Linear also saves its weight (for the batch's own gradient). Count the "

@@ -4,9 +4,10 @@ mistake replayed, kept per data set.
 A check may ask for the same run more than once (the judgement, the diagnosis of a wrong
 answer, the probes), and a submission's checks draw the same data sets from its seed (the
 losses and the final ``w`` and ``b`` of each draw are two checks), so the runs of the thread's
-last ``KEPT_DATA_SETS`` data sets are kept, keyed by the data's values. A run is kept as it stands (``_Run``): a replay that parted from the student's
-losses stops there (``replayed_losses``), and a later ask for the whole run carries it on from
-where it stopped, with the same operations in the same order, so to the same bits.
+last ``KEPT_DATA_SETS`` data sets are kept, keyed by the data's values. A run is kept as it
+stands (``_Run``): a replay that parted from the student's losses stops there
+(``replayed_losses``), and a later ask for the whole run carries it on from where it
+stopped, with the same operations in the same order, so to the same bits.
 """
 
 from __future__ import annotations
