@@ -96,6 +96,9 @@ SAVED_MUTANTS = {
     # a copy of the batch made to require grad when tracking (the caller's own left alone)
     "inputs-made-tracked": lambda n, x, track: _count(n, x.detach().clone()
                                                      .requires_grad_(track), track),
+    # each packed tensor's whole storage: differs where the batch is a strided view
+    "storage-bytes": lambda n, x, track: _count(
+        n, x, track, size=lambda t: t.untyped_storage().nbytes()),
 }
 
 

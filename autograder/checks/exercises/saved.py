@@ -26,6 +26,7 @@ from .saved_reference import (
     LESSON_COUNTS,
     Predictions,
     draw_unambiguous,
+    layout_copy,
     predict,
     with_tracked_inputs,
 )
@@ -93,6 +94,11 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
          "activation's output is saved by it and by the next Linear): count every pack call."),
         ("bytes-assume-float32", pred.four_bytes if track else None,
          "The bytes assume 4 per element, but this network is float64: use element_size()."),
+        ("storage-bytes", pred.storage if track and pred.storage != pred.tracked else None,
+         "You counted each saved tensor's whole storage (untyped_storage().nbytes() or the "
+         "storage's size), but a saved tensor can be a view that reaches only part of its "
+         "storage: this batch is every other row of a larger tensor. Count numel() * "
+         "element_size() of each tensor pack receives."),
         ("lesson-constant", LESSON_COUNTS,
          "These are the lesson's counts for its own network, not for this one (typed in, or "
          "kept from an earlier call): count the pack calls for the net and inputs you are "
@@ -130,7 +136,18 @@ def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:
     layers = ", ".join(f"Linear({m.in_features}, {m.out_features})" if isinstance(m, nn.Linear)
                        else f"{type(m).__name__}()" for m in net)
     dtype = str(inputs.dtype).replace("torch.", "")
-    return f"count_saved(Sequential({layers}), inputs {tuple(inputs.shape)} {dtype}, track={track})"
+    view = "" if inputs.is_contiguous() else f" (a view, strides {tuple(inputs.stride())})"
+    return (f"count_saved(Sequential({layers}), inputs {tuple(inputs.shape)} {dtype}{view}, "
+            f"track={track})")
+
+
+def every_other_row(batch: torch.Tensor) -> torch.Tensor:
+    """``batch``'s rows as every other row of a tensor of ``2 * rows - 1`` rows: a view whose
+    storage is larger than its own elements, as a strided slice of a larger batch is (the
+    elements between its rows are zeros)."""
+    base = torch.zeros((2 * batch.shape[0] - 1, *batch.shape[1:]), dtype=batch.dtype)
+    base[::2] = batch
+    return base[::2]
 
 
 #: What count_saved must leave as it found it: the caller's network and inputs.
@@ -165,6 +182,10 @@ def input_classes(args: tuple) -> list[InputClass]:
     if inputs.requires_grad:
         classes.append(InputClass("requires-grad", (net, inputs.detach(), track),
                                   "Does an input that requires grad change what is counted?"))
+    if not inputs.is_contiguous():
+        classes.append(InputClass("strided-view", (net, inputs.contiguous(), track),
+                                  "Does a batch that is a view of a larger tensor (every other "
+                                  "row) change what is counted?"))
     other = torch.float32 if inputs.dtype == torch.float64 else torch.float64
     classes.append(InputClass(str(inputs.dtype).replace("torch.", ""),
                               (copy.deepcopy(net).to(other), inputs.detach().to(other)
@@ -207,16 +228,18 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=1,
                                   batch=1, tracked_inputs=True))
     # the first network again, with a batch of another size: an answer kept from an earlier
-    # call on the same network must not come back
+    # call on the same network must not come back. That batch is a strided view (every other
+    # row of a larger tensor): counting each saved tensor's whole storage, not its own
+    # elements, shows there
     net, inputs = cases[0][0], cases[0][1]
-    again = torch.from_numpy(rng.standard_normal(
-        (inputs.shape[0] + int(rng.integers(1, 4)), inputs.shape[1]))).to(inputs.dtype)
+    again = every_other_row(torch.from_numpy(rng.standard_normal(
+        (inputs.shape[0] + int(rng.integers(1, 4)), inputs.shape[1]))).to(inputs.dtype))
     cases.append((net, again, predict(net, again)))
     verdict = PASS
     for net, inputs, pred in cases:
         seq, shown = [], describe_call(net, inputs, track)
         for mode in (track, not track, track):
-            given = inputs.clone()
+            given = layout_copy(inputs)
             before = snapshot(net), snapshot(given)
             got, verdict = call(count_saved, "count_saved", net, given, mode)
             verdict = verdict or judge_left_alone(net, given, before, shown)

@@ -28,6 +28,8 @@ class Predictions:
         params: the network's parameters counted instead (tensors, bytes).
         unique: distinct storages among the packed tensors instead of pack events.
         four_bytes: pack events with 4 bytes per element assumed (differs in float64).
+        storage: each packed tensor's whole storage counted (``untyped_storage().nbytes()``)
+            instead of its own elements (differs where the batch is a view of a larger one).
     """
 
     tracked: tuple[int, int]
@@ -35,6 +37,22 @@ class Predictions:
     params: tuple[int, int]
     unique: tuple[int, int]
     four_bytes: tuple[int, int]
+    storage: tuple[int, int]
+
+
+def layout_copy(t: torch.Tensor) -> torch.Tensor:
+    """A copy of ``t`` of its own, with ``t``'s strides: a strided view (every other row of a
+    larger batch) stays one, its storage as large as the view reaches (``clone`` would make it
+    contiguous). The storage is zeroed before the view's values are written: the elements
+    between them are sent to the student's process with the view, and must hold nothing of the
+    grader's memory. A contiguous ``t`` is ``t.clone()``."""
+    if t.is_contiguous() or t.numel() == 0:
+        return t.clone()
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    copy_ = torch.zeros(span, dtype=t.dtype).as_strided(t.shape, t.stride())
+    with torch.no_grad():
+        copy_.copy_(t)
+    return copy_
 
 
 def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Tensor]:
@@ -54,7 +72,7 @@ def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Ten
     model = copy.deepcopy(net)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         with torch.set_grad_enabled(track):
-            model(inputs.clone())
+            model(layout_copy(inputs))
     return packed  # the list keeps every packed tensor alive, so storages stay distinct
 
 
@@ -83,6 +101,7 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
         params=(len(params), _nbytes(params)),
         unique=(len(storages), _nbytes(list(storages.values()))),
         four_bytes=(len(packed), 4 * sum(t.numel() for t in packed)),
+        storage=(len(packed), sum(t.untyped_storage().nbytes() for t in packed)),
     )
 
 
