@@ -61,3 +61,34 @@ def test_microbatch_judges_the_inputs_as_handed_over(check, fn):
     if fn is zeroes_inputs:
         assert "the answer was also wrong" in result.message, result.message
     assert check(correct_accumulated_grad, np.random.default_rng(5)).passed
+
+
+def nan_lr_optimizer(model, device, lr=0.1):
+    """optimizer-nan-lr.ipynb."""
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=float("nan"))
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_make_optimizer_with_nan_lr_fails(moved):
+    """Does an optimizer built with lr=nan lose both hidden optimizer checks (``abs(v - lr) >
+    tol`` is False for NaN, so it passed)?"""
+    result = device.check_make_optimizer(nan_lr_optimizer, np.random.default_rng(1), moved=moved)
+    assert not result.passed and result.misconception == "lr-ignored", result.message
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 10**400, True, "0.5", None])
+def test_an_lr_no_float_equals_is_not_the_lr(bad):
+    model = nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    opt.param_groups[0]["lr"] = bad
+    verdict = device.judge_optimizer(opt, model, torch.device("cpu"), 0.5,
+                                     {id(p) for p in model.parameters()})
+    assert verdict.misconception == "lr-ignored", verdict.message
+
+
+def test_near_never_takes_nan_or_a_huge_int():
+    assert closeness.near(0.5, 0.5, 1e-12) and closeness.near(np.float32(0.5), 0.5, 1e-6) \
+        and closeness.near(2, 2.0, 0.0)
+    assert not any(closeness.near(v, 0.5, 1e-3, 1.0)
+                   for v in (float("nan"), 10**400, True, "0.5", None))
