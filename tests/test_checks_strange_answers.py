@@ -92,3 +92,77 @@ def test_near_never_takes_nan_or_a_huge_int():
         and closeness.near(2, 2.0, 0.0)
     assert not any(closeness.near(v, 0.5, 1e-3, 1.0)
                    for v in (float("nan"), 10**400, True, "0.5", None))
+
+
+def huge_counts(net, inputs, track):
+    """saved-huge-int.ipynb."""
+    return (10**400, 10**400)
+
+
+def meta_vjp(x, weights):
+    """vjp-meta-tensor.ipynb."""
+    return torch.empty(x.shape, dtype=x.dtype, device="meta")
+
+
+@pytest.mark.parametrize("assignment, key, name, fn", [
+    ("autograd-exercises", "q2_saved/count_saved_tracked", "count_saved", huge_counts),
+    ("autograd-exercises", "q2_saved/count_saved_untracked", "count_saved", huge_counts),
+    ("autograd-exercises", "q4_vjp/vjp_square_values", "vjp_square", meta_vjp),
+])
+def test_red_team_answers_fail_as_the_students(assignment, key, name, fn):
+    """Is each answer the red team's notebooks gave (each a grader error for the whole
+    submission) that check's failure, through ``expect`` as otter runs it: an
+    ``AssertionError`` that says what came back, not a ``GraderFault``?"""
+    env = {**namespace(solution(assignment)), name: fn}
+    with pytest.raises(AssertionError) as failed:
+        expect(env, assignment, key)
+    assert "which is or holds" in str(failed.value), failed.value
+
+
+def _strange(value, kind):
+    if isinstance(value, torch.Tensor):
+        if kind == "meta":
+            return torch.empty(value.shape, dtype=value.dtype, device="meta")
+        return value.to_sparse() if value.dim() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_strange(v, kind) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and kind == "huge":
+        return 10**400
+    return value
+
+
+CASES = [(a, key) for a in ASSIGNMENTS for key in all_checks()[a]]
+
+
+@pytest.mark.parametrize("kind", ["meta", "huge", "sparse"])
+def test_no_check_raises_on_a_strange_answer(kind):
+    """Every check, each function of the solution with its answer made strange (tensors on
+    meta or sparse, numbers too large for a float): the check returns a result, and a wrong
+    one is the student's (the red team's in-process fuzzing crashed q1_logreg's 4 checks,
+    q2_microbatch's 3, q3_gradcheck/forward, q4_vjp and q2_saved)."""
+    for assignment in ASSIGNMENTS:
+        env = namespace(solution(assignment))
+        for key, check in all_checks()[assignment].items():
+            values = {}
+            for n in check.needs:
+                fn = env[n]
+                values[n] = fn if isinstance(fn, type) or not callable(fn) else (
+                    lambda *a, _fn=fn, **k: _strange(_fn(*a, **k), kind))
+            result = check(values, np.random.default_rng(3))
+            assert result.passed or result.fault == "student", (key, result.message)
+
+
+def test_the_describing_helpers_take_what_a_student_can_return():
+    """``describe`` and ``plain`` of values with no readable numbers do not raise."""
+    for value in (torch.empty(2, 3, device="meta"), torch.eye(2).to_sparse(), 10**5000,
+                  [1, (10**400,)]):
+        assert describe(value) and plain(value) is not None
+    assert "digits" in describe(10**5000)
+
+
+def test_an_unreadable_answer_says_what_came_back():
+    got, failure = call(lambda: (1, 10**400), "count_saved")
+    assert got is None and failure.misconception == "unreadable-answer"
+    assert "an int of about 401 digits, too large for a float" in failure.message
+    got, failure = call(lambda: torch.empty(2, device="meta"), "vjp_square")
+    assert failure.misconception == "unreadable-answer" and "'meta' device" in failure.message
