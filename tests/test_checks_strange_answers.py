@@ -94,6 +94,28 @@ def test_near_never_takes_nan_or_a_huge_int():
                    for v in (float("nan"), 10**400, True, "0.5", None))
 
 
+def shape_only_predict(model, batch, device):
+    """predict-meta-shape-only.ipynb: the output's shape, never the model."""
+    out_features = [p for p in model.parameters()][-1].shape[0]
+    return torch.empty(batch.shape[0], out_features, dtype=torch.bool, device=device)
+
+
+def unmoved_shape_predict(model, batch, device):
+    """The right dtype, still without running the model there."""
+    out_features = [p for p in model.parameters()][-1].shape[0]
+    return torch.empty(batch.shape[0], out_features, device=device)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the moved check runs on CUDA here")
+@pytest.mark.parametrize("fn, name", [(shape_only_predict, "output-not-from-model"),
+                                      (unmoved_shape_predict, "model-not-moved")])
+def test_predict_on_meta_must_show_the_model_ran(fn, name):
+    """On ``meta`` (no values), is an answer of the right shape that the model did not make
+    failed: the dtype of the grader's own forward on meta, and the model on meta after?"""
+    result = device_predict.check_predict(fn, np.random.default_rng(0), moved=True)
+    assert not result.passed and result.misconception == name, result.message
+
+
 def huge_counts(net, inputs, track):
     """saved-huge-int.ipynb."""
     return (10**400, 10**400)
