@@ -188,3 +188,14 @@ def test_an_unreadable_answer_says_what_came_back():
     assert "an int of about 401 digits, too large for a float" in failure.message
     got, failure = call(lambda: torch.empty(2, device="meta"), "vjp_square")
     assert failure.misconception == "unreadable-answer" and "'meta' device" in failure.message
+
+
+def test_the_microbatch_public_test_builds_its_own_data():
+    """public-test-own-data.ipynb: a last cell ``X = torch.zeros(200, 5)`` made every
+    full-batch gradient 0, and a zero-returning ``accumulated_grad`` passed the public test,
+    which read X and y from the notebook. It builds the lesson's data itself now."""
+    from notebooks import public_results
+
+    env = {**namespace(solution("autograd-porting")), "X": torch.zeros(200, 5),
+           "accumulated_grad": lambda w, X, y, sizes: torch.zeros(5)}
+    assert not any(public_results("autograd-porting", "q2_microbatch", env))
