@@ -19,8 +19,13 @@ import torch
 from ..worker import wire
 from ..worker.arrangements import arranged
 from . import context, modes
-from .describing import describe, plain, quoted
+from .describing import big_int_text, describe, plain, quoted, without_values
 from .result import Evidence, Verdict
+
+#: Whether the calls in force may answer with tensors on the ``meta`` device (``predict``
+#: asked to run on ``meta``: there an answer holds no values, by the contract).
+_META_ANSWERS: contextvars.ContextVar[bool] = contextvars.ContextVar("meta_answers",
+                                                                      default=False)
 
 _LIBRARY_DIRS = tuple(
     os.path.realpath(p) + os.sep
@@ -100,7 +105,6 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
         with _arranged_here(fn) as observed:
             value = fn(*args, **kwargs)
         modes.note(name, observed or getattr(fn, "last_observed", {}))
-        return value, None
     except WorkerLost as exc:
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
                              misconception="worker-lost", evidence=Evidence(inputs=inputs))
@@ -112,6 +116,46 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
             traceback=student_traceback(exc),
         )
+    unreadable = unreadable_part(value)
+    if unreadable is None:
+        return value, None
+    return None, Verdict(
+        False,
+        f"{call_text(name, args, kwargs)} returned {describe(value)}, which is or holds "
+        f"{unreadable}: the grader cannot compare that with the expected answer, so it scores "
+        "as a wrong answer. Return the plain result: tensors with their values (on the CPU, or "
+        "on the device the function was given) and numbers a float can hold.",
+        misconception="unreadable-answer", evidence=Evidence(inputs=inputs, got=plain(value)))
+
+
+@contextlib.contextmanager
+def meta_answers() -> Any:
+    """Inside the block, an answer may hold tensors on the ``meta`` device (a call asked to
+    run there, whose answer the check judges by shape and dtype alone)."""
+    token = _META_ANSWERS.set(True)
+    try:
+        yield
+    finally:
+        _META_ANSWERS.reset(token)
+
+
+def unreadable_part(value: Any, depth: int = 0) -> str | None:
+    """What in a student's answer no check can read, as a phrase (``"a tensor on the 'meta'
+    device, which holds no values"``, ``"an int of about 401 digits, too large for a
+    float"``), or ``None``. Looks into lists, tuples and dicts (keys and values), where the
+    checks read answers; strings, objects and the like are each check's to judge."""
+    if isinstance(value, torch.Tensor):
+        why = without_values(value)
+        if why is None or (value.device.type == "meta" and _META_ANSWERS.get()
+                           and value.layout == torch.strided):
+            return None
+        return f"a tensor {why}"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1024:
+        return f"{big_int_text(value)}, too large for a float"
+    if depth < 32 and isinstance(value, (list, tuple, dict)):
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        return next((why for v in items if (why := unreadable_part(v, depth + 1))), None)
+    return None
 
 
 def call_then_again(fn: Any, name: str, args: tuple, again: tuple) -> tuple[Any, Verdict | None]:

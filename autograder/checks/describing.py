@@ -54,11 +54,26 @@ def fmt(x: float, digits: int = DIGITS) -> str:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return repr(x)
     if isinstance(x, int):
-        return str(x)
+        return str(x) if x.bit_length() <= 1024 else big_int_text(x)
     if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
         return f"{x:.1f}"
     # "#": rounded values keep their trailing zeros (-55.9776 to 3 digits is -56.0, not -56)
     return f"{x:#.{digits}g}".replace(".e", "e").rstrip(".") if digits < DIGITS else f"{x:.{digits}g}"
+
+
+def big_int_text(x: int) -> str:
+    """An int too large for a float, by its size: its digits could be too many to print."""
+    return f"an int of about {int(x.bit_length() * math.log10(2)) + 1} digits"
+
+
+def without_values(t: torch.Tensor) -> str | None:
+    """Why a tensor's values cannot be read (a ``meta`` tensor holds none; a sparse, nested
+    or quantized one is no plain array of numbers), or ``None`` when they can."""
+    if t.device.type == "meta":
+        return "on the 'meta' device, which holds no values"
+    if t.layout != torch.strided or t.is_nested or t.is_quantized:
+        return f"not a dense tensor (layout {str(t.layout).replace('torch.', '')})"
+    return None
 
 
 def expected_text(x: Any, limit: int = 6) -> str:
@@ -74,6 +89,11 @@ def error_text(err: float) -> str:
 def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
     """A short, student-readable rendering of a value (tensors show dtype and shape; floats
     ``digits`` significant digits)."""
+    if isinstance(x, torch.Tensor) and without_values(x):
+        where = "device=meta" if x.device.type == "meta" else \
+            f"layout={str(x.layout).replace('torch.', '')}"
+        return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
+               f"{where})"
     if isinstance(x, torch.Tensor):
         body = (describe(x.detach().cpu().reshape(-1).tolist(), limit, digits) if x.numel()
                 else "[]")
@@ -94,7 +114,9 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
         return fmt(x, digits)
     if x is Ellipsis:
         return "... (the template's placeholder)"
-    if x is None or isinstance(x, (bool, int)):
+    if isinstance(x, int) and not isinstance(x, bool):
+        return fmt(x)
+    if x is None or isinstance(x, bool):
         return repr(x)
     if isinstance(x, Opaque):
         return f"a {quoted(x.type_name.rsplit('.', 1)[-1])}"
@@ -103,6 +125,10 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
 
 def plain(x: Any) -> Any:
     """JSON-able plain data for evidence; never the student's object itself."""
+    if isinstance(x, torch.Tensor) and without_values(x):
+        where = {"device": "meta"} if x.device.type == "meta" else \
+            {"layout": str(x.layout).replace("torch.", "")}
+        return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape), **where}
     if isinstance(x, torch.Tensor):
         t = x.detach().cpu()
         return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
@@ -113,6 +139,8 @@ def plain(x: Any) -> Any:
         return [plain(v) for v in x]
     if isinstance(x, bool) or x is None:
         return x
+    if isinstance(x, int) and x.bit_length() > 1024:
+        return describe(x)  # JSON's own readers would take it, but no float can
     if isinstance(x, (int, np.integer)):
         return int(x)
     if isinstance(x, (float, np.floating)):

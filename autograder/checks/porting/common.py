@@ -157,21 +157,11 @@ def first_failure(verdicts: Iterable[Callable[[], Verdict]]) -> Verdict:
     return last
 
 
-def _has_no_data(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.device.type == "meta"
-
-
 def plain_any(x: Any) -> Any:
-    """``describing.plain``, also for tensors on the ``meta`` device, which hold no values."""
-    if _has_no_data(x):
-        return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape),
-                "device": "meta"}
+    """``describing.plain``, which also takes tensors on the ``meta`` device (no values)."""
     return plain(x)
 
 
 def describe_any(x: Any) -> str:
-    """``describing.describe``, also for tensors on the ``meta`` device."""
-    if _has_no_data(x):
-        return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
-               "device=meta)"
+    """``describing.describe``, which also takes tensors on the ``meta`` device."""
     return describe(x)

@@ -21,6 +21,7 @@ import torch
 import torch.nn as nn
 
 from ..calling import call
+from ..closeness import near
 from ..context import call_context
 from ..describing import describe, fmt, plain
 from ..probes import PROBE_SEED
@@ -108,7 +109,7 @@ def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
         return Verdict(False, f"{shown} returned {describe(opt)}; expected a torch.optim.SGD.",
                        "not-sgd", Evidence(got=describe(opt)))
     lrs = [group.get("lr") for group in opt.param_groups]
-    if any(not isinstance(v, (int, float)) or abs(v - lr) > 1e-12 * abs(lr) for v in lrs):
+    if not all(near(v, lr, 1e-12) for v in lrs):  # NaN, a bool, an int too large: not lr
         return Verdict(False, f"{shown} built SGD with lr {lrs}; expected {fmt(lr)}: pass the lr "
                        "argument, not a constant.", "lr-ignored",
                        Evidence(expected=lr, got=plain(lrs)))

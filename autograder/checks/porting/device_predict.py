@@ -11,6 +11,7 @@ costs a point.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 from typing import Any, Callable, NamedTuple
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..calling import call_observed
+from ..calling import call_observed, meta_answers
 from ..context import call_context
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
@@ -64,7 +65,8 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
     whether TF32 matmuls were on after it. Both are taken where the student's code runs, so
     they are only heard: advice and a named cause, never points."""
     with call_context(count_saved_tensors=True, observe_tf32=True), \
-            torch.random.fork_rng(devices=[]):
+            torch.random.fork_rng(devices=[]), \
+            meta_answers() if device.type == "meta" else contextlib.nullcontext():
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
     tf32 = observed.get("tf32") is True
@@ -114,16 +116,38 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
                        "`with torch.no_grad():`; detach() afterwards does not avoid the "
                        "recording.", "graph-recorded", Evidence(got=plain_any(got)))
     if device.type == "meta" and isinstance(got, torch.Tensor):
-        if got.shape == expected.shape:
-            return PASS
-        return Verdict(False, f"{shown} returned {describe_any(got)}; expected a tensor of shape "
-                       f"{tuple(expected.shape)}.", "wrong-shape", Evidence(got=plain_any(got)))
+        return judge_on_meta(got, model, expected, shown)
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
     # no guessed cause when the model is in eval mode after the call: check_predict probes
     return with_diagnosis(verdict, lambda: (
         ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "
                          "call model.eval() before the forward.") if model.training
         else tf32_cause(tf32, device)))
+
+
+def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
+                  shown: str) -> Verdict:
+    """An answer on ``meta``, which holds no values: what it shows of the forward instead.
+    ``expected`` is the grader's own forward of the model on ``meta`` (its shape and dtype);
+    the model's parameters must be on ``meta`` after the call (the contract moves the model
+    there), or the forward did not run on the device asked for."""
+    evidence = Evidence(expected=plain_any(expected), got=plain_any(got))
+    if got.shape != expected.shape:
+        return Verdict(False, f"{shown} returned {describe_any(got)}; expected a tensor of shape "
+                       f"{tuple(expected.shape)}.", "wrong-shape", evidence)
+    if got.dtype != expected.dtype:
+        return Verdict(False, f"{shown} returned {describe_any(got)}; the model's output on "
+                       f"meta has dtype {expected.dtype}: return the model's output itself, "
+                       "model(batch), not a tensor made to its shape (torch.empty, "
+                       "torch.zeros) nor one converted to another dtype.",
+                       "output-not-from-model", evidence)
+    off = sorted({str(p.device) for p in model.parameters() if p.device.type != "meta"})
+    if off:
+        return Verdict(False, f"{shown} returned a tensor on meta, but the model's parameters "
+                       f"are on {', '.join(off)} after the call: the forward did not run on "
+                       "the device it was given. " + MODEL_NOT_MOVED, "model-not-moved",
+                       evidence)
+    return PASS
 
 
 def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -190,6 +214,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         pristine = copy.deepcopy(model)  # as it arrived, for the probes
         with torch.no_grad():
             expected = copy.deepcopy(model).eval()(batch)
+            if device.type == "meta":  # the grader's own forward there: shape and dtype
+                expected = copy.deepcopy(model).eval().to(device)(batch.to(device))
         got, failure, packed, tf32 = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
         heard = max(heard, packed)

@@ -119,10 +119,16 @@ def scaled_mistake(got: torch.Tensor, expected: torch.Tensor, J: int, B: int,
     return None, ""  # no guessed cause: the probes look for one (check_accumulated_grad)
 
 
+def shown_call(X: torch.Tensor, sizes: list[int]) -> str:
+    return f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes})"
+
+
 def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
           stale: torch.Tensor | None, w_before: torch.Tensor) -> Verdict:
-    """Judge one returned gradient (already copied) against the full-batch reference."""
-    shown = f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes})"
+    """Judge one returned gradient (already copied) against the full-batch reference. ``X``,
+    ``y`` and ``sizes`` are the grader's copies as they were before the call (a call may
+    change the caller's); ``w`` is the caller's, ``w_before`` its values before the call."""
+    shown = shown_call(X, sizes)
     inputs = {"sizes": sizes, "n": X.shape[1], "stale_grad": stale is not None}
     verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype, rtol=RTOL,
                            atol=ATOL, inputs=inputs)
@@ -185,15 +191,40 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         w_before = w.detach().clone()
         probe_w = w.detach().clone().requires_grad_()
         probe_w.grad = None if stale_grad is None else stale_grad.clone()
+        # the reference is the inputs' as handed over: the call may change the caller's X
+        # and y in place (the sealed judge mirrors that back), and must be judged on them
+        X0, y0, sizes0 = X.clone(), y.clone(), list(sizes)
+        before = [snapshot(a) for a in (w, X, y)]
         got, failure = call_named(accumulated_grad, "accumulated_grad", (), w, X, y, sizes)
         got = copied(got)
-        verdict = failure or judge(got, w, X, y, sizes, stale_grad, w_before)
+        verdict = failure or judge(got, w, X0, y0, sizes0, stale_grad, w_before)
+        verdict = left_as_given(verdict, shown_call(X0, sizes0),
+                                _left_on(before, (w, X, y, sizes), sizes0), sizes0)
         if not verdict.ok:
-            verdict = explain(verdict, subject(accumulated_grad, probe_w, X, y, sizes), got)
+            if verdict.misconception != "modified-input":
+                verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
+                                                   y0.clone(), sizes0), got)
             break
     name = "stale_grad_cleared" if stale else "weighted_sizes"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message="accumulated_grad matched the full-batch mean gradient.")
+
+
+def left_as_given(verdict: Verdict, shown: str, left: list[str], sizes: list[int]) -> Verdict:
+    """``verdict``, unless the call changed what it was given (``left``: ``_left_on``'s
+    phrases), which is the failure: ``modified-input``, saying whether the answer was right
+    for the inputs as they were. A changed ``w`` with a right answer keeps ``w-changed``."""
+    if not left or verdict.misconception in ("w-changed", "worker-lost"):
+        return verdict
+    answer = ("" if verdict.ok else " Judged on the inputs as they were before the call, "
+              f"the answer was also wrong: {verdict.message.rstrip()}")
+    return Verdict(False, f"{shown} changed what it was given: {'; '.join(left)}. The caller "
+                   "still needs its data after the call: compute the gradient from the "
+                   "tensors without writing into them (slices are views: an in-place op on "
+                   "X[a:b] writes into X), and leave the sizes list and w's hooks as they "
+                   "were (remove a hook you add; only w.grad is the function's to clear and "
+                   f"fill).{answer}",
+                   "modified-input", Evidence(inputs={"sizes": sizes}), verdict.traceback)
 
 
 def _left_on(before: list, args: tuple, sizes_before: list[int]) -> list[str]:
@@ -213,6 +244,7 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
     seed = seed_of(rng)
     w, X, y, sizes = draw_problem(rng, stale=True)
     w_before = w.detach().clone()
+    X0, y0 = X.clone(), y.clone()  # the reference's inputs: the calls may change the caller's
     args = (w, X, y, sizes)
     sizes_before = list(sizes)
     before = [snapshot(a) for a in args[:3]]
@@ -223,16 +255,12 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
         got, failure = call_named(accumulated_grad, "accumulated_grad", (), *args)
         got = copied(got)
         if failure is None and k == 2:  # the formula was right once: no replayed mistake
-            verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype,
+            verdict = judge_tensor(got, reference(w_before, X0, y0), shown, dtype=w.dtype,
                                    rtol=RTOL, atol=ATOL, inputs={"sizes": sizes_before})
         else:
-            verdict = failure or judge(got, w, X, y, sizes_before, stale, w_before)
-        left = _left_on(before, args, sizes_before)
-        if verdict.ok and left:
-            verdict = Verdict(False, f"{shown} changed what it was given: {'; '.join(left)}. "
-                              "Leave the caller's tensors, their hooks and the sizes list as "
-                              "they were (work on copies, remove a hook you add).",
-                              "modified-input", Evidence(inputs={"sizes": sizes_before}))
+            verdict = failure or judge(got, w, X0, y0, sizes_before, stale, w_before)
+        verdict = left_as_given(verdict, shown, _left_on(before, args, sizes_before),
+                                sizes_before)
         if not verdict.ok:
             if k == 2:
                 verdict = dataclasses.replace(verdict, message=(
