@@ -237,6 +237,28 @@ def test_is_one_roster_row_for_two_notebooks_refused_before_any_work(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("alice_too", [True, False])
+def test_is_a_roster_row_matched_only_by_what_it_names(tmp_path, alice_too):
+    """The row ``alice.ipynb`` names a file: ``alice.ipynb.ipynb`` (stem ``alice.ipynb``) is
+    not Alice. With Alice's own file the run goes on (it was refused: one row, two files);
+    without it Mallory's second file is never exported as Alice's id, and Alice did not
+    submit. Rejected files and the otter runner: nothing runs."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ["mallory.ipynb", "alice.ipynb.ipynb"] + ["alice.ipynb"] * alice_too:
+        (subs / name).write_text("{")
+    (tmp_path / "roster.csv").write_text("file,student_id\nalice.ipynb,A1\nmallory.ipynb,M1\n")
+    proc = run(["grade", "-a", "autograd-exercises", "-p", "subs", "-o", "out", "--roster",
+                "roster.csv", "--runner", "otter", "--seed", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    with open(tmp_path / "out" / "autograd-exercises" / "canvas_gradebook.csv") as f:
+        ids = [r["SIS User ID"] for r in csv.DictReader(f)][1:]  # past "Points Possible"
+    assert sorted(ids) == sorted(["M1", "alice.ipynb"] + ["A1"] * alice_too)
+    absent = (tmp_path / "out" / "not_submitted.csv")
+    assert (absent.is_file() and "A1" in absent.read_text()) == (not alice_too)
+
+
+@pytest.mark.slow
 @pytest.mark.needs_root
 def test_is_the_roster_kept_with_the_run_and_who_did_not_submit_listed(build_dir, tmp_path):
     subs = folder_of(tmp_path, {"ada.ipynb": SOLUTION, "alan.ipynb": SOLUTION})
