@@ -311,6 +311,39 @@ def test_are_typos_one_line_before_any_work(build_dir, tmp_path):
     assert "--question q5_numpy: grading with the local sealed runner" in proc.stdout
 
 
+@pytest.mark.parametrize("path, out", [
+    ("subs", "subs"), ("subs", "subs/out"), ("subs/autograd-exercises", "subs"),
+    ("subs", "link"), ("subs/autograd-exercises/alice.ipynb", "subs")])
+def test_is_an_output_over_the_submissions_refused_before_any_work(tmp_path, path, out):
+    """``-o`` the submissions folder, inside it or holding it (a link resolved): the outputs'
+    housekeeping would remove a notebook under ``feedback/`` and move one under ``results/``
+    aside. One line, exit 2, nothing written or moved."""
+    a = tmp_path / "subs" / "autograd-exercises"
+    for name in ("alice.ipynb", "feedback/bob.ipynb", "results/carol.ipynb"):
+        (a / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SOLUTION, a / name)
+    (tmp_path / "link").symlink_to("subs")
+    before = sorted(p for p in (tmp_path / "subs").rglob("*"))
+    proc = run(["grade", "-p", path, "-o", out, "--runner", "sealed", "--seed", "1"], tmp_path)
+    refused(proc, f"-o {out}", f"-p {path}")
+    assert sorted(p for p in (tmp_path / "subs").rglob("*")) == before
+
+
+@pytest.mark.slow
+def test_is_a_merge_into_a_shard_refused_before_any_work(tmp_path):
+    """``merge``'s output inside a shard's (or holding it): refused like ``grade``'s."""
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "a.ipynb").write_text("{")  # rejected: nothing runs
+    proc = run(["grade", "-a", "autograd-exercises", "-p", "subs", "-o", "shard", "--shard",
+                "1/1", "--seed", "1", "--runner", "otter"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    before = sorted((tmp_path / "shard").rglob("*"))
+    for out in ("shard/merged", "."):
+        refused(run(["merge", "shard", "-o", out, "--no-reports"], tmp_path), f"-o {out}",
+                "shard")
+    assert sorted((tmp_path / "shard").rglob("*")) == before
+
+
 @pytest.mark.needs_root
 def test_is_a_read_only_output_one_line_before_any_work(tmp_path):
     """A read-only file system (a tmpfs mounted read-only in a mount namespace of its own)."""
