@@ -49,6 +49,9 @@ def grade_problem(args: argparse.Namespace) -> str | None:
         return f"-p {path}: not a folder of submissions or a .ipynb notebook"
     if Path(args.output).exists() and not Path(args.output).is_dir():
         return f"-o {args.output}: exists and is not a folder"
+    overlap = overlapping("-o", Path(args.output), "-p", path)
+    if overlap:
+        return overlap
     if args.roster and not Path(args.roster).is_file():
         return f"--roster {args.roster}: no such file"
     if args.jobs is not None and args.jobs < 1:
@@ -69,6 +72,29 @@ def grade_problem(args: argparse.Namespace) -> str | None:
     from .running.runners.registry import option_problem
 
     return option_problem(args.runner, args.question)
+
+
+def overlapping(out_option: str, out: Path, in_option: str, given: Path) -> str | None:
+    """Why output folder ``out`` may not be used beside ``given`` (the submissions, a shard),
+    or ``None``: the same folder, one inside the other (symbolic links resolved). The outputs'
+    own housekeeping (old feedback removed, old documents moved aside) would touch what a
+    student submitted, and the next run would grade our own files."""
+    try:
+        o, g = out.resolve(), given.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        return f"{out_option} {out}: cannot be resolved ({exc})"
+    if o == g:
+        how = "is"
+    elif g.is_relative_to(o):
+        how = "holds"
+    elif o.is_relative_to(g):
+        how = "is inside"
+    else:
+        return None
+    from .running.names import printable
+
+    return printable(f"{out_option} {out} {how} {in_option} {given} ({o} and {g}): write "
+                     f"the output to a folder of its own, outside it", lines=False)
 
 
 #: Exit statuses: the grader failed (a submission's grader error, or a runner that could not
@@ -191,6 +217,10 @@ def run_merge(args: argparse.Namespace) -> int:
     """``autograder merge``: join the shards' outputs into one, then write the reports."""
     from .running.batch.merge import MergeError, merge
 
+    for shard in args.shards:  # checked before anything is written
+        overlap = overlapping("-o", Path(args.output), "shard", Path(shard))
+        if overlap:
+            raise UsageError(overlap)
     try:
         merge([Path(p) for p in args.shards], Path(args.output), say=print)
     except MergeError as exc:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -30,6 +31,7 @@ from autograder.running.outputs.final_grades import Grades
 from autograder.running.outputs.final_grades import read as read_grades
 from autograder.running.outputs.results import iter_results
 from autograder.running.resultdoc import ResultDoc
+from autograder.running.results import result_path
 from autograder.running.submissions import find
 from notebooks import ROOT, grade_rows
 from points import EXERCISES
@@ -94,6 +96,70 @@ def test_every_file_named_after_a_submission_fits_name_max(name, suffix):
                 unique=True))
 def test_names_cut_to_fit_stay_apart(pair):
     assert fit(pair[0], ".json") != fit(pair[1], ".json")
+
+
+#: One part of a path as an attacker would pick it: any name, a name that ends like a cut one
+#: (``~`` and 16 hex digits), what ``fit`` makes of a long one, a name of one of our files.
+HOSTILE_PART = st.one_of(
+    FS_NAME, st.sampled_from(["a", "hw", "hw.ipynb", ".ipynb", "..ipynb", ".ipynb.ipynb"]),
+    st.builds(lambda s, n: fit(s * n), st.sampled_from(["a", "é", "\\x0a"]),
+              st.integers(60, 300)),
+    st.builds(lambda a, h: a + "~" + h, st.sampled_from(["", "a" * 230]),
+              st.text("0123456789abcdef", min_size=16, max_size=16)),
+    st.builds(lambda n, s: n + s, st.sampled_from(["victim.ipynb", "v", ""]),
+              st.sampled_from([".json", ".md", ".html", ".ipynb.json"])))
+HOSTILE_PATH = st.lists(HOSTILE_PART.filter(lambda p: p not in ("", ".", "..") and "/" not in p),
+                        min_size=1, max_size=3).map("/".join)
+
+
+def _outputs(names: list[str]) -> dict[str, list[tuple[str, ...]]]:
+    """Each name's result document and feedback pages, as path parts."""
+    return {n: [result_path(Path(), n).parts]
+            + [feedback_files.feedback_path(Path(), n, s).parts for s in (".md", ".html")]
+            for n in names}
+
+
+@settings(max_examples=300)
+@given(st.lists(HOSTILE_PATH.map(lambda p: p + ".ipynb"), min_size=2, max_size=5, unique=True))
+def test_no_submissions_output_is_or_holds_anothers(names):
+    """Injective and prefix-free over a run's names: no result document or feedback page of
+    one submission is another's, or a folder above it. Beside each drawn name, its twins: a
+    folder named as its result document (``victim.ipynb.json/``), a file named as its
+    feedback page, a folder named as its cut folder."""
+    twins = []
+    for n in names:
+        doc = result_path(Path(), n).as_posix()
+        page = feedback_files.feedback_path(Path(), n, ".html").as_posix()
+        twins += [doc + "/x.ipynb", page[: -len(".html")] + ".ipynb"]
+        if "/" in doc:
+            twins.append(doc.rsplit("/", 1)[0] + "/" + n.rsplit("/", 1)[-1])
+    names = sorted(set(names + twins))
+    outputs = _outputs(names)
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            for pa in outputs[a]:
+                for pb in outputs[b]:
+                    assert pa != pb, (a, b)
+                    assert pb[: len(pa)] != pa, f"{a}'s {pa} holds {b}'s {pb}"
+
+
+@pytest.mark.parametrize("name, twin", [
+    # a folder named as another's cut name (cut-name-collision)
+    ("a" * 238 + "\\x0a" * 17 + "/hw.ipynb", fit("a" * 238 + "\\x0a" * 17) + "/hw.ipynb"),
+    # a file named as another's cut feedback page (feedback-html-collision)
+    ("a" * 230 + "\U0001F600" + "\\x0a" * 5 + ".ipynb",
+     fit("a" * 230 + "\U0001F600" + "\\x0a" * 5, ".html")[: -len(".html")] + ".ipynb"),
+    # a folder named as another's result document (result-folder-collision)
+    ("victim.ipynb", "victim.ipynb.json/evil.ipynb"),
+    (".ipynb", ".ipynb.ipynb"),  # stems that name no file
+])
+def test_the_red_teams_pairs_keep_their_own_outputs(name, twin):
+    outputs = _outputs([name, twin])
+    for pa in outputs[name]:
+        for pb in outputs[twin]:
+            assert pa != pb and pb[: len(pa)] != pa and pa[: len(pb)] != pb
 
 
 def test_a_folders_row_is_named_inside_it(tmp_path):
@@ -177,6 +243,42 @@ def test_the_cli_gives_any_name_one_row_and_its_reports(tmp_path_factory, names)
     assert sorted(json.loads(line)["file"] for line in lines) == sorted(map(text, names))
     assert len(list((out / ASSIGNMENT / "feedback").rglob("*.html"))) == len(names)
     assert "\x1b" not in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_the_cli_keeps_each_students_outputs_apart_and_reports(tmp_path):
+    """The red team's names in one run (rejected files: nothing runs): a 64-byte Latin-1 name
+    (262 characters as text: the class report looked its page up uncut, ENAMETOOLONG, exit 4),
+    a folder named as another's result document, a folder named as another's cut folder, a
+    file named as another's cut feedback page. Exit 0, every file its own document and pages,
+    every report written."""
+    folder, out = tmp_path / "in", tmp_path / "out"
+    long_text = "a" * 238 + "\\x0a" * 17
+    cut_html = fit("a" * 230 + "\U0001F600" + "\\x0a" * 5, ".html")[: -len(".html")]
+    names = [b"\xe9" * 64 + b".ipynb", b"victim.ipynb", b"victim.ipynb.json/evil.ipynb",
+             os.fsencode("a" * 238 + "\n" * 17) + b"/hw.ipynb", os.fsencode(fit(long_text)) + b"/hw.ipynb",
+             os.fsencode("a" * 230 + "\U0001F600" + "\n" * 5 + ".ipynb"),
+             os.fsencode(cut_html + ".ipynb")]
+    for name in names:
+        path = os.fsencode(folder) + b"/" + name
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(b"{" if b"evil" not in name else b"{}")
+    proc = cli("grade", "-a", ASSIGNMENT, "-p", str(folder), "-o", str(out), "--seed", "3",
+               "--runner", "otter", check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    a = out / ASSIGNMENT
+    files = sorted(text(os.fsdecode(n)) for n in names)
+    rows = read_grades(a).rows
+    assert sorted(r["file"] for r in rows) == files
+    assert not [r for r in rows if r["grading_status"].startswith("grader-error")]
+    assert sorted(d.file for d in iter_results(a)) == files  # each its own document
+    for page in (".md", ".html"):
+        assert len(list((a / "feedback").rglob("*" + page))) == len(names), page
+    lines = (a / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["file"] for line in lines) == files
+    assert (a / "report" / "class_report.html").is_file()
+    assert (a / "canvas_gradebook.csv").is_file()
 
 
 ODD_NAMES = {  # file name on disk -> what it is

@@ -237,6 +237,28 @@ def test_is_one_roster_row_for_two_notebooks_refused_before_any_work(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("alice_too", [True, False])
+def test_is_a_roster_row_matched_only_by_what_it_names(tmp_path, alice_too):
+    """The row ``alice.ipynb`` names a file: ``alice.ipynb.ipynb`` (stem ``alice.ipynb``) is
+    not Alice. With Alice's own file the run goes on (it was refused: one row, two files);
+    without it Mallory's second file is never exported as Alice's id, and Alice did not
+    submit. Rejected files and the otter runner: nothing runs."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ["mallory.ipynb", "alice.ipynb.ipynb"] + ["alice.ipynb"] * alice_too:
+        (subs / name).write_text("{")
+    (tmp_path / "roster.csv").write_text("file,student_id\nalice.ipynb,A1\nmallory.ipynb,M1\n")
+    proc = run(["grade", "-a", "autograd-exercises", "-p", "subs", "-o", "out", "--roster",
+                "roster.csv", "--runner", "otter", "--seed", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    with open(tmp_path / "out" / "autograd-exercises" / "canvas_gradebook.csv") as f:
+        ids = [r["SIS User ID"] for r in csv.DictReader(f)][1:]  # past "Points Possible"
+    assert sorted(ids) == sorted(["M1", "alice.ipynb"] + ["A1"] * alice_too)
+    absent = (tmp_path / "out" / "not_submitted.csv")
+    assert (absent.is_file() and "A1" in absent.read_text()) == (not alice_too)
+
+
+@pytest.mark.slow
 @pytest.mark.needs_root
 def test_is_the_roster_kept_with_the_run_and_who_did_not_submit_listed(build_dir, tmp_path):
     subs = folder_of(tmp_path, {"ada.ipynb": SOLUTION, "alan.ipynb": SOLUTION})
@@ -287,6 +309,39 @@ def test_are_typos_one_line_before_any_work(build_dir, tmp_path):
     proc = run([*base[:-2], "--question", "q5_numpy", "--no-reports"], tmp_path, build_dir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "--question q5_numpy: grading with the local sealed runner" in proc.stdout
+
+
+@pytest.mark.parametrize("path, out", [
+    ("subs", "subs"), ("subs", "subs/out"), ("subs/autograd-exercises", "subs"),
+    ("subs", "link"), ("subs/autograd-exercises/alice.ipynb", "subs")])
+def test_is_an_output_over_the_submissions_refused_before_any_work(tmp_path, path, out):
+    """``-o`` the submissions folder, inside it or holding it (a link resolved): the outputs'
+    housekeeping would remove a notebook under ``feedback/`` and move one under ``results/``
+    aside. One line, exit 2, nothing written or moved."""
+    a = tmp_path / "subs" / "autograd-exercises"
+    for name in ("alice.ipynb", "feedback/bob.ipynb", "results/carol.ipynb"):
+        (a / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SOLUTION, a / name)
+    (tmp_path / "link").symlink_to("subs")
+    before = sorted(p for p in (tmp_path / "subs").rglob("*"))
+    proc = run(["grade", "-p", path, "-o", out, "--runner", "sealed", "--seed", "1"], tmp_path)
+    refused(proc, f"-o {out}", f"-p {path}")
+    assert sorted(p for p in (tmp_path / "subs").rglob("*")) == before
+
+
+@pytest.mark.slow
+def test_is_a_merge_into_a_shard_refused_before_any_work(tmp_path):
+    """``merge``'s output inside a shard's (or holding it): refused like ``grade``'s."""
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "a.ipynb").write_text("{")  # rejected: nothing runs
+    proc = run(["grade", "-a", "autograd-exercises", "-p", "subs", "-o", "shard", "--shard",
+                "1/1", "--seed", "1", "--runner", "otter"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    before = sorted((tmp_path / "shard").rglob("*"))
+    for out in ("shard/merged", "."):
+        refused(run(["merge", "shard", "-o", out, "--no-reports"], tmp_path), f"-o {out}",
+                "shard")
+    assert sorted((tmp_path / "shard").rglob("*")) == before
 
 
 @pytest.mark.needs_root

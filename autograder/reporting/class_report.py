@@ -21,14 +21,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..running.files import write_atomic
-from ..running.names import printable, relative
+from ..running.names import printable
 from ..running.outputs import final_grades
 from ..running.outputs import timings as run_timings
 from ..running.outputs.final_grades import Grades
-from ..running.outputs.results import iter_results, stem
+from ..running.outputs.results import iter_results
 from ..running.outputs.roster import read_absent
 from ..running.resultdoc import COMPLETED, CheckRecord, ResultDoc, Status
 from . import plots
+from .feedback_files import feedback_path
 from .templating import environment
 
 #: Failure kinds that are not misconceptions, each counted in a row of its own: the check's
@@ -218,8 +219,8 @@ def score_spread(grades: Grades) -> list[dict]:
 def feedback_link(file: str) -> str:
     """The feedback page of ``file``, relative to the report folder (each path segment
     quoted: file names are the students')."""
-    return "../feedback/" + "/".join(quote(part) for part in relative(stem(file), ".html")
-                                     .split("/"))
+    return "../feedback/" + "/".join(
+        quote(part) for part in feedback_path(Path(), file, ".html").as_posix().split("/"))
 
 
 def figures(grades: Grades, rates: list[dict], common: list[tuple[str, int]],
@@ -252,8 +253,8 @@ def write(folder: Path) -> Path:
     docs = [slim(d) for d in iter_results(folder)]  # never a class of full documents
     rates, common = pass_rates(grades), misconceptions(docs)
     pngs = figures(grades, rates, common, timings)
-    has_feedback = {r["file"] for r in grades.rows
-                    if (folder / "feedback" / (stem(r["file"]) + ".html")).exists()}
+    has_feedback = {r["file"] for r in grades.rows  # the page's path by the one name rule
+                    if _has_page(folder, r["file"])}
     report = folder / "report"
     report.mkdir(parents=True, exist_ok=True)
     for name, data in pngs.items():
@@ -268,6 +269,15 @@ def write(folder: Path) -> Path:
         possible=sum(grades.possible.values()), absent=read_absent(folder.parent))
     write_atomic(report / "class_report.html", html)
     return report / "class_report.html"
+
+
+def _has_page(folder: Path, file: str) -> bool:
+    """Whether ``file``'s feedback page is there; ``False`` rather than an error when the file
+    system refuses to look or the name is none of ours (the feedback step names those)."""
+    try:
+        return feedback_path(folder / "feedback", file, ".html").is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def slim(doc: ResultDoc) -> Slim:

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..running.batch.stale import remove_empty, strays
 from ..running.files import write_atomic
 from ..running.names import out_path
-from ..running.outputs.results import iter_results, stem
+from ..running.outputs.results import iter_results
 from .feedback import build, render_html, render_markdown, with_written
 
 #: The most one feedback file may take; over it, the notebook's cell errors are left out.
@@ -66,9 +66,6 @@ def write_all(folder: Path, detail: str = "full",
 
 
 def feedback_path(root: Path, file: str, suffix: str) -> Path:
-    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX (``names``); a
-    notebook named ``.ipynb`` or ``..ipynb`` keeps its whole name (its stem names no file)."""
-    name = stem(file)
-    if name.rsplit("/", 1)[-1] in ("", ".", ".."):
-        name = file
-    return out_path(root, name, suffix)
+    """``root/<file without .ipynb><suffix>``, every part within NAME_MAX and one to one over
+    a run's files (``names.out_path``: the one rule, also the class report's links)."""
+    return out_path(root, file, suffix, strip=".ipynb")

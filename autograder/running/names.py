@@ -116,13 +116,34 @@ def look_alike(names: list[str]) -> list[list[str]]:
     return [sorted(g) for _, g in sorted(groups.items()) if len(g) > 1]
 
 
-def fit(part: str, suffix: str = "") -> str:
+#: What every file named after a submission ends in (its result document, its feedback pages):
+#: a folder part ending in one of these is digested (``fit``), so that no submission's file is
+#: ever another's folder (``victim.ipynb.json/`` beside ``victim.ipynb``).
+OUT_SUFFIXES = (".json", ".md", ".html")
+#: The mark a cut name ends in: ``~`` and 16 hex digits. A name that ends in it uncut is
+#: digested as well, so that a cut name never equals another name kept as is.
+_CUT = re.compile(r"~[0-9a-f]{16}\Z")
+
+
+def _mark(part: str) -> str:
+    """``~`` and 16 hex digits of ``part``'s SHA-256: what tells a cut name apart."""
+    return "~" + hashlib.sha256(name_bytes(part)).hexdigest()[:_DIGEST]
+
+
+def fit(part: str, suffix: str = "", *, folder: bool = False) -> str:
     """``part + suffix`` as one file name within ``NAME_MAX`` bytes: as is when it fits, else
-    ``part`` cut (at a character) + ``~`` + a digest of the whole ``part`` + ``suffix``."""
+    ``part`` cut (at a character) + ``~`` + a digest of the whole ``part`` + ``suffix``.
+
+    One to one (for one ``suffix``): a part that already ends like a cut one (``~`` and 16
+    hex digits) is digested too, so a part kept as is never ends in that mark and a digested
+    one always does. With ``folder`` (a folder part of a path), a part ending in one of
+    ``OUT_SUFFIXES`` is digested too: a folder never has a name a file of ours could have.
+    """
     whole = part + suffix
-    if len(name_bytes(whole)) <= NAME_MAX:
+    if (len(name_bytes(whole)) <= NAME_MAX and not _CUT.search(part)
+            and not (folder and part.endswith(OUT_SUFFIXES))):
         return whole
-    tag = "~" + hashlib.sha256(name_bytes(part)).hexdigest()[:_DIGEST] + suffix
+    tag = _mark(part) + suffix
     room = NAME_MAX - len(name_bytes(tag))
     if room < 0:
         raise ValueError(f"suffix {suffix[:40]!r}... leaves no room for a name")
@@ -132,10 +153,16 @@ def fit(part: str, suffix: str = "") -> str:
     return cut + tag
 
 
-def relative(name: str, suffix: str = "") -> str:
-    """``name`` (a relative path, parts joined by ``/``) with ``suffix`` on its last part,
-    every part within ``NAME_MAX`` bytes (``fit``). A folder's row (``sec2/``, ``./``: a
-    folder that could not be listed) is named inside it: ``sec2/<suffix>``.
+def relative(name: str, suffix: str = "", strip: str = "") -> str:
+    """``name`` (a relative path, parts joined by ``/``) with ``strip`` taken off the end of
+    its last part (``.ipynb`` for a feedback page) and ``suffix`` put on, every part within
+    ``NAME_MAX`` bytes (``fit``; folder parts never end like a file of ours). A folder's row
+    (``sec2/``, ``./``: a folder that could not be listed) is named inside it:
+    ``sec2/<suffix>``.
+
+    One to one over a run's names (for one ``suffix``), and no name's path is a folder of
+    another's: ``find``'s names are distinct, end in ``.ipynb`` (or are a folder's row), and
+    ``fit`` is one to one and never gives a folder a name ending in a suffix of ours.
 
     Raises:
         ValueError: ``name`` is empty, absolute or has an empty, ``.`` or ``..`` part (never a
@@ -147,10 +174,17 @@ def relative(name: str, suffix: str = "") -> str:
     if (not parts and not folder) or any(p in ("", ".", "..") for p in parts):
         raise ValueError(f"{text(name)[:200]!r} is not a relative file name")
     last = "" if folder else parts.pop()
-    return "/".join([fit(p) for p in parts] + [fit(last, suffix)])
+    end = fit(last, suffix)
+    if strip and not folder and last.endswith(strip):
+        stem = last[: -len(strip)]
+        # ``.ipynb``, ``..ipynb``: a stem that names no file (or the folder's row) gets the
+        # mark of the whole name, which no stem kept as is ends in
+        end = _mark(last) + suffix if stem in ("", ".", "..") else fit(stem, suffix)
+    return "/".join([fit(p, folder=True) for p in parts] + [end])
 
 
-def out_path(root: Path, name: str, suffix: str) -> Path:
+def out_path(root: Path, name: str, suffix: str, strip: str = "") -> Path:
     """The file named after submission ``name`` under ``root`` (``results/<name>.json``,
-    ``feedback/<stem>.html``): its folders mirrored, every part within ``NAME_MAX``."""
-    return root / relative(name, suffix)
+    ``feedback/<stem>.html``): its folders mirrored, every part within ``NAME_MAX``
+    (``relative``). Every path built from a submission's name is built here."""
+    return root / relative(name, suffix, strip)

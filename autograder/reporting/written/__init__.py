@@ -16,6 +16,7 @@ from ...running.outputs import written_questions as questions
 from ...running.outputs.final_grades import Grades, assignment_dirs
 from ...running.outputs.results import iter_results
 from ...running.resultdoc import ResultDoc
+from ...running.results import result_path
 from . import pages, scores
 
 
@@ -77,7 +78,7 @@ def apply(folder: Path, grades: Grades, found: list[WrittenQuestion],
     with the written questions' columns and points."""
     names = {q.name for q in found}
     possible = {q: p for q, p in grades.possible.items() if q not in names}
-    rows = [ResultDoc.read(folder / "results" / f"{r['file']}.json").row() for r in grades.rows]
+    rows = [ResultDoc.read(result_path(folder / "results", r["file"])).row() for r in grades.rows]
     given = {k: s.points for k, s in merged.items()}
     final_grades.write(folder / final_grades.FILE, rows, possible,
                      ({q.name: q.points for q in found}, given))

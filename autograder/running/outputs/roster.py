@@ -60,8 +60,13 @@ def match(names: list[str], roster: dict[str, str]) -> tuple[dict[str, str], lis
     submission matched (who did not submit, by ``file`` key).
 
     Raises:
-        ValueError: two submissions match one roster row (``a/hw.ipynb``, ``b/hw.ipynb`` and
-            the row ``hw``): both would draw the same hidden inputs and share one id.
+        ValueError: two submissions match one roster row by what it names (``a/hw.ipynb``,
+            ``b/hw.ipynb`` and the row ``hw``): genuinely ambiguous, so refused before any
+            work rather than guessed. Either guess gives one student the other's id and hidden
+            inputs (and a grade under their name); leaving the row unmatched would list a
+            student who did submit as absent. A row that names a file (``alice.ipynb``) is never
+            matched by a stem (``alice.ipynb.ipynb``), so another student cannot make the run
+            refused, or take a row, by choosing a file name.
     """
     owner: dict[str, str] = {}
     for name in names:
@@ -76,18 +81,26 @@ def match(names: list[str], roster: dict[str, str]) -> tuple[dict[str, str], lis
 
 
 def roster_key(file: str, roster: dict[str, str] | None) -> str | None:
-    """The roster row (its ``file``) that ``file`` is: its path, else its name, else its
-    stem; ``None`` when the roster does not list it."""
+    """The roster row (its ``file``) that ``file`` is, by what the row names: a row ending in
+    ``.ipynb`` names a file, by its path (``sec1/alice.ipynb``) or its name (``alice.ipynb``);
+    any other row names a stem, by its path or its name without ``.ipynb`` (``alice``).
+    ``None`` when the roster does not list it.
+
+    So ``alice.ipynb.ipynb`` (stem ``alice.ipynb``) is never the row ``alice.ipynb``: a row
+    that names a file is matched by a file's name only, never by a stem that looks like one.
+    """
     if not roster:
         return None
     name = file.rsplit("/", 1)[-1]
-    stem = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    return next((key for key in (file, name, stem) if key in roster), None)
+    keys = [file, name]  # the whole path or name: any row that says it
+    stems = [k[: -len(".ipynb")] for k in keys] if file.endswith(".ipynb") else []
+    keys += [k for k in stems if not k.endswith(".ipynb")]  # a stem: only a row of a stem
+    return next((k for k in keys if k in roster), None)
 
 
 def roster_id(file: str, roster: dict[str, str] | None) -> str | None:
-    """The roster's id for ``file`` (matched on its path, then its name, then its stem), or
-    ``None`` when the roster does not list it."""
+    """The roster's id for ``file`` (``roster_key``: its path, then its name, then their
+    stems), or ``None`` when the roster does not list it."""
     key = roster_key(file, roster)
     return None if key is None else roster[key]
 
