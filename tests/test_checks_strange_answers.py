@@ -1,6 +1,6 @@
 """Strange answers are the student's failing check, never the grader's error; references come
 from the inputs as they were before the call; NaN is never close. The red team's notebooks
-(``redteam`` branch, tests/files/hostile-new/) replayed as the functions they define, called
+(2026-12-02) replayed as the functions they define, called
 by the checks directly (in-process: the sealed judge hands the checks the same values, meta
 tensors and ints too large for a float included, and mirrors in-place changes back)."""
 

@@ -96,8 +96,10 @@ def test_template_scores_zero_and_every_bad_file_gets_a_row(build_dir, tmp_path)
 
 
 def test_empty_folder_is_a_clear_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p", str(tmp_path),
-                           "-o", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
+    (tmp_path / "empty").mkdir()  # the output beside it: one inside it is refused first
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "-p",
+                           str(tmp_path / "empty"), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "no .ipynb files to grade" in proc.stderr
 
 
