@@ -255,7 +255,8 @@ class WorkerClient:
                 raise self._lose(self._exit_reason())
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY_BYTES:
-                raise self._lose("its reply was larger than the grader accepts")
+                raise self._lose(f"its reply was larger than the grader accepts (at most "
+                                 f"{MAX_REPLY_BYTES // 2**20} MiB for one reply)")
         end = self._buffer.find(b"\n")
         with memoryview(self._buffer) as view:  # one copy of the line, not two
             line = bytes(view[:end])
