@@ -261,3 +261,50 @@ def test_names_looked_up_together_read_as_one_by_one():
             assert env.get("c") == 3 and not env.looked_up
         finally:
             session.close()
+
+
+# A cell that makes each of four names a lookup reply of ~10 MiB: 330,000 strings of 17 ASCII
+# characters and one astral (written as ``\ud83d\ude00``, the worker's own ASCII JSON), each
+# string 4 bytes a character once parsed (~60 MB a reply). Under every cap of one reply.
+WIDE_LOOKUPS = """
+import sys
+_main = sys.modules["autograder.worker.main"]
+_ITEMS = ["a" * 17 + "\\U0001F600"] * 330_000
+
+def _lookup(self, name, _orig=_main.Worker.lookup):
+    if name in ("w", "b", "X", "y"):
+        return {"ok": {"kind": "value", "value": _ITEMS}}
+    return _orig(self, name)
+
+_main.Worker.lookup = _lookup
+"""
+
+
+@pytest.mark.needs_root
+def test_names_looked_up_together_are_never_held_parsed_together():
+    """The red team's judge-memory notebook, scaled down: four names looked up in one request,
+    each a large reply of wide strings. Each reply is decoded before the next is read, so the
+    judge holds one parsed reply at a time (it held all four: 2.3 GB at full size), and each
+    value is the student's unreadable value, not a grader error."""
+    import time
+    import tracemalloc
+
+    from autograder.running.judge.core import Session
+    from autograder.worker import wire
+
+    with uids.lease() as uid:
+        session = Session([(0, WIDE_LOOKUPS)], uid, LIMITS, time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            tracemalloc.start()
+            try:
+                env.look_up(["w", "b", "X", "y"])
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 150 * 2**20, f"{peak / 2**20:.0f} MiB"  # one: ~70; all four: ~220
+            for name in ("w", "b", "X", "y"):
+                assert isinstance(env[name], wire.Opaque), name
+            assert not env.client.lost
+        finally:
+            session.close()

@@ -299,12 +299,47 @@ def _client_reading(reply: bytes) -> worker_client.WorkerClient:
     (b"[" + b",".join([b"[]"] * (worker_client.MAX_REPLY_CONTAINERS + 1)) + b"]",
      "more values"),
     (b"[[[" * 10_000 + b"]]]" * 10_000, "not a reply"),  # deep: json's RecursionError
-], ids=["values", "objects", "lists", "deep"])
+    (('["' + "a" * 17 + '\U0001F600"]').encode(), "not ASCII"),  # raw UTF-8: wide text
+    # one escaped astral character makes its 17 MiB string UCS-4: ~140 MB once parsed
+    (b'"' + b"a" * (17 * 2**20) + b'\\ud83d\\ude00"', "MiB of memory"),
+    (b"[" + b",".join([b'"ab"'] * 2_500_000) + b"]", "MiB of memory"),  # ~160 MB of strings
+], ids=["values", "objects", "lists", "deep", "raw-wide", "escaped-wide", "strings"])
 def test_a_reply_is_counted_before_it_is_parsed(reply, phrase):
     client = _client_reading(reply)
     with pytest.raises(WorkerLost, match=phrase):
         client.request({"op": "lookup", "name": "x"}, 10.0)
     assert client.lost
+
+
+N = 2 * 2**20
+PARSED = {  # ~2 MiB lines of what costs most to parse, per byte
+    "string": b'"' + b"a" * N + b'"',
+    "wide-string": b'"' + b"a" * N + b'\\ud83d\\ude00"',
+    "wide-strings": b"[" + b",".join([b'"' + b"a" * 17 + b'\\ud83d\\ude00"'] * (N // 32)) + b"]",
+    "ucs2-strings": b"[" + b",".join([b'"\\u0100a"'] * (N // 10)) + b"]",
+    "short-strings": b"[" + b",".join([b'"ab"'] * (N // 5)) + b"]",
+    "floats": b"[" + b",".join([b"0.5"] * (N // 4)) + b"]",
+    "dicts": b"[" + b",".join([b"{}"] * (N // 3)) + b"]",
+    "lists": b"[" + b",".join([b"[]"] * (N // 3)) + b"]",
+    "dicts-of-five": b"[" + b",".join([b'{"a":0,"b":1.5,"c":"xy","d":[],"e":{}}'] * (N // 40))
+                     + b"]",
+    "big-int": b"9" * 4000,
+}
+
+
+@pytest.mark.parametrize("line", PARSED.values(), ids=PARSED.keys())
+def test_parse_cost_bounds_what_parsing_allocates(line):
+    """``parse_cost``, computed on a reply's bytes before it is parsed, is at least what
+    ``json.loads`` allocates for it (text, strings, values, containers, transients)."""
+    cost = worker_client.parse_cost(line, line.count(b","), line.count(b"[") + line.count(b"{"))
+    tracemalloc.start()
+    try:
+        value = json.loads(line)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del value
+    assert peak <= cost, (peak, cost)
 
 
 # --- fuzzing ----------------------------------------------------------------------------------

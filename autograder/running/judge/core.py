@@ -102,6 +102,7 @@ class Session:
                 entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
                 if index not in self.report and entries and isinstance(entries[0], dict):
                     self.report[index] = clean_cell_entry(index, entries[0])
+                del reply, entries  # not held while the next cell's reply is read and parsed
 
     def _cut(self) -> WorkerLost:
         self.cut = True

@@ -19,14 +19,38 @@ from . import cgroups, sandbox, zygote, zygotes
 from .student_output import StudentOutput
 from .uids import kill_uid
 
-MAX_REPLY_BYTES = 64 * 2**20
+# One line of the worker's, read before anything is parsed: the largest value the decoding
+# budgets admit (16 MiB of tensor storage, 21.3 MiB as base64) fits; an answer to any question
+# is under 100 kB (docs/decoding-budgets.md).
+MAX_REPLY_BYTES = 32 * 2**20
 # What parsing one reply may build, counted on its bytes before ``json.loads``: every JSON value
 # but the first of its list or object follows a comma, so commas bound the numbers and strings,
 # and ``[``/``{`` the lists and objects (both counted inside strings too: an over-count only).
-# The worst reply under these caps parses to a few hundred MB (docs/decoding-budgets.md), a
-# million-element tensor fits; ``wire.Budget`` then bounds what is built from it.
+# ``wire.Budget`` then bounds what is built from it.
 MAX_REPLY_VALUES = 3_000_000
 MAX_REPLY_CONTAINERS = 600_000
+# And what those values and the strings' characters cost together (``parse_cost``, an upper
+# bound of what ``json.loads`` allocates, measured in tests/test_wire_budgets.py): a reply
+# that would cost more is refused unparsed. Parsed replies are never held together: a request
+# answered by several lines (``stream``) has each decoded before the next is read.
+MAX_REPLY_MEMORY = 128 * 2**20
+PARSE_TEXT_COST = 2  # per byte: the text ``json.loads`` decodes the line to, and its strings
+# per byte of a line with a ``\u`` escape: one escape makes its whole string UCS-4 (4 bytes a
+# character, the attack in docs/decoding-budgets.md), built in pieces that are joined
+PARSE_WIDE_COST = 8
+PARSE_VALUE_COST = 64  # per comma: an object header (a str's is 49-76 bytes) and its slot
+PARSE_CONTAINER_COST = 96  # per ``[`` or ``{``: an empty dict is 64 bytes, plus gc and slot
+PARSE_BASE_COST = 2**20  # the scanner's own, and an int of up to 4,300 digits (Python's cap)
+
+
+def parse_cost(line: bytes, values: int, containers: int) -> int:
+    """An upper bound of the bytes ``json.loads(line)`` allocates, for an ASCII ``line`` with
+    ``values`` commas and ``containers`` brackets and braces."""
+    text = PARSE_WIDE_COST if b"\\u" in line else PARSE_TEXT_COST
+    return (PARSE_BASE_COST + len(line) * text + (values + 1) * PARSE_VALUE_COST
+            + containers * PARSE_CONTAINER_COST)
+
+
 # Questions one call may put to the judge (the stand-in op's backward: gradcheck asks a few)
 MAX_ASKS = 1000
 
@@ -187,11 +211,21 @@ class WorkerClient:
 
     def _reply(self, line: bytes) -> dict:
         """One line of the worker's, parsed within the reply caps."""
-        if line.count(b",") > MAX_REPLY_VALUES \
-                or line.count(b"[") + line.count(b"{") > MAX_REPLY_CONTAINERS:
+        if not line.isascii():  # the worker writes ``json.dumps``' ASCII; a wide character
+            # sent raw would make the whole text 4 bytes a character before parsing begins
+            raise self._lose("its process sent something that is not a reply (bytes that are "
+                             "not ASCII)")
+        values, containers = line.count(b","), line.count(b"[") + line.count(b"{")
+        if values > MAX_REPLY_VALUES or containers > MAX_REPLY_CONTAINERS:
             raise self._lose(f"its reply held more values than the grader accepts (at most "
                              f"{MAX_REPLY_VALUES:,} values and {MAX_REPLY_CONTAINERS:,} lists "
                              "or objects)")
+        cost = parse_cost(line, values, containers)
+        if cost > MAX_REPLY_MEMORY:
+            raise self._lose(f"its reply would take the grader about {cost / 2**20:,.0f} MiB of "
+                             f"memory to read; it accepts at most {MAX_REPLY_MEMORY // 2**20} MiB "
+                             "for one reply (what a function returns or a name holds should be "
+                             "far smaller)")
         try:
             reply = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested deep
@@ -221,9 +255,11 @@ class WorkerClient:
                 raise self._lose(self._exit_reason())
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY_BYTES:
-                raise self._lose("its reply was larger than the grader accepts")
+                raise self._lose(f"its reply was larger than the grader accepts (at most "
+                                 f"{MAX_REPLY_BYTES // 2**20} MiB for one reply)")
         end = self._buffer.find(b"\n")
-        line = bytes(self._buffer[:end])
+        with memoryview(self._buffer) as view:  # one copy of the line, not two
+            line = bytes(view[:end])
         del self._buffer[:end + 1]
         return line
 
