@@ -533,3 +533,37 @@ def test_sigmoid_then_log_is_flagged_only_out_of_tolerance(seed, lr, steps):
         losses.append(loss.item())
     verdict = logreg.judge_losses(losses, X, y, lr, steps)
     assert verdict.ok or verdict.misconception == "sigmoid-log", verdict.message
+
+
+def or_default(model, where, lr=0.1):
+    lr = lr or 0.1
+    return torch.optim.SGD(model.to(where).parameters(), lr=lr)
+
+
+def if_not_default(model, where, lr=None):
+    if not lr:
+        lr = 0.1
+    return torch.optim.SGD(model.to(where).parameters(), lr=lr)
+
+
+def is_none_default(model, where, lr=None):
+    return torch.optim.SGD(model.to(where).parameters(), lr=0.1 if lr is None else lr)
+
+
+@pytest.mark.parametrize("fn, name", [
+    (is_none_default, None),
+    (or_default, "falsy-lr-replaced"),
+    (if_not_default, "falsy-lr-replaced"),
+    (lambda m, d, lr=0.1: torch.optim.SGD(m.to(d).parameters(), lr=lr if lr else 0.01),
+     "falsy-lr-replaced"),
+    # a constant lr fails on the drawn lr first, as before
+    (lambda m, d, lr=0.1: torch.optim.SGD(m.to(d).parameters(), lr=0.1), "lr-ignored"),
+], ids=["is-none", "or", "if-not", "conditional-0.01", "constant"])
+def test_make_optimizer_asked_for_lr_zero(fn, name):
+    """lr=0.0 is a legal learning rate: a falsy default that replaces it is named, on the
+    grading device, at every seed; a default tested with `is None` passes."""
+    for seed in range(3):
+        result = device.check_make_optimizer(fn, np.random.default_rng(seed), moved=False)
+        assert result.misconception == name and result.passed == (name is None), result.message
+        if name == "falsy-lr-replaced":
+            assert "lr=0.0" in result.message and "`lr is None`" in result.message

@@ -134,12 +134,19 @@ def test_stand_in_ops_are_wrong_where_they_say():
     assert gc("offset", zero, atol=1e-5)
 
 
-def make_check(eps=1e-6, atol=1e-8, move=lambda x: x):
+def make_check(eps=1e-6, atol=1e-8, move=lambda x: x, to=torch.float64):
     def check_my_op(x):
-        leaf = move(x.detach().double()).requires_grad_()
+        leaf = move(x.detach().double()).to(to).requires_grad_()
         return torch.autograd.gradcheck(my_op, (leaf,), eps=eps, atol=atol,
                                         raise_exception=False)
     return check_my_op
+
+
+def also_at(where, **settings):
+    """A check_my_op that also runs gradcheck at ``where(x)`` and returns the AND: False for
+    an op right at x but wrong at the other point."""
+    at_x, there = make_check(**settings), make_check(move=where, **settings)
+    return lambda x: bool(at_x(x) and there(x))
 
 
 def my_op(x):  # replaced by the stand-ins during each call (swap_globals)
@@ -151,10 +158,22 @@ def my_op(x):  # replaced by the stand-ins during each call (swap_globals)
     (make_check(eps=1e-3), False, "probe.input-class.zero-entry"),
     (make_check(atol=1e-5), False, "probe.input-class.zero-entry"),
     (make_check(move=torch.abs), False, "probe.input-class.negative"),
-    # checked at the lesson's point whatever x is: wrong, and no probe can say why
+    # checked at the lesson's point whatever x is: False for an op right at x, wrong elsewhere
     (make_check(move=lambda x: torch.tensor([-1.5, -0.5, 0.7, 2.0], dtype=torch.float64)),
-     False, None),
-], ids=["contract", "eps-1e-3", "atol-1e-5", "abs", "fixed-point"])
+     False, "checked-other-points"),
+    (also_at(lambda x: -x), False, "checked-other-points"),
+    (also_at(lambda x: torch.randn(x.shape, dtype=torch.float64)), False,
+     "checked-other-points"),
+    (also_at(lambda x: torch.linspace(-1, 2, x.numel(), dtype=torch.float64)), False,
+     "checked-other-points"),
+    # the other causes keep their names, also in a check that looks elsewhere too
+    (make_check(to=torch.float32), False, "checking-in-float32"),
+    (also_at(lambda x: -x, to=torch.float32), False, "checking-in-float32"),
+    (also_at(lambda x: x.abs(), eps=1e-3), False, "probe.input-class.zero-entry"),
+    (also_at(lambda x: x.abs(), atol=1e-5), False, "probe.input-class.zero-entry"),
+], ids=["contract", "eps-1e-3", "atol-1e-5", "abs", "fixed-point", "also-minus-x",
+        "also-random", "also-grid", "float32", "float32-also-minus-x", "eps-also-abs",
+        "atol-also-abs"])
 def test_check_my_op_at_x(fn, passes, name):
     for seed in range(3):
         result = selfcheck.check_check_my_op_at_x(fn, np.random.default_rng(seed))

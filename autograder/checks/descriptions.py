@@ -90,8 +90,8 @@ PROVES: dict[str, dict[str, str]] = {
             "predict with a model whose output shifts while autograd records through it: the "
             "forward must run without recording (no_grad or inference_mode).",
         "q4_device/make_optimizer":
-            "make_optimizer on the grading machine's device: SGD, the lr asked for, the model's "
-            "own parameters.",
+            "make_optimizer on the grading machine's device: SGD, the lr asked for (0.0 "
+            "included), the model's own parameters.",
         "q4_device/make_optimizer_after_move":
             "make_optimizer across a device change where moving makes new parameter objects.",
     },

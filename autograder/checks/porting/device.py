@@ -133,6 +133,29 @@ def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
                    "wrong-parameters", Evidence(expected=len(wanted), got=len(held)))
 
 
+def judge_zero_lr(make_optimizer: Callable, model: nn.Module, device: torch.device) -> Verdict:
+    """``make_optimizer`` asked for ``lr=0.0``, a legal learning rate (SGD takes it: the steps
+    leave the model as it is), judged as any other lr. A new optimizer over this model with
+    another lr, from a call whose nonzero lr was honoured, is a falsy default: ``lr or 0.1``,
+    ``if not lr:``, ``lr if lr else 0.1`` all replace 0.0."""
+    before = {id(p) for p in model.parameters()}
+    opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=0.0)
+    verdict = failure or judge_optimizer(opt, model, device, 0.0, before)
+    if verdict.misconception != "lr-ignored":
+        return verdict
+    lrs = [group.get("lr") for group in opt.param_groups]
+    held = {id(p) for group in opt.param_groups for p in group["params"]}
+    if held != {id(p) for p in model.parameters()} \
+            or not all(near(v, v, 0.0) and v != 0 for v in lrs):  # real numbers, not 0.0
+        return verdict
+    shown = ", ".join(fmt(float(v)) for v in lrs)
+    return Verdict(False, f"make_optimizer(model, {device}, lr=0.0) built SGD with lr {shown}: a "
+                   "test like `lr or 0.1` (or `if not lr:`, `lr if lr else 0.1`) replaces 0.0, "
+                   "a legal learning rate (SGD takes it; its steps leave the model as it is). "
+                   "Pass lr on as it is; to default a missing lr, test `lr is None` instead.",
+                   "falsy-lr-replaced", Evidence({"lr": 0.0}, 0.0, plain(lrs)))
+
+
 def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, moved: bool,
                          points: float = 1.0) -> CheckResult:
     """``make_optimizer`` on the grading device (``moved=False``), or across a device change
@@ -154,6 +177,8 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
         verdict = kept_optimizer(verdict, make_optimizer, opt, model, device, lr, other)
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         verdict = explain_optimizer(verdict, make_optimizer, pristine, device, lr)
+    if verdict.ok and not moved:  # its model drawn after the first case's inputs
+        verdict = judge_zero_lr(make_optimizer, draw_model(rng)[0], device)
     name = "make_optimizer_after_move" if moved else "make_optimizer"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
                   passed_message=f"make_optimizer built SGD over the model's parameters on "

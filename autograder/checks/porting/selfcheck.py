@@ -21,7 +21,7 @@ import torch
 
 from ...worker import arrangements
 from ...worker.arrangements import STAND_IN_BACKWARD
-from ..calling import call_observed
+from ..calling import call, call_observed
 from ..context import call_context
 from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, side_effects
@@ -260,6 +260,49 @@ def judge_region(got: Any, expected: bool, x: torch.Tensor) -> Verdict:
                    f"x with eps=1e-6 and atol=1e-8 says {expected}.", None, evidence)
 
 
+def right_at(stand_in: str, x: torch.Tensor) -> bool:
+    """Whether the stand-in's backward gives exactly the right gradient at ``x`` (its fault
+    term is 0 there: ``negative`` at an x without negative entries, ``zero`` at one without
+    zeros), so that no check of the backward at x itself can tell it from the lesson's op."""
+    leaf, upstream = x.detach().double(), torch.tensor(1.0, dtype=torch.float64)
+    return stand_in != "lesson" and torch.equal(
+        arrangements.stand_in_gradient(stand_in, leaf, upstream),
+        arrangements.stand_in_gradient("lesson", leaf, upstream))
+
+
+def checked_elsewhere(verdict: Verdict, check_my_op: Callable, stand_in: str, x: torch.Tensor,
+                      got: Any, expected: bool) -> Verdict:
+    """A False (no named cause) for an op whose backward is right at ``x``: asked again at the
+    same ``x``, True for the lesson's op and False again for this one. The two backwards give
+    the same values at ``x`` and the forwards are one, so a check of the op at ``x`` alone
+    (in any precision, with any eps or atol) answers both alike: this one ran the backward
+    somewhere else too (at -x, at random or fixed inputs). Both answers are to the judge's own
+    choice of backward: measured, not heard."""
+    if verdict.ok or verdict.misconception is not None or not expected \
+            or not isinstance(got, (bool, np.bool_)) or got or not right_at(stand_in, x):
+        return verdict
+    answers = []
+    for backward in ("lesson", stand_in):
+        with call_context(swap_globals=STAND_IN, **{STAND_IN_BACKWARD: backward}):
+            again, failure = call(check_my_op, "check_my_op", x.clone())
+        if failure is not None or not isinstance(again, (bool, np.bool_)):
+            return verdict
+        answers.append(bool(again))
+    if answers != [True, False]:
+        return verdict
+    evidence = dataclasses.replace(verdict.evidence, probes=[{
+        "id": "checked-other-points", "established": "at the same x, True for the op right "
+        "everywhere and False for this op, whose backward is the same at x",
+        "calls": [{"backward": "lesson", "got": True}, {"backward": stand_in, "got": False}]}])
+    return dataclasses.replace(verdict, misconception="checked-other-points", evidence=evidence,
+                               message=f"{verdict.message} Asked again at this x, it returned "
+                               "True for an op right everywhere and False again for this one, "
+                               "whose backward gives the same values at x: it checked the op "
+                               "somewhere other than x too (at -x, at random or fixed inputs). "
+                               "check_my_op must check the op at the x it is given: run "
+                               "gradcheck on a float64 copy of x itself, and only there.")
+
+
 def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                            points: float = 1.0) -> CheckResult:
     """``check_my_op`` asked about ops wrong on part of the input space only, at inputs where
@@ -288,6 +331,7 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                                               "float64 (x.detach().double()) and set "
                                               "requires_grad before gradcheck.")
             if not verdict.ok:
+                verdict = checked_elsewhere(verdict, check_my_op, stand_in, x, got, expected)
                 verdict = explain(verdict, region_subject(check_my_op, stand_in, x), got)
                 break
     return finish(QUESTION, "check_my_op_at_x", verdict, seed=seed, points=points,

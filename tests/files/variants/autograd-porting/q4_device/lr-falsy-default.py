@@ -1,0 +1,29 @@
+# kind: wrong
+# public: pass
+# feedback: a test like `lr or 0.1`
+def pick_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def predict(model, batch, device):
+    model = model.to(device)
+    batch = batch.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+def make_optimizer(model, device, lr=None):
+    if not lr:  # meant for a missing lr, but 0.0 is falsy too
+        lr = 0.1
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+device = pick_device()
+torch.manual_seed(1)
+lesson_model = nn.Linear(2, 2)
+device_output = predict(lesson_model, torch.ones(3, 2), device)
