@@ -276,6 +276,41 @@ def test_a_gradient_off_by_a_known_factor_is_named(seed, stale, clear, mutation)
     assert clear or "It also keeps the .grad that w arrived with" in verdict.message
 
 
+def sliced_at_wrong_offsets(w, X, y, sizes, *, how):
+    """accumulated_grad whose micro-batches start at the wrong rows, as students slice them."""
+    w.grad = None
+    B, start = sum(sizes), 0
+    for j, b_j in enumerate(sizes):
+        if how == "j-times-size":  # right only when every size is b_j
+            Xj, yj = X[j * b_j:(j + 1) * b_j], y[j * b_j:(j + 1) * b_j]
+        elif how == "j-times-size-len":  # the same slices, weighted by the rows they hold
+            Xj, yj = X[j * b_j:(j + 1) * b_j], y[j * b_j:(j + 1) * b_j]
+            b_j = len(yj)
+        elif how == "offset-not-added":
+            Xj, yj = X[start:start + b_j], y[start:start + b_j]
+            start = b_j
+        else:  # "split-reversed": the sizes' order reversed in the split, not in the weights
+            Xj, yj = X.split(sizes[::-1])[j], y.split(sizes[::-1])[j]
+        (F.binary_cross_entropy_with_logits(Xj @ w, yj) * b_j / B).backward()
+    return w.grad.clone()
+
+
+@pytest.mark.parametrize("how, name", [("j-times-size", "wrong-offsets"),
+                                       ("j-times-size-len", "wrong-offsets"),
+                                       ("offset-not-added", "wrong-offsets"),
+                                       ("split-reversed", "probe.input-class.unequal-sizes")])
+@pytest.mark.parametrize("stale", [False, True])
+def test_micro_batches_sliced_at_wrong_offsets_are_named(how, name, stale):
+    """A slicing that is right only for equal sizes is told so: replayed when it is one of the
+    known slicings, else found by the same data cut into equal sizes (an input class)."""
+    for seed in range(3):
+        result = microbatch.check_accumulated_grad(
+            lambda w, X, y, sizes: sliced_at_wrong_offsets(w, X, y, sizes, how=how),
+            np.random.default_rng(seed), stale=stale)
+        assert not result.passed and result.misconception == name, result.message
+        assert "previous one ended" in result.message, result.message
+
+
 def student_op(mistake=None):
     """A student's MyOp with an optional slip in backward."""
     class StudentOp(torch.autograd.Function):

@@ -94,6 +94,81 @@ def test_clipping_early_stops_and_clamps_fail_with_their_cause(kwargs, name):
         assert not result.passed and result.misconception == name, result.message
 
 
+def train_on_rise(X, y, lr=0.5, steps=300, *, on_rise):
+    """A loop that reacts when the loss goes up, as students write them: a "bold driver" that
+    halves lr, an early stop (after recording the rise, or before), or the best weights kept."""
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses, best = [], None
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        rose = bool(losses) and loss.item() > losses[-1]
+        if rose and on_rise == "stop-before":
+            break
+        if best is None or loss.item() < best[0]:
+            best = (loss.item(), w.detach().clone(), b.detach().clone())
+        losses.append(loss.item())
+        if rose and on_rise == "stop-after":
+            break
+        if rose and on_rise == "halve-lr":
+            lr = lr / 2
+        w.grad, b.grad = None, None
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+    if on_rise == "keep-best":  # the last weights too, when their loss is the lowest
+        with torch.no_grad():
+            last = F.binary_cross_entropy_with_logits(X @ w + b, y).item()
+        return (w, b, losses) if last < best[0] else (best[1], best[2], losses)
+    return w, b, losses
+
+
+def sigmoid_log(X, y, lr=0.5, steps=300, *, clip):
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        p = torch.sigmoid(X @ w + b)
+        if clip:
+            p = p.clamp(1e-7, 1 - 1e-7)
+        loss = -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+        w.grad, b.grad = None, None
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        losses.append(loss.item())
+    return w, b, losses
+
+
+@pytest.mark.parametrize("on_rise", ["halve-lr", "stop-after", "stop-before", "keep-best"])
+def test_a_loop_that_changes_once_the_loss_rises_is_named(on_rise):
+    """Its losses are the grader's until the loss first rises (only with a large lr, where
+    logits are large too): named for what it does, not taken for a large-logits mistake. Kept
+    best weights are right where the last step's loss is the lowest: some seeds pass."""
+    results = [logreg_regimes.check_train_logreg_regimes(
+        lambda X, y, lr=0.5, steps=300: train_on_rise(X, y, lr, steps, on_rise=on_rise),
+        np.random.default_rng(seed)) for seed in range(6)]
+    failed = [r for r in results if not r.passed]
+    assert len(failed) >= (2 if on_rise == "keep-best" else len(results))
+    for result in failed:
+        assert result.misconception == "changed-after-loss-rose", result.message
+        assert "once the loss goes up" in result.message, result.message
+
+
+@pytest.mark.parametrize("clip, name", [(False, "sigmoid-log"),
+                                        (True, "probe.input-class.large-logits")])
+def test_large_logit_mistakes_keep_their_names(clip, name):
+    """A sigmoid then log (clipped or not) differs at the step whose loss jumped: it keeps its
+    large-logits name, beside the clamps above."""
+    for seed in range(4):
+        result = logreg_regimes.check_train_logreg_regimes(
+            lambda X, y, lr=0.5, steps=300: sigmoid_log(X, y, lr, steps, clip=clip),
+            np.random.default_rng(seed))
+        assert not result.passed and result.misconception == name, result.message
+
+
 def test_logreg_grads_at_the_trained_point():
     """A closed form passes on leaves that require grad; a .numpy() port is named by its class;
     one that calls backward on the caller's w changes w.grad and fails."""

@@ -19,6 +19,7 @@ from ..describing import describe, error_text, expected_text, fmt, plain, tolera
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_loops as loops
+from . import logreg_rise as rise
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
 from .logreg_runs import reference_run, replayed_losses, update_path
@@ -57,6 +58,16 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
         return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
+    if len(losses) < steps:  # a loop that stopped where the loss rose, before a miscount
+        stopped = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+        if stopped is not None:
+            return stopped
+    if final is not None and len(losses) == steps and allclose(target, correct, RTOL, ATOL):
+        kept = rise.kept_earlier_params(final, correct, update_path(X, y, lr, steps), steps,
+                                        lambda got, at: _matches(got, at, _vector(w_right,
+                                                                                  b_right)))
+        if kept is not None:
+            return kept
     counted = (loops.miscounted_losses(target, lambda n: reference_run(X, y, lr, n)[2], steps,
                                  lambda got, first: allclose(got, first, MATCH_RTOL, MATCH_ATOL))
                if len(losses) != steps else None)
@@ -92,6 +103,10 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
             return name, "w and b match " + advice.removeprefix("The losses match ")
     if not torch.isfinite(target).all():
         return "sigmoid-log", MISTAKES["sigmoid-log"]
+    # after the replays: a loop that never clears its gradients also matches up to step 1
+    changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+    if changed is not None:
+        return changed
     return None, ("Compare your loop with the contract: zeros for w and b, the mean loss on "
                   "X @ w + b, clear, backward, update under no_grad, record the loss before it.")
 
@@ -180,6 +195,12 @@ def judge_params(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: i
         if stuck == ["b"] and steps > 1 and floats:
             found = diagnose(losses, X, y, lr, steps, (w, b))
             if found[0] == "bias-left-out":
+                return found
+        # both at 0 after the grader's losses: the updates happened, and were given back
+        # (the starting zeros kept as the best weights of a run whose loss only rose)
+        if len(stuck) == 2 and floats and len(losses) == steps > 1:
+            found = diagnose(losses, X, y, lr, steps, (w, b))
+            if found[0] == rise.NAME:
                 return found
         return "params-never-updated", NEVER_UPDATED.format(" and ".join(stuck))
 

@@ -20,6 +20,7 @@ from ..closeness import close_lists, is_float
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
+from . import logreg_rise as rise
 from .common import allclose, call_named
 from .logreg import (
     ATOL,
@@ -170,12 +171,17 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 
-def stopped_early(losses: Any, steps: int) -> Verdict | None:
+def stopped_early(losses: Any, steps: int, correct: list[float]) -> Verdict | None:
     """A list of fewer losses than steps, the last of them small: what the answer itself shows
-    (the loop ended before ``steps`` steps), named ``stopped-early``."""
+    (the loop ended before ``steps`` steps), named ``stopped-early``. One that stopped where
+    the loss rose (``correct``: the grader's losses) is left to ``judge_losses``, which names
+    that."""
     if not (isinstance(losses, list) and 0 < len(losses) < steps - SLACK
             and all(is_float(v) for v in losses)):
         return None  # a few short: judge_losses asks whether the count is off by a few
+    if rise.changed_losses(torch.tensor(losses, dtype=torch.float64),
+                           torch.tensor(correct, dtype=torch.float64), steps, RTOL, ATOL):
+        return None
     return Verdict(False, f"train_logreg(..., steps={steps}) returned {len(losses)} losses: the "
                    f"loop stopped after {len(losses)} of the {steps} steps, with the loss at "
                    f"{losses[-1]:.3g}. The contract runs exactly `steps` steps, however small "
@@ -193,7 +199,8 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
         X, y, lr, steps = draw_regime(rng, kind)
         got, verdict = train_beside_reference(train_logreg, X, y, lr, steps)
         if verdict is None:
-            verdict = stopped_early(got[2], steps) or judge_losses(got[2], X, y, lr, steps)
+            verdict = (stopped_early(got[2], steps, reference_run(X, y, lr, steps)[2])
+                       or judge_losses(got[2], X, y, lr, steps))
             verdict = judge_params(got, X, y, lr, steps) if verdict.ok else verdict
         if not verdict.ok:
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)

@@ -28,6 +28,23 @@ MISTAKES = {
                        "w.grad (w.grad = None) at the start of the accumulation window.",
 }
 
+#: Where a micro-batch is wrongly sliced from (one contiguous slice each): how it is told, and
+#: ``(start, stop)`` of micro-batch ``j`` from the sizes and the right running ``offset``.
+SLICINGS: dict[str, tuple[str, Callable[[list[int], int, int], tuple[int, int]]]] = {
+    "j-times-size": ("X[j * b_j : (j + 1) * b_j], each micro-batch at j times its own size",
+                     lambda sizes, j, offset: (j * sizes[j], (j + 1) * sizes[j])),
+    "offset-not-added": ("X[start : start + b_j] with start = b_(j-1), the offset set to the "
+                         "previous size instead of added to",
+                         lambda sizes, j, offset: (sizes[j - 1] if j else 0,
+                                                   (sizes[j - 1] if j else 0) + sizes[j])),
+    "end-at-size": ("X[start : b_j], ending at the size instead of at start + b_j",
+                    lambda sizes, j, offset: (offset, sizes[j])),
+}
+
+OFFSETS = ("wrong when the micro-batch sizes differ: each micro-batch must start where the "
+           "previous one ended (a running offset, start += b_j, or torch.split(X, sizes)), not "
+           "at j * size")
+
 
 def draw_problem(rng: np.random.Generator, stale: bool
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
@@ -58,6 +75,32 @@ def micro_grads(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     return grads
 
 
+def sliced_grads(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
+                 slicing: str) -> list[torch.Tensor]:
+    """The accumulated gradient with micro-batches sliced as ``SLICINGS[slicing]`` says, each
+    mean loss weighted by its nominal ``b_j / B`` or by its slice's own rows over ``B`` (float64);
+    none when the slicing is the right one here. An empty slice (past the end) adds nothing: its
+    mean loss is NaN, but the gradient of a mean over no rows is a sum of none, zeros."""
+    where = SLICINGS[slicing][1]
+    bounds, offset = [], 0
+    for j, size in enumerate(sizes):
+        start, stop = where(sizes, j, offset)
+        bounds.append((start, min(stop, X.shape[0])))
+        offset += size
+    right = [(sum(sizes[:j]), sum(sizes[:j + 1])) for j in range(len(sizes))]
+    if bounds == right:
+        return []
+    B, w64 = sum(sizes), w.detach().double()
+    nominal, actual = 0, 0
+    for (start, stop), size in zip(bounds, sizes):
+        if stop <= start:
+            continue
+        Xj, yj = X[start:stop].double(), y[start:stop].double()
+        mean = Xj.T @ (torch.sigmoid(Xj @ w64) - yj) / (stop - start)
+        nominal, actual = nominal + mean * size / B, actual + mean * (stop - start) / B
+    return [nominal, actual]
+
+
 def reference(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The full-batch mean gradient in float64: what a correct accumulation equals."""
     X64, w64 = X.double(), w.detach().double()
@@ -76,6 +119,17 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     for name, pattern in patterns:
         if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
             return name, MISTAKES[name]
+    for slicing, (how, _) in SLICINGS.items():
+        for pattern in sliced_grads(w, X, y, sizes, slicing):
+            for extra, also in ((None, ""), (stale, " It also keeps the .grad that w arrived "
+                                "with: clear w.grad (w.grad = None) at the start of the "
+                                "accumulation window.")):
+                if extra is not None and stale is None:
+                    continue
+                replay = pattern if extra is None else pattern + extra.double()
+                if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
+                    return "wrong-offsets", (f"It matches micro-batches sliced as {how}: "
+                                             f"{OFFSETS}.{also}")
     return scaled_mistake(got, reference(w, X, y), len(sizes), X.shape[0], stale)
 
 
@@ -148,15 +202,23 @@ def copied(got: Any) -> Any:
 def input_classes(args: tuple) -> list[InputClass]:
     """The classes of ``(w, X, y, sizes)`` a probe can step out of."""
     w, X, y, sizes = args
-    if 1 not in sizes:
-        return []
-    i = sizes.index(1)
-    j = i + 1 if i + 1 < len(sizes) else i - 1
-    merged = [s for k, s in enumerate(sizes) if k != i]
-    merged[j if j < i else j - 1] += 1  # the row joins its neighbour: same slices otherwise
-    return [InputClass("micro-batch-of-one", (w, X, y, merged),
-                       "Does a micro-batch of one row take another path (.squeeze(), a shape "
-                       "test)?")]
+    out = []
+    if 1 in sizes:
+        i = sizes.index(1)
+        j = i + 1 if i + 1 < len(sizes) else i - 1
+        merged = [s for k, s in enumerate(sizes) if k != i]
+        merged[j if j < i else j - 1] += 1  # the row joins its neighbour: same slices otherwise
+        out.append(InputClass("micro-batch-of-one", (w, X, y, merged),
+                              "Does a micro-batch of one row take another path (.squeeze(), a "
+                              "shape test)?"))
+    if len(set(sizes)) > 1:  # as many micro-batches of one size, on the first rows
+        size = sum(sizes) // len(sizes)
+        rows = size * len(sizes)
+        out.append(InputClass("unequal-sizes", (w, X[:rows], y[:rows], [size] * len(sizes)),
+                              "Does each micro-batch start where the previous one ended "
+                              "(a running offset: start += b_j, or torch.split(X, sizes)), not "
+                              "at j * size?"))
+    return out
 
 
 def subject(accumulated_grad: Callable, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
