@@ -278,6 +278,46 @@ def test_vjp_mutations_are_named(case):
     assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
 
 
+def _contracted(contraction):
+    """A vjp_square that backpropagates ``contraction(weights, v)`` instead of weighting
+    each entry of v by its own weight."""
+    def vjp_square(x, weights):
+        leaf = x.detach().clone().requires_grad_()
+        contraction(weights, leaf ** 2).backward()
+        return leaf.grad
+    return vjp_square
+
+
+MIXING = {  # right for 1-D (all but the last), wrong for 2-D: entries combined across rows
+    "inner": lambda w, v: torch.inner(w, v).sum(),
+    "w @ v.T": lambda w, v: (w @ v.T).sum(),  # v.T of a 1-D v: deprecated, still v
+    "w.T @ v": lambda w, v: (w.T @ v).sum(),
+    "sum * sum": lambda w, v: w.sum() * v.sum(),
+}
+
+
+@pytest.mark.filterwarnings("ignore:The use of `x.T`")
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("form", MIXING)
+def test_weights_mixed_across_entries_is_named(seed, form):
+    """Is a contraction that mixes weights of different entries named, with the fix?"""
+    result = vjp.check_vjp(_contracted(MIXING[form]), generator(seed))
+    assert not result.passed and result.misconception == "weights-mixed", result.message
+    assert "v.backward(weights)" in result.message and "(weights * v).sum()" in result.message
+
+
+@FAST
+@given(st.integers(2, 4), st.sampled_from([torch.float32, torch.float64]))
+def test_square_matrix_products_are_named(n, dtype):
+    """For square inputs, W @ v and v @ W also mix rows (their gradient is a row or column
+    of sums, transposed): named the same."""
+    x, weights = torch.randn(n, n, dtype=dtype), torch.rand(n, n, dtype=dtype) + 0.5
+    for contraction in (lambda w, v: (w @ v).sum(), lambda w, v: (v @ w).sum(),
+                        *MIXING.values()):
+        got = _contracted(contraction)(x, weights)
+        assert vjp.judge_vjp(got, x, weights).misconception == "weights-mixed"
+
+
 # ---------------------------------------------------------------- q5_numpy
 
 
