@@ -166,6 +166,72 @@ def test_int_inputs_not_converted_is_named():
     assert result.misconception == "int-not-converted" and result.traceback
 
 
+def _split_float32(x0, y0):
+    """The contract's split in float32: leaves made with float(x0), y detached."""
+    y = torch.tensor(float(y0))
+    a = torch.tensor(float(x0), requires_grad=True)
+    b = torch.tensor(float(x0), requires_grad=True)
+    (a * y + b ** 2).backward()
+    return a.grad.item(), b.grad.item()
+
+
+def _float32_total(x0, y0):
+    x = torch.tensor(float(x0), requires_grad=True)
+    (x * torch.tensor(float(y0)) + x ** 2).backward()
+    return x.grad
+
+
+def _square_by_subtraction(x0, y0):
+    """b.grad as x.grad - a.grad: the total minus the product path, in float32 tensors."""
+    a = torch.tensor(float(x0), requires_grad=True)
+    (a * torch.tensor(float(y0))).backward()
+    return a.grad.item(), (_float32_total(x0, y0) - a.grad).item()
+
+
+def _product_by_subtraction(x0, y0):
+    """a.grad as the total minus b.grad, subtracted as Python floats of float32 gradients."""
+    b = torch.tensor(float(x0), requires_grad=True)
+    (b ** 2).backward()
+    return _float32_total(x0, y0).item() - b.grad.item(), b.grad.item()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_hidden_points_separate_the_paths_by_orders_of_magnitude(seed):
+    """Do the drawn points include, both ways round, one path's gradient far below the
+    other's (where a subtraction of float32 totals loses the small one), and does a correct
+    float32 split pass there?"""
+    points = multipath.draw_points(generator(seed))
+    ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points]
+    assert min(ratios) < 1e-3 and max(ratios) > 1e3, points
+    for split in (False, True):
+        fn = _split_float32 if split else (lambda x0, y0: (_float32_total(x0, y0).item(),
+                                                             float(np.float32(x0))))
+        assert multipath.check_grads(fn, generator(seed), split=split).passed
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mutant", [_square_by_subtraction, _product_by_subtraction])
+def test_split_by_subtracting_float32_totals_is_named(seed, mutant):
+    """Is one path's gradient computed as the total minus the other's caught and named,
+    whichever path is the small one?"""
+    result = multipath.check_grads(mutant, generator(seed), split=True)
+    assert not result.passed and result.misconception == "cancellation", result.message
+    assert "subtracting totals" in result.message and "float32" in result.message
+
+
+@FAST
+@given(st.floats(10, 1000), st.floats(1e-6, 1e-4), st.booleans(), st.booleans())
+def test_subtraction_named_wherever_it_loses_digits(big, ratio, square_small, negative):
+    """At any point where one path is 4-6 orders of magnitude below the other, a correct
+    float32 split passes, and a subtracted one, when it is off, is named."""
+    small = big * ratio * (-1 if negative else 1)
+    x0, y0 = (small / 2, big) if square_small else (big / 2, small)
+    assert multipath.judge_split(_split_float32(x0, y0), x0, y0).ok
+    for mutant in (_square_by_subtraction, _product_by_subtraction):
+        verdict = multipath.judge_split(mutant(x0, y0), x0, y0)
+        assert verdict.ok or verdict.misconception == "cancellation", verdict.message
+
+
 # ---------------------------------------------------------------- q4_vjp
 
 
@@ -210,6 +276,46 @@ def test_vjp_mutations_are_named(case):
     x.requires_grad_()
     (x ** 2).backward(weights)
     assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
+
+
+def _contracted(contraction):
+    """A vjp_square that backpropagates ``contraction(weights, v)`` instead of weighting
+    each entry of v by its own weight."""
+    def vjp_square(x, weights):
+        leaf = x.detach().clone().requires_grad_()
+        contraction(weights, leaf ** 2).backward()
+        return leaf.grad
+    return vjp_square
+
+
+MIXING = {  # right for 1-D (all but the last), wrong for 2-D: entries combined across rows
+    "inner": lambda w, v: torch.inner(w, v).sum(),
+    "w @ v.T": lambda w, v: (w @ v.T).sum(),  # v.T of a 1-D v: deprecated, still v
+    "w.T @ v": lambda w, v: (w.T @ v).sum(),
+    "sum * sum": lambda w, v: w.sum() * v.sum(),
+}
+
+
+@pytest.mark.filterwarnings("ignore:The use of `x.T`")
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("form", MIXING)
+def test_weights_mixed_across_entries_is_named(seed, form):
+    """Is a contraction that mixes weights of different entries named, with the fix?"""
+    result = vjp.check_vjp(_contracted(MIXING[form]), generator(seed))
+    assert not result.passed and result.misconception == "weights-mixed", result.message
+    assert "v.backward(weights)" in result.message and "(weights * v).sum()" in result.message
+
+
+@FAST
+@given(st.integers(2, 4), st.sampled_from([torch.float32, torch.float64]))
+def test_square_matrix_products_are_named(n, dtype):
+    """For square inputs, W @ v and v @ W also mix rows (their gradient is a row or column
+    of sums, transposed): named the same."""
+    x, weights = torch.randn(n, n, dtype=dtype), torch.rand(n, n, dtype=dtype) + 0.5
+    for contraction in (lambda w, v: (w @ v).sum(), lambda w, v: (v @ w).sum(),
+                        *MIXING.values()):
+        got = _contracted(contraction)(x, weights)
+        assert vjp.judge_vjp(got, x, weights).misconception == "weights-mixed"
 
 
 # ---------------------------------------------------------------- q5_numpy

@@ -26,9 +26,12 @@ PROVES: dict[str, dict[str, str]] = {
             "count_saved(net, inputs, False) on fresh networks, called repeatedly: a no_grad "
             "forward saves nothing.",
         "q3_multipath/multipath_grads":
-            "multipath_grads(x0, y0) on fresh points, floats and ints, against (2*x0 + y0, x0).",
+            "multipath_grads(x0, y0) on fresh points, floats and ints, and points where one "
+            "path is orders of magnitude below the other, against (2*x0 + y0, x0).",
         "q3_multipath/split_path_grads":
-            "split_path_grads(x0, y0) on fresh points, floats and ints, against (y0, 2*x0).",
+            "split_path_grads(x0, y0) on fresh points, floats and ints, and points where one "
+            "path is orders of magnitude below the other (each gradient within a tolerance of "
+            "its own size), against (y0, 2*x0).",
         "q4_vjp/vjp_square_values":
             "vjp_square(x, weights) on fresh 1-D and 2-D float32/float64 inputs against 2 * x * "
             "weights in float64, dtype kept.",

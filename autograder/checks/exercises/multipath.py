@@ -19,7 +19,11 @@ from ..seeding import seed_of
 from .common import first_match, float_pair_problem, pair_close, renamed
 
 QUESTION = "q3_multipath"
-RTOL, ATOL = 1e-5, 1e-6
+#: Each gradient is checked against its own size: float32 leaves (the contract's float(x0))
+#: round it by 6e-8 relative, far inside RTOL; ATOL only keeps a zero scale finite.
+RTOL, ATOL = 1e-5, 1e-12
+#: One float32 ulp relative (2**-23): the most a float32 sum of the two paths is rounded by.
+FLOAT32_ULP = 2.0 ** -23
 #: The lesson's printed answers, used only to recognise a copied constant.
 LESSON_MULTIPATH, LESSON_SPLIT = (10.0, 3.0), (4.0, 6.0)
 INT_HINT = ("With int arguments torch.tensor(x0) is an integer tensor, and integer tensors "
@@ -42,14 +46,51 @@ def distinct(x0: float, y0: float) -> bool:
     return margin > 0 and all(abs(g) > margin for g in gaps)
 
 
-def tolerance(x0: float, y0: float) -> float:
-    """Absolute tolerance for both gradients: float32 rounding grows with the inputs' size, and
-    2*x0 + y0 may cancel, so it scales with |x0| + |y0| rather than with the result."""
-    return ATOL + RTOL * (abs(x0) + abs(y0))
+def tolerance(x0: float, y0: float, split: bool) -> np.ndarray:
+    """Absolute tolerance of each gradient, scaled with the terms it is made of: float32
+    rounding of ``2*x0 + y0`` grows with |2*x0| + |y0| (the sum may cancel), while y0 and 2*x0
+    alone (split_path_grads's two paths, multipath_grads's y.grad = x0) are rounded relative
+    to themselves. A path's gradient that depends on the other path's size (a subtraction of
+    totals) is not within it when the paths differ by orders of magnitude (``far_apart``)."""
+    x, y = abs(float(x0)), abs(float(y0))
+    scales = (y, 2 * x) if split else (2 * x + y, x)
+    return ATOL + RTOL * np.array(scales)
+
+
+def tolerance_text(atol: np.ndarray) -> str:
+    return f"atol=({atol[0]:.3g}, {atol[1]:.3g})"
+
+
+def subtracted_totals(x0: float, y0: float) -> tuple[float, float]:
+    """What a float32 subtraction of totals gives for each path: ``(total - b.grad,
+    total - a.grad)``, the total being x.grad of a float32 leaf, ``fl(fl(y0) + fl(2*x0))``.
+    The difference of two nearby float32 values is exact, so Python floats and float32
+    tensors give the same numbers."""
+    f = np.float32
+    a, b = f(y0), f(2) * f(x0)
+    total = float(a + b)
+    return total - float(b), total - float(a)
+
+
+def far_apart(rng: np.random.Generator, square_small: bool) -> tuple[float, float]:
+    """A point where one path's gradient is 5 to 6.5 orders of magnitude below the other's
+    (the square path 2*x0 when ``square_small``, else the product path y0), and where
+    subtracting float32 totals misses the small one by more than 30 times its tolerance:
+    a float32 sum keeps about 7 digits of the big path, so little of the small one survives
+    ``total - big``. Signs drawn."""
+    while True:
+        big = float(rng.choice([-1, 1]) * 10 ** rng.uniform(1.0, 3.0))
+        small = float(rng.choice([-1, 1]) * abs(big) * 10 ** rng.uniform(-6.5, -5.0))
+        x0, y0 = (small / 2, big) if square_small else (big / 2, small)
+        which = 1 if square_small else 0  # the small path's place in (a.grad, b.grad)
+        exact = expected_split(x0, y0)[which]
+        if abs(subtracted_totals(x0, y0)[which] - exact) > 30 * tolerance(x0, y0, True)[which]:
+            return x0, y0
 
 
 def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
-    """Floats (negative, fractional, large), then a pair of ints, which must be accepted too."""
+    """Floats (negative, fractional, large), then a pair of ints, which must be accepted too,
+    then one path's gradient orders of magnitude below the other's, both ways round."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -61,6 +102,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(0.05, 0.95))),
         pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(50.0, 500.0))),
         pair(lambda: int(rng.integers(-9, 10))),
+        # drawn last, so that the points above stay those of earlier runs with the same seed
+        far_apart(rng, square_small=True),
+        far_apart(rng, square_small=False),
     ]
 
 
@@ -75,13 +119,16 @@ def expected_split(x0: float, y0: float) -> tuple[float, float]:
 
 
 def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
-           patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str) -> Verdict:
-    """Type first, then values; a wrong value is matched against ``patterns``.
+           patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str,
+           split: bool) -> Verdict:
+    """Type first, then values; a wrong value is matched against ``patterns`` (for
+    split_path_grads, first against a subtraction of totals: ``cancellation``).
 
     ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused).
     """
-    atol = tolerance(float(inputs["x0"]), float(inputs["y0"]))
-    tolerance_shown = f"atol={atol:.3g}"
+    x0, y0 = float(inputs["x0"]), float(inputs["y0"])
+    atol = tolerance(x0, y0, split)
+    tolerance_shown = tolerance_text(atol)
     evidence = Evidence(inputs=inputs, expected=list(expected), got=plain(got),
                         tolerance=tolerance_shown)
     problem = float_pair_problem(got, what)
@@ -94,8 +141,8 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     evidence = Evidence(inputs, list(expected), list(got), err, tolerance_shown)
     if pair_close(got, expected, 0.0, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = first_match(got, expected, patterns,
-                             lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
+    name, hint = (cancellation(got, x0, y0, atol) if split else None) or first_match(
+        got, expected, patterns, lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
     head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
             f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
             f"{tolerance_shown}).")
@@ -118,7 +165,37 @@ def judge_multipath(got: Any, x0: float, y0: float) -> Verdict:
          "(x.grad, y.grad), x first."),
         ("lesson-constant", LESSON_MULTIPATH, "These are the lesson's gradients for (3, 4): make "
          "the leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "unused-leaf")
+    ], {"x0": x0, "y0": y0}, "unused-leaf", split=False)
+
+
+def cancellation(got: tuple[float, float], x0: float, y0: float,
+                 atol: np.ndarray) -> tuple[str, str] | None:
+    """Was one path's gradient computed by subtracting totals in float32?
+
+    Its signature: the other gradient right, and this one off by more than its tolerance but
+    by no more than float32 rounds the total ``2*x0 + y0`` (one ulp, the total's and y's
+    rounding together): what is left of a small path after ``total - big path``. Nameable only
+    where the paths differ by orders of magnitude; elsewhere that rounding is inside the
+    tolerance.
+    """
+    expected = expected_split(x0, y0)
+    rounding = 1.01 * FLOAT32_ULP * (abs(y0) + abs(2 * x0))
+    errors = [abs(g - e) for g, e in zip(got, expected)]
+    for i, (leaf, other, formula) in enumerate((
+            ("a", "b", "x.grad - b.grad (the total minus the square path)"),
+            ("b", "a", "x.grad - a.grad (the total minus the product path)"))):
+        if errors[1 - i] <= atol[1 - i] and atol[i] < errors[i] <= rounding:
+            small, big = ("y0", "2*x0") if i == 0 else ("2*x0", "y0")
+            return "cancellation", (
+                f"{leaf}.grad was computed by subtracting totals: {formula} in float32 gives "
+                f"{fmt(subtracted_totals(x0, y0)[i])} here, off by the float32 rounding of the "
+                f"total 2*x0 + y0. When |{small}| is orders of magnitude smaller than |{big}|, "
+                f"the float32 total keeps only about 7 significant digits, nearly all of them "
+                f"{big}'s, so the subtraction cancels the big path and leaves mostly rounding "
+                f"error (catastrophic cancellation). Read {leaf}'s own gradient: make a and b "
+                f"separate leaves in w = a * y + b ** 2, call w.backward() once and return "
+                f"a.grad and b.grad.")
+    return None
 
 
 def judge_split(got: Any, x0: float, y0: float) -> Verdict:
@@ -137,7 +214,7 @@ def judge_split(got: Any, x0: float, y0: float) -> Verdict:
          "in the product and b in the square."),
         ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
          "leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "one-leaf")
+    ], {"x0": x0, "y0": y0}, "one-leaf", split=True)
 
 
 def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
@@ -188,7 +265,7 @@ def input_classes(args: tuple) -> list[InputClass]:
 def subject(fn: Callable, name: str, x0: Any, y0: Any, split: bool) -> Subject:
     """What the probes need to explain a wrong ``multipath_grads`` / ``split_path_grads``."""
     reference = expected_split if split else expected_multipath
-    atol = tolerance(float(x0), float(y0))
+    atol = tolerance(float(x0), float(y0), split)
 
     def same(got: Any, expected: Any) -> bool:
         return (float_pair_problem(got, "") is None
