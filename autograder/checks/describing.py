@@ -76,6 +76,14 @@ def without_values(t: torch.Tensor) -> str | None:
     return None
 
 
+def _valueless(t: torch.Tensor) -> dict:
+    """What can be shown of a tensor without values: dtype, shape, and its device (meta) or
+    layout (``describe`` and ``plain`` both show these)."""
+    where = {"device": "meta"} if t.device.type == "meta" else \
+        {"layout": str(t.layout).replace("torch.", "")}
+    return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), **where}
+
+
 def expected_text(x: Any, limit: int = 6) -> str:
     """``describe`` for a value the grader expected: floats to ``EXPECTED_DIGITS``."""
     return describe(x, limit, EXPECTED_DIGITS)
@@ -90,10 +98,10 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
     """A short, student-readable rendering of a value (tensors show dtype and shape; floats
     ``digits`` significant digits)."""
     if isinstance(x, torch.Tensor) and without_values(x):
-        where = "device=meta" if x.device.type == "meta" else \
-            f"layout={str(x.layout).replace('torch.', '')}"
-        return f"tensor(dtype={str(x.dtype).replace('torch.', '')}, shape={tuple(x.shape)}, " \
-               f"{where})"
+        fields = _valueless(x)
+        return (f"tensor(dtype={fields['dtype']}, shape={tuple(fields['shape'])}, "
+                + ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("dtype", "shape"))
+                + ")")
     if isinstance(x, torch.Tensor):
         body = (describe(x.detach().cpu().reshape(-1).tolist(), limit, digits) if x.numel()
                 else "[]")
@@ -126,9 +134,7 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
 def plain(x: Any) -> Any:
     """JSON-able plain data for evidence; never the student's object itself."""
     if isinstance(x, torch.Tensor) and without_values(x):
-        where = {"device": "meta"} if x.device.type == "meta" else \
-            {"layout": str(x.layout).replace("torch.", "")}
-        return {"dtype": str(x.dtype).replace("torch.", ""), "shape": list(x.shape), **where}
+        return _valueless(x)
     if isinstance(x, torch.Tensor):
         t = x.detach().cpu()
         return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
