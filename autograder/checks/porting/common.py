@@ -155,13 +155,3 @@ def first_failure(verdicts: Iterable[Callable[[], Verdict]]) -> Verdict:
         if not last.ok:
             return last
     return last
-
-
-def plain_any(x: Any) -> Any:
-    """``describing.plain``, which also takes tensors on the ``meta`` device (no values)."""
-    return plain(x)
-
-
-def describe_any(x: Any) -> str:
-    """``describing.describe``, which also takes tensors on the ``meta`` device."""
-    return describe(x)

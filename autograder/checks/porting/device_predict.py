@@ -22,10 +22,11 @@ import torch.nn as nn
 
 from ..calling import call_observed, meta_answers
 from ..context import call_context
+from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import describe_any, judge_tensor, name_raised, plain_any, with_diagnosis
+from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, grading_device
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -109,12 +110,12 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
     if isinstance(got, torch.Tensor) and got.device.type != device.type:
         return Verdict(False, f"{shown} returned a tensor on {got.device}; expected it on "
                        f"{device}: move the model and the batch there, and return the output "
-                       "as it is.", "output-not-on-device", Evidence(got=plain_any(got)))
+                       "as it is.", "output-not-on-device", Evidence(got=plain(got)))
     if isinstance(got, torch.Tensor) and got.requires_grad:
         return Verdict(False, f"{shown} recorded a graph ({packed} tensors saved for backward, "
                        f"requires_grad={got.requires_grad}): run the forward inside "
                        "`with torch.no_grad():`; detach() afterwards does not avoid the "
-                       "recording.", "graph-recorded", Evidence(got=plain_any(got)))
+                       "recording.", "graph-recorded", Evidence(got=plain(got)))
     if device.type == "meta" and isinstance(got, torch.Tensor):
         return judge_on_meta(got, model, expected, shown)
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
@@ -131,12 +132,12 @@ def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
     ``expected`` is the grader's own forward of the model on ``meta`` (its shape and dtype);
     the model's parameters must be on ``meta`` after the call (the contract moves the model
     there), or the forward did not run on the device asked for."""
-    evidence = Evidence(expected=plain_any(expected), got=plain_any(got))
+    evidence = Evidence(expected=plain(expected), got=plain(got))
     if got.shape != expected.shape:
-        return Verdict(False, f"{shown} returned {describe_any(got)}; expected a tensor of shape "
+        return Verdict(False, f"{shown} returned {describe(got)}; expected a tensor of shape "
                        f"{tuple(expected.shape)}.", "wrong-shape", evidence)
     if got.dtype != expected.dtype:
-        return Verdict(False, f"{shown} returned {describe_any(got)}; the model's output on "
+        return Verdict(False, f"{shown} returned {describe(got)}; the model's output on "
                        f"meta has dtype {expected.dtype}: return the model's output itself, "
                        "model(batch), not a tensor made to its shape (torch.empty, "
                        "torch.zeros) nor one converted to another dtype.",
