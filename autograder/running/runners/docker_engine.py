@@ -56,13 +56,19 @@ def cuda_on_cpu() -> bool:
     return os.environ.get(CUDA_ON_CPU_VARIABLE) == "1"
 
 
-def engine(timeout: float = 10.0):
-    """A Docker client for a reachable engine (``DOCKER_HOST`` or the local socket), or None."""
+def engine(timeout: float = 120.0, ping_timeout: float = 10.0):
+    """A Docker client for a reachable engine (``DOCKER_HOST`` or the local socket), or None.
+
+    Whether one is reachable is asked with ``ping_timeout`` (``/_ping`` answers at once even on
+    a busy engine); the client's later calls wait up to ``timeout``: ``/info`` and image
+    inspection took over 10 s on a 2-core host busy grading, and a timeout there stopped a run
+    that would have graded."""
     try:
         import docker
 
-        client = docker.from_env(timeout=timeout)
+        client = docker.from_env(timeout=ping_timeout)
         client.ping()
+        client.api.timeout = timeout
         return client
     except Exception:  # noqa: BLE001 - no SDK, no socket, no permission: all mean "no engine"
         return None
