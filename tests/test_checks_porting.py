@@ -343,6 +343,72 @@ def test_backward_rules(seed, upstream, mistake):
     assert verdict.ok == (mistake is None) and verdict.misconception == mistake, verdict.message
 
 
+def op_with_grad(grad):
+    """A student's MyOp whose backward is ``grad(x, S, A, sign)`` times the upstream."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            S, A = (x ** 3).sum(), x.abs().sum()
+            ctx.save_for_backward(x, S, A)
+            return S / (1 + A)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, S, A = ctx.saved_tensors
+            return g * grad(x, S, A, torch.sign(x))
+
+    return StudentOp
+
+
+#: Slips in the quotient rule d(u/v) = (u'v - uv')/v², with u = S, u' = 3x², v = 1 + A and
+#: v' = sign(x): a factor dropped from either term, the subtracted term's sign, the square.
+QUOTIENT_SLIPS = {
+    "first-term-over-v-squared": ("quotient-factor-dropped", "(1+A)",
+                                  lambda x, S, A, s: (3 * x ** 2 - S * s) / (1 + A) ** 2),
+    "second-term-without-S": ("quotient-factor-dropped", "S",
+                              lambda x, S, A, s: 3 * x ** 2 / (1 + A) - s / (1 + A) ** 2),
+    "x-squared-without-3": ("quotient-factor-dropped", "3",
+                            lambda x, S, A, s: x ** 2 / (1 + A) - S * s / (1 + A) ** 2),
+    "second-term-added": ("quotient-sign-flipped", "+",
+                          lambda x, S, A, s: 3 * x ** 2 / (1 + A) + S * s / (1 + A) ** 2),
+    "numerator-reversed": ("quotient-sign-flipped", "u·v' - u'·v",
+                           lambda x, S, A, s: (S * s - 3 * x ** 2 * (1 + A)) / (1 + A) ** 2),
+    "over-v-not-v-squared": ("quotient-denominator-not-squared", "(1+A)²",
+                             lambda x, S, A, s: (3 * x ** 2 * (1 + A) - S * s) / (1 + A)),
+    "second-term-over-v": ("quotient-denominator-not-squared", "(1+A)²",
+                           lambda x, S, A, s: 3 * x ** 2 / (1 + A) - S * s / (1 + A)),
+}
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from(sorted(QUOTIENT_SLIPS)))
+def test_quotient_rule_slips_are_named(seed, upstream, slip):
+    """Is a backward that misapplies the quotient rule (a factor dropped, the subtracted term
+    added, the denominator not squared) named for what is wrong, in the backward's check and
+    in gradcheck's?"""
+    name, phrase, grad = QUOTIENT_SLIPS[slip]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    verdict = gradcheck.judge_backward(op_with_grad(grad), x, upstream)
+    assert not verdict.ok and verdict.misconception == name, verdict.message
+    assert phrase in verdict.message, verdict.message
+    result = gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed))
+    assert not result.passed and result.misconception == name, result.message
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5))
+def test_a_right_backward_in_another_arrangement_names_no_slip(seed, upstream):
+    """Is the right gradient written another way (one fraction over (1+A)², S over (1+A)
+    factored) accepted by both checks?"""
+    forms = [lambda x, S, A, s: (3 * x ** 2 * (1 + A) - S * s) / (1 + A) ** 2,
+             lambda x, S, A, s: (3 * x ** 2 - S / (1 + A) * s) / (1 + A)]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    for grad in forms:
+        assert gradcheck.judge_backward(op_with_grad(grad), x, upstream).ok
+        assert gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed)).passed
+
+
 def op_at_zero(sign):
     """A student's MyOp whose backward takes sign(x) from ``sign``."""
     class StudentOp(torch.autograd.Function):
