@@ -128,6 +128,85 @@ def test_training_without_the_bias_is_named(seed, lr, steps):
     assert "b was left out of the logits or never updated" in params.message
 
 
+def student_train_penalised(X, y, lr, steps, *, penalty, lam):
+    """A student's train_logreg with a penalty habit at strength ``lam``: in the loss
+    (``l2-w``: lam * ||w||², ``l2-w-half``: lam / 2 * ||w||², ``l2-wb``, ``l1-w``, ``l1-wb``),
+    or as the optimizer's weight decay, which the recorded losses do not show (``decay-wb``,
+    ``decay-w``: a parameter group for w alone)."""
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    if penalty == "decay-wb":
+        opt = torch.optim.SGD([w, b], lr=lr, weight_decay=lam)
+    elif penalty == "decay-w":
+        opt = torch.optim.SGD([{"params": [w], "weight_decay": lam}, {"params": [b]}], lr=lr)
+    else:
+        opt = torch.optim.SGD([w, b], lr=lr)
+    extra = {"l2-w": lambda: lam * (w * w).sum(), "l2-w-half": lambda: lam / 2 * (w ** 2).sum(),
+             "l2-wb": lambda: lam * (w.pow(2).sum() + b.pow(2).sum()),
+             "l1-w": lambda: lam * w.abs().sum(),
+             "l1-wb": lambda: lam * (w.abs().sum() + b.abs().sum())}.get(penalty)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        if extra is not None:
+            loss = loss + extra()
+        losses.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return w.detach(), b.detach(), losses
+
+
+#: penalty -> (what the message says it was, the strength it reports for a student's lam)
+PENALTIES = {"l2-w": ("L2 penalty", 1.0), "l2-w-half": ("L2 penalty", 0.5),
+             "l2-wb": ("L2 penalty", 1.0), "l1-w": ("L1 penalty", 1.0),
+             "l1-wb": ("L1 penalty", 1.0), "decay-wb": ("weight decay", 1.0),
+             "decay-w": ("weight decay", 1.0)}
+
+
+@FAST
+@given(seeds, st.sampled_from(sorted(PENALTIES)), st.sampled_from([5e-3, 2e-2, 0.1]))
+def test_a_penalty_added_to_the_loss_is_named_with_its_strength(seed, penalty, lam):
+    """Is a run with a penalty on w (or w and b), L2 or L1, in the loss or as weight decay,
+    named ``penalty-added`` with its kind and a fitted strength, by its losses and by its
+    final w and b (where either is outside the tolerance)?"""
+    rng = np.random.default_rng(seed)
+    X, y, lr, steps = logreg.draw_problem(rng)
+    got = student_train_penalised(X, y, lr, steps, penalty=penalty, lam=lam)
+    kind, scale = PENALTIES[penalty]
+    verdicts = [logreg.judge_losses(got[2], X, y, lr, steps),
+                logreg.judge_params(got, X, y, lr, steps)]
+    assert not all(v.ok for v in verdicts)
+    for verdict in verdicts:
+        if not verdict.ok:
+            assert verdict.misconception == "penalty-added", verdict.message
+            assert kind in verdict.message and f"{scale * lam:.2g}" in verdict.message, \
+                verdict.message
+
+
+@FAST
+@given(seeds, st.sampled_from([{"lr_scale": 1.03}, {"momentum": 0.5}, {"lr_scale": 0.9}]))
+def test_other_wrong_runs_are_not_taken_for_a_penalty(seed, how):
+    """Is a run that is wrong in another way than a penalty (another lr, momentum) never
+    named ``penalty-added``?"""
+    X, y, lr, steps = logreg.draw_problem(np.random.default_rng(seed))
+    w = nn.Parameter(torch.zeros(X.shape[1]))
+    b = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w, b], lr=lr * how.get("lr_scale", 1.0),
+                          momentum=how.get("momentum", 0.0))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    got = (w.detach(), b.detach(), losses)
+    for verdict in (logreg.judge_losses(losses, X, y, lr, steps),
+                    logreg.judge_params(got, X, y, lr, steps)):
+        assert verdict.misconception != "penalty-added", verdict.message
+
+
 @pytest.mark.parametrize("mistake, steps, name", [
     ("bias-left-out", 20, "param-not-in-loss"), ("bias-left-out", 1, "param-not-in-loss"),
     ("rebound", 20, "update-outside-no-grad")])
