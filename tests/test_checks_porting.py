@@ -440,7 +440,8 @@ def op_with_grad(grad):
 
 
 #: Slips in the quotient rule d(u/v) = (u'v - uv')/v², with u = S, u' = 3x², v = 1 + A and
-#: v' = sign(x): a factor dropped from either term, the subtracted term's sign, the square.
+#: v' = sign(x): a factor dropped from either term, the first term missing (the product rule
+#: on S·(1+A)⁻¹ with one half), the subtracted term's sign, the square.
 QUOTIENT_SLIPS = {
     "first-term-over-v-squared": ("quotient-factor-dropped", "(1+A)",
                                   lambda x, S, A, s: (3 * x ** 2 - S * s) / (1 + A) ** 2),
@@ -448,6 +449,8 @@ QUOTIENT_SLIPS = {
                               lambda x, S, A, s: 3 * x ** 2 / (1 + A) - s / (1 + A) ** 2),
     "x-squared-without-3": ("quotient-factor-dropped", "3",
                             lambda x, S, A, s: x ** 2 / (1 + A) - S * s / (1 + A) ** 2),
+    "first-term-missing": ("quotient-term-missing", "3x²/(1+A) (from the derivative",
+                           lambda x, S, A, s: -S * s / (1 + A) ** 2),
     "second-term-added": ("quotient-sign-flipped", "+",
                           lambda x, S, A, s: 3 * x ** 2 / (1 + A) + S * s / (1 + A) ** 2),
     "numerator-reversed": ("quotient-sign-flipped", "u·v' - u'·v",

@@ -37,9 +37,9 @@ MISTAKES = {
 }
 
 #: Slips in the quotient rule, d(u/v) = (u'·v - u·v')/v² with u = S, u' = 3x², v = 1 + A and
-#: v' = sign(x): the id, the gradient the slip gives, ``(x, S, A, sign) -> tensor``, and what
-#: the student is told. A factor dropped from either term, the subtracted term's sign, the
-#: denominator not squared.
+#: v' = sign(x) (or the product rule on S·(1+A)⁻¹): the id, the gradient the slip gives,
+#: ``(x, S, A, sign) -> tensor``, and what the student is told. A factor dropped from either
+#: term, the first term missing, the subtracted term's sign, the denominator not squared.
 SLIPS = {
     "first-term-over-v-squared": (
         "quotient-factor-dropped", lambda x, S, A, s: (3 * x ** 2 - S * s) / (1 + A) ** 2,
@@ -54,6 +54,10 @@ SLIPS = {
         "quotient-factor-dropped", lambda x, S, A, s: x ** 2 / (1 + A) - S * s / (1 + A) ** 2,
         "It matches x²/(1+A) - S·sign(x)/(1+A)²: the factor 3 is missing from the derivative "
         "of x³, which is 3x²."),
+    "first-term-missing": (
+        "quotient-term-missing", lambda x, S, A, s: -S * s / (1 + A) ** 2,
+        "It matches -S·sign(x)/(1+A)² alone: the first term, 3x²/(1+A) (from the derivative of "
+        "S = sum(x³), with 1+A held fixed), is missing."),
     "second-term-added": (
         "quotient-sign-flipped", lambda x, S, A, s: 3 * x ** 2 / (1 + A) + S * s / (1 + A) ** 2,
         "It matches 3x²/(1+A) + S·sign(x)/(1+A)²: the second term is added, but the quotient "
