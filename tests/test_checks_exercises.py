@@ -66,8 +66,11 @@ def test_saved_mutations_are_named(case):
     tracked_mistakes = {"counted-parameters": pred.params, "unique-storages": pred.unique,
                         "bytes-assume-float32": pred.four_bytes,
                         "lesson-constant": saved.LESSON_COUNTS}
+    # a count that left out a kind of saved tensor and gives the same answer on this network is
+    # told apart on the check's other networks (test_counts_that_leave_out_a_kind_...)
+    left_out = [pred.no_weights, pred.no_leaves, pred.activations]
     for name, wrong in tracked_mistakes.items():
-        rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)]
+        rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)] + left_out
         if wrong not in rivals and (name != "unique-storages" or wrong[0] != t[0]):
             assert _judge_ids([wrong, u, wrong], pred, True) == name, (name, pred)
     if pred.params not in (t, (0, 0)):
@@ -111,6 +114,72 @@ def test_count_saved_check_end_to_end(seed):
     for name, mutant in SAVED_MUTANTS.items():
         result = saved.check_count_saved(mutant, generator(seed), track=True)
         assert result.misconception == name, result.message
+
+
+def _count_skipping(skip):
+    """A count_saved that leaves out the packed tensors ``skip(tensor, net)`` picks."""
+    def count(net, inputs, track):
+        sizes = []
+
+        def pack(tensor):
+            if not skip(tensor, net):
+                sizes.append(tensor.numel() * tensor.element_size())
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            with torch.set_grad_enabled(track):
+                net(inputs)
+        return len(sizes), sum(sizes)
+    return count
+
+
+def _shares_a_parameter(tensor, net):
+    storages = {p.untyped_storage().data_ptr() for p in net.parameters()}
+    return tensor.untyped_storage().data_ptr() in storages
+
+
+#: Counts that leave out a kind of saved tensor: the weights (a saved ``weight.t()`` shares the
+#: parameter's storage), the leaves (the batch: no grad_fn), or both (activations only).
+LEFT_OUT_MUTANTS = {
+    "data_ptr-of-a-parameter": ("weights-left-out", _count_skipping(
+        lambda t, net: t.data_ptr() in {p.data_ptr() for p in net.parameters()})),
+    "storage-of-a-parameter": ("weights-left-out", _count_skipping(_shares_a_parameter)),
+    "view-of-a-parameter": ("weights-left-out", _count_skipping(
+        lambda t, net: t._base is not None and any(t._base is p for p in net.parameters()))),
+    "is_leaf": ("leaves-left-out", _count_skipping(lambda t, net: t.is_leaf)),
+    "no-grad_fn": ("leaves-left-out", _count_skipping(lambda t, net: t.grad_fn is None)),
+    "activations-only": ("weights-and-leaves-left-out", _count_skipping(
+        lambda t, net: t.is_leaf or _shares_a_parameter(t, net))),
+}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1), st.sampled_from(sorted(LEFT_OUT_MUTANTS)))
+def test_counts_that_leave_out_a_kind_of_saved_tensor_are_named(seed, how):
+    """Is a count that skips the saved weights (by data_ptr, storage or base), the saved
+    leaves (is_leaf, no grad_fn) or both named for what it left out, in the tracked check, and
+    the untracked one (where nothing is saved) left passing?"""
+    name, mutant = LEFT_OUT_MUTANTS[how]
+    result = saved.check_count_saved(mutant, generator(seed), track=True)
+    assert not result.passed and result.misconception == name, result.message
+    assert saved.check_count_saved(mutant, generator(seed), track=False).passed
+
+
+@FAST
+@given(networks())
+def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case):
+    """Is each left-out kind's prediction named in the judge, and never the right count?"""
+    pred = saved.predict(*case)
+    t, u = pred.tracked, pred.untracked
+    assert saved.judge_counts([t, u, t], pred, True, "call").ok
+    left_out = {"weights-left-out": pred.no_weights, "leaves-left-out": pred.no_leaves,
+                "weights-and-leaves-left-out": pred.activations}
+    others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved.LESSON_COUNTS,
+              t, (0, 0)]
+    for name, wrong in left_out.items():
+        rivals = others + [v for k, v in left_out.items() if k != name]
+        if wrong not in rivals:
+            assert _judge_ids([wrong, u, wrong], pred, True) == name, (name, pred)
 
 
 # ---------------------------------------------------------------- q3_multipath

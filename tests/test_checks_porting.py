@@ -128,6 +128,85 @@ def test_training_without_the_bias_is_named(seed, lr, steps):
     assert "b was left out of the logits or never updated" in params.message
 
 
+def student_train_penalised(X, y, lr, steps, *, penalty, lam):
+    """A student's train_logreg with a penalty habit at strength ``lam``: in the loss
+    (``l2-w``: lam * ||w||², ``l2-w-half``: lam / 2 * ||w||², ``l2-wb``, ``l1-w``, ``l1-wb``),
+    or as the optimizer's weight decay, which the recorded losses do not show (``decay-wb``,
+    ``decay-w``: a parameter group for w alone)."""
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    if penalty == "decay-wb":
+        opt = torch.optim.SGD([w, b], lr=lr, weight_decay=lam)
+    elif penalty == "decay-w":
+        opt = torch.optim.SGD([{"params": [w], "weight_decay": lam}, {"params": [b]}], lr=lr)
+    else:
+        opt = torch.optim.SGD([w, b], lr=lr)
+    extra = {"l2-w": lambda: lam * (w * w).sum(), "l2-w-half": lambda: lam / 2 * (w ** 2).sum(),
+             "l2-wb": lambda: lam * (w.pow(2).sum() + b.pow(2).sum()),
+             "l1-w": lambda: lam * w.abs().sum(),
+             "l1-wb": lambda: lam * (w.abs().sum() + b.abs().sum())}.get(penalty)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        if extra is not None:
+            loss = loss + extra()
+        losses.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return w.detach(), b.detach(), losses
+
+
+#: penalty -> (what the message says it was, the strength it reports for a student's lam)
+PENALTIES = {"l2-w": ("L2 penalty", 1.0), "l2-w-half": ("L2 penalty", 0.5),
+             "l2-wb": ("L2 penalty", 1.0), "l1-w": ("L1 penalty", 1.0),
+             "l1-wb": ("L1 penalty", 1.0), "decay-wb": ("weight decay", 1.0),
+             "decay-w": ("weight decay", 1.0)}
+
+
+@FAST
+@given(seeds, st.sampled_from(sorted(PENALTIES)), st.sampled_from([5e-3, 2e-2, 0.1]))
+def test_a_penalty_added_to_the_loss_is_named_with_its_strength(seed, penalty, lam):
+    """Is a run with a penalty on w (or w and b), L2 or L1, in the loss or as weight decay,
+    named ``penalty-added`` with its kind and a fitted strength, by its losses and by its
+    final w and b (where either is outside the tolerance)?"""
+    rng = np.random.default_rng(seed)
+    X, y, lr, steps = logreg.draw_problem(rng)
+    got = student_train_penalised(X, y, lr, steps, penalty=penalty, lam=lam)
+    kind, scale = PENALTIES[penalty]
+    verdicts = [logreg.judge_losses(got[2], X, y, lr, steps),
+                logreg.judge_params(got, X, y, lr, steps)]
+    assert not all(v.ok for v in verdicts)
+    for verdict in verdicts:
+        if not verdict.ok:
+            assert verdict.misconception == "penalty-added", verdict.message
+            assert kind in verdict.message and f"{scale * lam:.2g}" in verdict.message, \
+                verdict.message
+
+
+@FAST
+@given(seeds, st.sampled_from([{"lr_scale": 1.03}, {"momentum": 0.5}, {"lr_scale": 0.9}]))
+def test_other_wrong_runs_are_not_taken_for_a_penalty(seed, how):
+    """Is a run that is wrong in another way than a penalty (another lr, momentum) never
+    named ``penalty-added``?"""
+    X, y, lr, steps = logreg.draw_problem(np.random.default_rng(seed))
+    w = nn.Parameter(torch.zeros(X.shape[1]))
+    b = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w, b], lr=lr * how.get("lr_scale", 1.0),
+                          momentum=how.get("momentum", 0.0))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    got = (w.detach(), b.detach(), losses)
+    for verdict in (logreg.judge_losses(losses, X, y, lr, steps),
+                    logreg.judge_params(got, X, y, lr, steps)):
+        assert verdict.misconception != "penalty-added", verdict.message
+
+
 @pytest.mark.parametrize("mistake, steps, name", [
     ("bias-left-out", 20, "param-not-in-loss"), ("bias-left-out", 1, "param-not-in-loss"),
     ("rebound", 20, "update-outside-no-grad")])
@@ -341,6 +420,75 @@ def test_backward_rules(seed, upstream, mistake):
     x = gradcheck.draw_x(np.random.default_rng(seed))
     verdict = gradcheck.judge_backward(student_op(mistake), x, upstream)
     assert verdict.ok == (mistake is None) and verdict.misconception == mistake, verdict.message
+
+
+def op_with_grad(grad):
+    """A student's MyOp whose backward is ``grad(x, S, A, sign)`` times the upstream."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            S, A = (x ** 3).sum(), x.abs().sum()
+            ctx.save_for_backward(x, S, A)
+            return S / (1 + A)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, S, A = ctx.saved_tensors
+            return g * grad(x, S, A, torch.sign(x))
+
+    return StudentOp
+
+
+#: Slips in the quotient rule d(u/v) = (u'v - uv')/v², with u = S, u' = 3x², v = 1 + A and
+#: v' = sign(x): a factor dropped from either term, the first term missing (the product rule
+#: on S·(1+A)⁻¹ with one half), the subtracted term's sign, the square.
+QUOTIENT_SLIPS = {
+    "first-term-over-v-squared": ("quotient-factor-dropped", "(1+A)",
+                                  lambda x, S, A, s: (3 * x ** 2 - S * s) / (1 + A) ** 2),
+    "second-term-without-S": ("quotient-factor-dropped", "S",
+                              lambda x, S, A, s: 3 * x ** 2 / (1 + A) - s / (1 + A) ** 2),
+    "x-squared-without-3": ("quotient-factor-dropped", "3",
+                            lambda x, S, A, s: x ** 2 / (1 + A) - S * s / (1 + A) ** 2),
+    "first-term-missing": ("quotient-term-missing", "3x²/(1+A) (from the derivative",
+                           lambda x, S, A, s: -S * s / (1 + A) ** 2),
+    "second-term-added": ("quotient-sign-flipped", "+",
+                          lambda x, S, A, s: 3 * x ** 2 / (1 + A) + S * s / (1 + A) ** 2),
+    "numerator-reversed": ("quotient-sign-flipped", "u·v' - u'·v",
+                           lambda x, S, A, s: (S * s - 3 * x ** 2 * (1 + A)) / (1 + A) ** 2),
+    "over-v-not-v-squared": ("quotient-denominator-not-squared", "(1+A)²",
+                             lambda x, S, A, s: (3 * x ** 2 * (1 + A) - S * s) / (1 + A)),
+    "second-term-over-v": ("quotient-denominator-not-squared", "(1+A)²",
+                           lambda x, S, A, s: 3 * x ** 2 / (1 + A) - S * s / (1 + A)),
+}
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from(sorted(QUOTIENT_SLIPS)))
+def test_quotient_rule_slips_are_named(seed, upstream, slip):
+    """Is a backward that misapplies the quotient rule (a factor dropped, the subtracted term
+    added, the denominator not squared) named for what is wrong, in the backward's check and
+    in gradcheck's?"""
+    name, phrase, grad = QUOTIENT_SLIPS[slip]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    verdict = gradcheck.judge_backward(op_with_grad(grad), x, upstream)
+    assert not verdict.ok and verdict.misconception == name, verdict.message
+    assert phrase in verdict.message, verdict.message
+    result = gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed))
+    assert not result.passed and result.misconception == name, result.message
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5))
+def test_a_right_backward_in_another_arrangement_names_no_slip(seed, upstream):
+    """Is the right gradient written another way (one fraction over (1+A)², S over (1+A)
+    factored) accepted by both checks?"""
+    forms = [lambda x, S, A, s: (3 * x ** 2 * (1 + A) - S * s) / (1 + A) ** 2,
+             lambda x, S, A, s: (3 * x ** 2 - S / (1 + A) * s) / (1 + A)]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    for grad in forms:
+        assert gradcheck.judge_backward(op_with_grad(grad), x, upstream).ok
+        assert gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed)).passed
 
 
 def op_at_zero(sign):

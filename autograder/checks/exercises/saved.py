@@ -21,7 +21,7 @@ from ..describing import describe, plain
 from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import first_match, is_int
+from .common import is_int
 from .saved_reference import (
     LESSON_COUNTS,
     Predictions,
@@ -81,8 +81,20 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
         return "no-grad-wrong-run", (
             "torch.no_grad() was applied to the wrong run: the tracked forward saved nothing. "
             "Use no_grad only when track is False.")
-    expected = pred.tracked if track else pred.untracked
-    name, hint = first_match(got, expected, [
+    name, hint = _only_match(got, pred, track)
+    if name:
+        return name, hint
+    if track and got[0] == pred.tracked[0]:
+        # what differs, not a cause (a sum over the wrong tensors and an answer kept from
+        # another batch both give it): the probes look for the cause
+        return None, "The number of pack calls is right; the bytes are not."
+    return None, ""  # no guessed cause: the probes look for one (check_count_saved)
+
+
+def _patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] | None, str]]:
+    """What each known mistake answers on this network: ``(id, prediction, hint)``, most
+    specific first (``None``: not predicted in this mode)."""
+    return [
         ("no-grad-wrong-run", None if track else pred.tracked,
          "track=False recorded a graph: run net(inputs) under torch.no_grad() when track is "
          "False, so nothing is saved."),
@@ -103,14 +115,91 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
          "These are the lesson's counts for its own network, not for this one (typed in, or "
          "kept from an earlier call): count the pack calls for the net and inputs you are "
          "given, on every call."),
-    ], lambda a, b: tuple(a) == tuple(b))
-    if name:
-        return name, hint
-    if track and got[0] == pred.tracked[0]:
-        # what differs, not a cause (a sum over the wrong tensors and an answer kept from
-        # another batch both give it): the probes look for the cause
-        return None, "The number of pack calls is right; the bytes are not."
-    return None, ""  # no guessed cause: the probes look for one (check_count_saved)
+        *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
+          if track),
+    ]
+
+
+def _matches(got: tuple[int, int], pred: Predictions, track: bool) -> list[tuple[str, str]]:
+    """Every known mistake (id, hint) whose prediction here is ``got`` and not the right
+    count, most specific first."""
+    expected = pred.tracked if track else pred.untracked
+    return [(name, hint) for name, predicted, hint in _patterns(pred, track)
+            if predicted is not None and tuple(predicted) != tuple(expected)
+            and tuple(got) == tuple(predicted)]
+
+
+#: The mistakes that leave out a kind of saved tensor (``LEFT_OUT``), by id.
+LEFT_OUT_NAMES = frozenset(("weights-left-out", "leaves-left-out", "weights-and-leaves-left-out"))
+
+
+def _only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[str | None, str]:
+    """The known mistake ``got`` is, by this network alone: the most specific match, unless a
+    kind left out (``LEFT_OUT``) matches beside another mistake; then none, as one network
+    cannot say which it is (``confirmed`` asks the other networks)."""
+    found = _matches(got, pred, track)
+    if len(found) > 1 and LEFT_OUT_NAMES & {name for name, _ in found}:
+        return None, ""
+    return found[0] if found else (None, "")
+
+
+def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int,
+              got: Any, track: bool) -> Verdict:
+    """A wrong answer that matched several known mistakes on its network (``_only_match``),
+    named when one of them alone also gives the answers on the check's other networks: those
+    before it (answered right, so the mistake must predict the right count there) and those
+    after it (asked now, one call each)."""
+    if verdict.ok or verdict.misconception is not None or _pair_problem(got):
+        return verdict
+    got = tuple(int(v) for v in got)
+    candidates = [name for name, _ in _matches(got, cases[failing][2], track)]
+    if len(candidates) < 2:
+        return verdict
+    answers: list[tuple[int, int] | None] = []
+    for index, (net, inputs, pred) in enumerate(cases):
+        if index < failing:
+            answers.append(pred.tracked if track else pred.untracked)
+        elif index == failing:
+            answers.append(got)
+        else:
+            answer, failure = call(count_saved, "count_saved", net, layout_copy(inputs), track)
+            if failure is not None or _pair_problem(answer):
+                return verdict
+            answers.append(tuple(int(v) for v in answer))
+
+    def predicted(name: str, pred: Predictions) -> tuple[int, int]:
+        expected = pred.tracked if track else pred.untracked
+        found = [p for n, p, _ in _patterns(pred, track) if n == name]
+        return tuple(found[0]) if found and found[0] is not None else tuple(expected)
+
+    agree = [name for name in candidates
+             if all(predicted(name, pred) == answer for (_, _, pred), answer in zip(cases, answers))]
+    if len(agree) != 1:
+        return verdict
+    hint = dict(_matches(got, cases[failing][2], track))[agree[0]]
+    return Verdict(False, f"{verdict.message} {hint} (The same mistake gives your answers on "
+                   f"the other {len(cases) - 1} networks.)", agree[0], verdict.evidence,
+                   verdict.traceback)
+
+
+#: Every pack call counts, whatever the tensor is: what a count that skipped a kind is told.
+EVERY_PACK = ("Every call of pack is a tensor autograd keeps for backward, whatever it is: "
+              "count them all, without looking at what the tensor is.")
+#: A kind of saved tensor a count can leave out: (id, ``Predictions`` field, what was left out).
+LEFT_OUT = (
+    ("weights-left-out", "no_weights",
+     "These are the counts without the saved tensors that share a parameter's storage: a Linear "
+     "saves its weight (as weight.t(), a view of it) to compute the gradient of its input, so "
+     "weights are saved tensors too, not only activations."),
+    ("leaves-left-out", "no_leaves",
+     "These are the counts without the saved leaf tensors (no grad_fn): the first Linear saves "
+     "the batch itself, a leaf, to compute its weight's gradient, so leaves are saved tensors "
+     "too, not only the results of operations."),
+    ("weights-and-leaves-left-out", "activations",
+     "These are the counts of the activations alone, without the saved weights (a Linear saves "
+     "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
+     "keeps): those are saved for backward too."),
+)
 
 
 #: What a tracked count taken on the batch made to require grad is told.
@@ -236,7 +325,7 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         (inputs.shape[0] + int(rng.integers(1, 4)), inputs.shape[1]))).to(inputs.dtype))
     cases.append((net, again, predict(net, again)))
     verdict = PASS
-    for net, inputs, pred in cases:
+    for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
         for mode in (track, not track, track):
             given = layout_copy(inputs)
@@ -249,6 +338,7 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         if verdict.ok:
             verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
                                           inputs, track)
+            verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
             verdict = explain(verdict, subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)

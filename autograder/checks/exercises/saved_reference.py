@@ -30,6 +30,11 @@ class Predictions:
         four_bytes: pack events with 4 bytes per element assumed (differs in float64).
         storage: each packed tensor's whole storage counted (``untyped_storage().nbytes()``)
             instead of its own elements (differs where the batch is a view of a larger one).
+        no_weights: the packed tensors that share a parameter's storage (a Linear saves
+            ``weight.t()``, a view of its weight) left out: "weights are not activations".
+        no_leaves: the packed leaves (the batch the first Linear saves: no ``grad_fn``) left
+            out, as a count of non-leaf tensors only gives.
+        activations: both left out: only the tensors the forward computed.
     """
 
     tracked: tuple[int, int]
@@ -38,6 +43,9 @@ class Predictions:
     unique: tuple[int, int]
     four_bytes: tuple[int, int]
     storage: tuple[int, int]
+    no_weights: tuple[int, int]
+    no_leaves: tuple[int, int]
+    activations: tuple[int, int]
 
 
 def layout_copy(t: torch.Tensor) -> torch.Tensor:
@@ -55,21 +63,27 @@ def layout_copy(t: torch.Tensor) -> torch.Tensor:
     return copy_
 
 
-def _packed(net: nn.Module, inputs: torch.Tensor, track: bool) -> list[torch.Tensor]:
+def _packed(net: nn.Module, inputs: torch.Tensor, track: bool,
+            kinds: list[tuple[bool, bool]] | None = None) -> list[torch.Tensor]:
     """The tensors the pack hook sees during one forward of a private copy of ``net``, each
-    detached (the same storage, dtype and size; no graph).
+    detached (the same storage, dtype and size; no graph). With ``kinds``, what each one was
+    is appended there, as the detached copy no longer shows it: ``(is a leaf, shares a
+    parameter's storage)``.
 
     What the hook hands back for the graph to keep is detached too: the saved tensor itself
     would hold its ``grad_fn``, which holds the saved tensor, a cycle through the C++ graph
     that Python's collector cannot see, so every forward's copy of the network and its
     activations would stay in the judge's memory for the rest of the run."""
     packed: list[torch.Tensor] = []
+    model = copy.deepcopy(net)
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
+        if kinds is not None:
+            kinds.append((tensor.is_leaf, tensor.untyped_storage().data_ptr() in weights))
         packed.append(tensor.detach())
         return packed[-1]
 
-    model = copy.deepcopy(net)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         with torch.set_grad_enabled(track):
             model(layout_copy(inputs))
@@ -90,7 +104,14 @@ def with_tracked_inputs(net: nn.Module, inputs: torch.Tensor) -> tuple[int, int]
 
 def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
     """Run the grader's own hooks on copies of ``net``; predict right and wrong answers."""
-    packed = _packed(net, inputs, True)
+    kinds: list[tuple[bool, bool]] = []
+    packed = _packed(net, inputs, True, kinds)
+
+    def without(leaves: bool, weights: bool) -> tuple[int, int]:
+        kept = [t for t, (leaf, weight) in zip(packed, kinds)
+                if not (leaves and leaf) and not (weights and weight)]
+        return len(kept), _nbytes(kept)
+
     storages: dict[int, torch.Tensor] = {}
     for t in packed:
         storages.setdefault(t.untyped_storage().data_ptr(), t)
@@ -102,6 +123,9 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
         unique=(len(storages), _nbytes(list(storages.values()))),
         four_bytes=(len(packed), 4 * sum(t.numel() for t in packed)),
         storage=(len(packed), sum(t.untyped_storage().nbytes() for t in packed)),
+        no_weights=without(leaves=False, weights=True),
+        no_leaves=without(leaves=True, weights=False),
+        activations=without(leaves=True, weights=True),
     )
 
 

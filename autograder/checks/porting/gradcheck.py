@@ -36,6 +36,51 @@ MISTAKES = {
                         "grad_output that backward receives.",
 }
 
+#: Slips in the quotient rule, d(u/v) = (u'·v - u·v')/v² with u = S, u' = 3x², v = 1 + A and
+#: v' = sign(x) (or the product rule on S·(1+A)⁻¹): the id, the gradient the slip gives,
+#: ``(x, S, A, sign) -> tensor``, and what the student is told. A factor dropped from either
+#: term, the first term missing, the subtracted term's sign, the denominator not squared.
+SLIPS = {
+    "first-term-over-v-squared": (
+        "quotient-factor-dropped", lambda x, S, A, s: (3 * x ** 2 - S * s) / (1 + A) ** 2,
+        "It matches (3x² - S·sign(x))/(1+A)²: the first term lost its factor (1+A). In the "
+        "quotient rule (u'·v - u·v')/v², with u = S and v = 1+A, the first term is "
+        "3x²·(1+A)/(1+A)², which is 3x²/(1+A)."),
+    "second-term-without-S": (
+        "quotient-factor-dropped", lambda x, S, A, s: 3 * x ** 2 / (1 + A) - s / (1 + A) ** 2,
+        "It matches 3x²/(1+A) - sign(x)/(1+A)²: the second term lost its factor S. In the "
+        "quotient rule (u'·v - u·v')/v², u·v' is S·sign(x)."),
+    "x-squared-without-3": (
+        "quotient-factor-dropped", lambda x, S, A, s: x ** 2 / (1 + A) - S * s / (1 + A) ** 2,
+        "It matches x²/(1+A) - S·sign(x)/(1+A)²: the factor 3 is missing from the derivative "
+        "of x³, which is 3x²."),
+    "first-term-missing": (
+        "quotient-term-missing", lambda x, S, A, s: -S * s / (1 + A) ** 2,
+        "It matches -S·sign(x)/(1+A)² alone: the first term, 3x²/(1+A) (from the derivative of "
+        "S = sum(x³), with 1+A held fixed), is missing."),
+    "second-term-added": (
+        "quotient-sign-flipped", lambda x, S, A, s: 3 * x ** 2 / (1 + A) + S * s / (1 + A) ** 2,
+        "It matches 3x²/(1+A) + S·sign(x)/(1+A)²: the second term is added, but the quotient "
+        "rule (u'·v - u·v')/v² subtracts it: -S·sign(x)/(1+A)², since 1/(1+A) falls as |x| "
+        "grows."),
+    "numerator-reversed": (
+        "quotient-sign-flipped",
+        lambda x, S, A, s: (S * s - 3 * x ** 2 * (1 + A)) / (1 + A) ** 2,
+        "It matches the gradient with its sign flipped, (u·v' - u'·v)/v²: the quotient rule's "
+        "numerator is u'·v - u·v' (the top's derivative times the bottom comes first), here "
+        "3x²·(1+A) - S·sign(x)."),
+    "over-v-not-v-squared": (
+        "quotient-denominator-not-squared",
+        lambda x, S, A, s: (3 * x ** 2 * (1 + A) - S * s) / (1 + A),
+        "It matches (3x²·(1+A) - S·sign(x))/(1+A): the quotient rule divides by the "
+        "denominator squared, (1+A)², not by (1+A)."),
+    "second-term-over-v": (
+        "quotient-denominator-not-squared",
+        lambda x, S, A, s: 3 * x ** 2 / (1 + A) - S * s / (1 + A),
+        "It matches 3x²/(1+A) - S·sign(x)/(1+A): the second term is divided by (1+A) once, but "
+        "the derivative of 1/(1+A) is -sign(x)/(1+A)², so it is S·sign(x)/(1+A)²."),
+}
+
 
 def draw_x(rng: np.random.Generator, dtype: torch.dtype = torch.float64,
            requires_grad: bool = False) -> torch.Tensor:
@@ -58,6 +103,8 @@ def analytic_grad(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
     x = x.detach().double()
     S, A = (x ** 3).sum(), x.abs().sum()
     first = 3 * x ** 2 / (1 + A)
+    if mistake in SLIPS:
+        return SLIPS[mistake][1](x, S, A, torch.sign(x))
     if mistake == "quotient-term-missing":
         return first
     sign = torch.ones_like(x) if mistake == "sign-dropped" else torch.sign(x)
@@ -143,6 +190,14 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
                 return name, MISTAKES[name]
     if allclose(got, analytic_grad(x), MATCH_RTOL, MATCH_ATOL):
         return "upstream-ignored", MISTAKES["upstream-ignored"]
+    right = analytic_grad(x)
+    for slip, (name, _, told) in SLIPS.items():
+        wrong = analytic_grad(x, slip)
+        if allclose(wrong, right, MATCH_RTOL, MATCH_ATOL):
+            continue  # the slip changes nothing at this x: it cannot be told here
+        for factor in (upstream, 1.0):
+            if allclose(got, factor * wrong, MATCH_RTOL, MATCH_ATOL):
+                return name, told
     return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
 
 

@@ -22,6 +22,7 @@ from . import logreg_loops as loops
 from . import logreg_rise as rise
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
+from .logreg_penalty import penalty_added
 from .logreg_runs import reference_run, replayed_losses, update_path
 
 QUESTION = "q1_logreg"
@@ -101,6 +102,12 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         if final is not None and _matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
+    if len(losses) == steps:  # a penalty at a strength of the student's: fitted, then replayed
+        penalised = penalty_added(
+            target, correct, X, y, lr, final, _vector(w_right, b_right), _matches,
+            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
+        if penalised is not None:
+            return penalised
     if not torch.isfinite(target).all():
         return "sigmoid-log", MISTAKES["sigmoid-log"]
     # after the replays: a loop that never clears its gradients also matches up to step 1
