@@ -11,7 +11,8 @@ Requests (one JSON object a line):
   per name, in order; after a name whose lookup raised, ``{"kind": "skipped"}`` for the rest.
 - ``{"op": "call", "target": "MyOp.apply", "args": [...], "kwargs": {...}, "context": {...}}``:
   call it; the reply carries the encoded result (or the student's exception, traceback
-  trimmed to their cells) and the state of each tensor or module argument after the call.
+  trimmed to their cells) and the state of each tensor or module argument after the call
+  (``{"t": "unchanged"}`` for one left exactly as the judge sent it).
   With ``"backward": upstream`` the worker also runs ``result.backward(upstream)``; with
   ``"per_argument": true`` as well, it calls the target once per argument, every forward
   before the first backward (graphs alive together), and returns the list of results.
@@ -126,7 +127,7 @@ class Worker:
         before the first backward, then each result's backward in order; the results come
         back as a list."""
         fn = self.resolve(target)
-        args = [wire.decode(a) for a in args]
+        sent, args = args, [wire.decode(a) for a in args]
         kwargs = {str(k): wire.decode(v) for k, v in kwargs.items()}
         before = _param_refs(args, "before")
         observed: dict = {}
@@ -143,17 +144,22 @@ class Worker:
         except BaseException as exc:  # SystemExit in a call is a result too
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            return {"error": error_of(exc), "args_after": self._after(args, before),
+            return {"error": error_of(exc), "args_after": self._after(args, before, sent),
                     "observed": observed}
         return {"ok": self._encode_result(result, args, before),
-                "args_after": self._after(args, before), "observed": observed}
+                "args_after": self._after(args, before, sent), "observed": observed}
 
-    def _after(self, args: list, before: dict[int, list]) -> list:
+    def _after(self, args: list, before: dict[int, list], sent: list | None = None) -> list:
         """The state of each tensor/module argument after the call (the judge mirrors it),
         with the names of module parameters that are new objects now (``module.to`` may
-        replace them)."""
+        replace them). An argument whose state is exactly what the judge sent for it (``sent``:
+        the request's encoded arguments), with no hook added and no parameter replaced, is
+        ``UNCHANGED`` instead: the judge leaves its own object alone then, as it does for a
+        full state equal to what it sent, and neither side writes or reads that state again
+        (most calls change none of their arguments)."""
         after = []
         for i, arg in enumerate(args):
+            given = sent[i] if sent is not None and i < len(sent) else None
             if isinstance(arg, nn.Module):
                 state = wire.encode(arg)
                 state["replaced"] = [name for name, p in arg.named_parameters()
@@ -162,17 +168,20 @@ class Worker:
                 # mirrors their number, for the checks that score what a call changed
                 state["hooks"] = {name: count for name, m in arg.named_modules()
                                   if (count := _hook_count(m))}
-                after.append(state)
+                after.append(_unless_unchanged(state, given))
             elif isinstance(arg, torch.Tensor):
                 state = wire.encode(arg)
                 if _tensor_hook_count(arg):  # hooks the call left on it (it arrived without)
                     state["hooks"] = _tensor_hook_count(arg)
-                after.append(state)
+                after.append(_unless_unchanged(state, given))
             elif isinstance(arg, list):  # a plain list the call may have changed in place
                 try:
-                    after.append({"t": "list-after", "value": wire.encode(arg)})
+                    value = wire.encode(arg)
                 except wire.WireError:  # grown past what the wire carries: left as it was
                     after.append(None)
+                    continue
+                after.append(UNCHANGED if given is not None and value == given else
+                             {"t": "list-after", "value": value})
             else:
                 after.append(None)
         return after
@@ -188,6 +197,22 @@ class Worker:
         if any(a is not None for a in aliases):
             encoded["aliases"] = aliases if isinstance(result, (list, tuple)) else aliases[0]
         return encoded
+
+
+#: An argument's state after a call, when it is exactly the state the judge sent for it
+UNCHANGED = {"t": "unchanged"}
+#: What the worker adds to an argument's state after a call: non-empty means it changed
+CHANGES = ("hooks", "replaced")
+
+
+def _unless_unchanged(state: dict, given: Any) -> dict:
+    """``UNCHANGED`` for a tensor's or module's ``state`` that is ``given`` (what the judge
+    sent) with no hook added and no parameter replaced; else ``state`` itself."""
+    if given is None or any(state.get(key) for key in CHANGES):
+        return state
+    if {k: v for k, v in state.items() if k not in CHANGES} == given:
+        return UNCHANGED
+    return state
 
 
 def _param_refs(args: list, when: str) -> dict[int, list]:

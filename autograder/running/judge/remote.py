@@ -19,6 +19,7 @@ from torch import nn
 from ...checks import context
 from ...checks.calling import RemoteError
 from ...worker import arrangements, wire
+from ...worker.main import CHANGES
 from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
@@ -160,8 +161,6 @@ def mirror_arguments(args: tuple, after: Any, budget: wire.Budget,
             continue  # a state we cannot mirror leaves the judge's copy as it was
 
 
-#: What the worker adds to an argument's state after a call: non-empty means it changed
-_CHANGES = ("hooks", "replaced")
 
 
 def _unchanged(sent: Any, state: Any) -> bool:
@@ -170,11 +169,13 @@ def _unchanged(sent: Any, state: Any) -> bool:
     added and no parameter replaced."""
     if not isinstance(state, dict):
         return False
+    if state.get("t") == "unchanged":  # the worker's word for "what you sent" (main.UNCHANGED)
+        return True
     if state.get("t") == "list-after":
         return state.get("value") == sent
-    if any(state.get(key) for key in _CHANGES):
+    if any(state.get(key) for key in CHANGES):
         return False
-    return {k: v for k, v in state.items() if k not in _CHANGES} == sent
+    return {k: v for k, v in state.items() if k not in CHANGES} == sent
 
 
 def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
