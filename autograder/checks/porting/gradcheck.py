@@ -249,8 +249,8 @@ def wrong_on_region(got: torch.Tensor, x: torch.Tensor, upstream: float) -> str 
         return (f"It is right where {elsewhere} and wrong at every {where} (entries "
                 f"{inside.nonzero().reshape(-1).tolist()}): there it matches the gradient with "
                 f"d|x|/dx taken as {taken}, but the derivative of |x| is sign(x), {there}"
-                + (" (a mask such as (x > 0) gives 0 there: it is ReLU's derivative, not |x|'s)"
-                   if taken == "0" else "")
+                + (" (the mask (x > 0) gives 0 there: it is ReLU's derivative, not |x|'s)"
+                   if taken == "0" and where == "x < 0" else "")
                 + ". Use torch.sign(x) in the second term, -S·sign(x)/(1+A)².")
     return None
 
