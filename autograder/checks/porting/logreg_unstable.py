@@ -27,6 +27,7 @@ from typing import Callable
 import torch
 
 from .common import allclose
+from .logreg_advice import MISTAKES
 
 CLASS = "unstable-logistic-loss"
 #: Where float32 ``exp`` overflows, and where ``sigmoid`` rounds to 1 (``1 - sigmoid`` to 0)
@@ -66,9 +67,7 @@ ADVICE = {
           "large logits the loss is inf and the gradients NaN (w and b become NaN). Use "
           "F.binary_cross_entropy_with_logits on the raw logits (or F.softplus(z) - y·z), "
           "exact for any logit."),
-    SIGMOID: ("The losses match sigmoid followed by log, which loses precision when "
-              "probabilities round to 0 or 1: use F.binary_cross_entropy_with_logits on the "
-              "raw logits."),
+    SIGMOID: MISTAKES["sigmoid-log"],
     BOTH: ("The loss is computed in a numerically unstable form: with large logits exp(z) "
            "overflows float32 (past about 88.7: log1p(exp(z)), log(1 + exp(z)), a softplus by "
            "hand), or sigmoid(z) rounds to 0 or 1 and its log is -inf (a sigmoid then log), "
