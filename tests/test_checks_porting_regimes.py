@@ -233,6 +233,17 @@ def test_unstable_forms_of_the_loss_are_named_for_what_is_unstable(form):
             assert "sigmoid followed by log" not in result.message, result.message
 
 
+def test_a_loss_nan_from_the_start_is_not_called_unstable():
+    """Losses NaN from step 0 (features divided by a zero spread), where no logit is large yet:
+    no unstable form of the loss is named."""
+    def zero_spread(X, y, lr=0.5, steps=300):
+        return unstable_loss(X / (X - X).std(0), y, lr, steps, form="log1p-exp")
+
+    result = logreg_regimes.check_train_logreg_regimes(zero_spread, np.random.default_rng(0))
+    assert not result.passed
+    assert result.misconception not in ("exp-overflow", "sigmoid-log", "unstable-logistic-loss")
+
+
 def test_logreg_grads_at_the_trained_point():
     """A closed form passes on leaves that require grad; a .numpy() port is named by its class;
     one that calls backward on the caller's w changes w.grad and fails."""

@@ -203,7 +203,10 @@ def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tenso
     told = unstable.ADVICE[unstable.CLASS]
     message = verdict.message.replace(told, unstable.ADVICE[name]) if told in verdict.message \
         else f"{verdict.message} {unstable.ADVICE[name]}"
-    return dataclasses.replace(verdict, misconception=name, message=(
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+        "id": "unstable-forms", "established": f"the forms whose float32 replays match both "
+        f"runs are all {name}'s", "calls": [{"lr": probe, "steps": 2, "got": again[2]}]}])
+    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
         f"{message} (Asked again with lr={probe:.4g} and steps=2, where the logits reach "
         f"about {unstable.PROBE_REACH:g}, the losses were {describe(again[2])}.)"))
 
