@@ -491,6 +491,61 @@ def test_a_right_backward_in_another_arrangement_names_no_slip(seed, upstream):
         assert gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed)).passed
 
 
+#: Backwards whose derivative of |x| is right on part of the input and wrong on a region (a
+#: ReLU mask, a mask of the negatives, -1 everywhere, sign(x) kept on one side of |x| = 1 only):
+#: the region, what the message must say, and the d|x|/dx the backward uses.
+ABS_REGION_SLIPS = {
+    "relu-mask": (lambda x: x < 0, "-1 there", lambda x: (x > 0).to(x.dtype)),
+    "negatives-mask": (lambda x: x > 0, "1 there", lambda x: -(x < 0).to(x.dtype)),
+    "minus-one": (lambda x: x > 0, "1 there", lambda x: -torch.ones_like(x)),
+    "sign-outside-one": (lambda x: x.abs() < 1, "sign(x)",
+                         lambda x: torch.where(x.abs() > 1, x.sign(), torch.zeros_like(x))),
+    "sign-inside-one": (lambda x: x.abs() > 1, "sign(x)",
+                        lambda x: torch.where(x.abs() < 1, x.sign(), torch.zeros_like(x))),
+}
+#: How a region is told, and its mask: an x whose entries fit two regions may be told either
+REGION_TEXT = (("x < 0", lambda x: x < 0), ("x > 0", lambda x: x > 0),
+               ("|x| < 1", lambda x: x.abs() < 1), ("|x| > 1", lambda x: x.abs() > 1))
+
+
+def op_with_abs_derivative(d_abs):
+    return op_with_grad(lambda x, S, A, s: 3 * x ** 2 / (1 + A) - S * d_abs(x) / (1 + A) ** 2)
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from(sorted(ABS_REGION_SLIPS)))
+def test_a_backward_wrong_on_a_region_is_named_by_where(seed, upstream, slip):
+    """Is a backward whose derivative of |x| is right on part of the input and wrong on a region
+    named by where it is wrong and what the derivative is there, in both checks?"""
+    region, there, d_abs = ABS_REGION_SLIPS[slip]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    assume(region(x).any() and not region(x).all())
+    verdict = gradcheck.judge_backward(op_with_abs_derivative(d_abs), x, upstream)
+    assert not verdict.ok and verdict.misconception == "abs-derivative-wrong-in-region", \
+        verdict.message
+    told = [f"wrong at every {text}" for text, mask in REGION_TEXT
+            if torch.equal(mask(x), region(x))]
+    assert any(t in verdict.message for t in told), verdict.message
+    assert there in verdict.message and "right where" in verdict.message, verdict.message
+    if slip in ("relu-mask", "negatives-mask", "minus-one"):  # every draw has both signs
+        for check in (gradcheck.check_backward, gradcheck.check_gradcheck):
+            result = check(op_with_abs_derivative(d_abs), np.random.default_rng(seed))
+            assert result.misconception == "abs-derivative-wrong-in-region", result.message
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5))
+def test_sign_written_by_masks_names_nothing(seed, upstream):
+    """Is sign(x) built from masks ((x > 0) - (x < 0), a where on x >= 0) accepted?"""
+    for d_abs in (lambda x: (x > 0).to(x.dtype) - (x < 0).to(x.dtype),
+                  lambda x: torch.where(x >= 0, 1.0, -1.0).to(x.dtype)):
+        x = gradcheck.draw_x(np.random.default_rng(seed))
+        assert gradcheck.judge_backward(op_with_abs_derivative(d_abs), x, upstream).ok
+        assert gradcheck.check_gradcheck(op_with_abs_derivative(d_abs),
+                                         np.random.default_rng(seed)).passed
+
+
 def op_at_zero(sign):
     """A student's MyOp whose backward takes sign(x) from ``sign``."""
     class StudentOp(torch.autograd.Function):

@@ -169,6 +169,81 @@ def test_large_logit_mistakes_keep_their_names(clip, name):
         assert not result.passed and result.misconception == name, result.message
 
 
+def unstable_loss(X, y, lr=0.5, steps=300, *, form):
+    """A loop whose loss is a numerically unstable form of the logistic loss."""
+    def loss_of(z):
+        if form == "log1p-exp":  # the NumPy series' simplified form
+            return torch.log1p(torch.exp(z)) - y * z
+        if form == "log-one-plus-exp":
+            return torch.log(1 + torch.exp(z)) - y * z
+        if form == "log1p-exp-of-minus-z":
+            return torch.log1p(torch.exp(-z)) + (1 - y) * z
+        if form == "two-branch-exp":
+            return y * torch.log1p(torch.exp(-z)) + (1 - y) * torch.log1p(torch.exp(z))
+        if form == "sigmoid-by-hand":
+            p = 1 / (1 + torch.exp(-z))
+            return -(y * torch.log(p) + (1 - y) * torch.log(1 - p))
+        if form == "log-sigmoid":
+            return -(y * torch.log(torch.sigmoid(z)) + (1 - y) * torch.log(torch.sigmoid(-z)))
+        raise ValueError(form)
+
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = loss_of(X @ w + b).mean()
+        w.grad, b.grad = None, None
+        loss.backward()
+        losses.append(loss.item())
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+    return w, b, losses
+
+
+#: Each unstable form, and the names its evidence may give: the exp-based forms whose loss
+#: turns inf where a logit passes 88.7 are told apart from a sigmoid then log (whose
+#: probabilities round to 1 from about 17); forms whose evidence matches both get the class.
+UNSTABLE_FORMS = {
+    "log1p-exp": {"exp-overflow"},
+    "log-one-plus-exp": {"exp-overflow"},
+    "log1p-exp-of-minus-z": {"exp-overflow"},
+    "two-branch-exp": {"unstable-logistic-loss"},
+    "sigmoid-by-hand": {"sigmoid-log"},
+    "log-sigmoid": {"sigmoid-log", "unstable-logistic-loss"},
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNSTABLE_FORMS))
+def test_unstable_forms_of_the_loss_are_named_for_what_is_unstable(form):
+    """A loss that turns inf or NaN at large logits is named for what the evidence shows:
+    exp(z) overflowing, a sigmoid rounding to 0 or 1, or, where the two give the same, the
+    class; never a sigmoid for a loss that has none."""
+    results = [logreg_regimes.check_train_logreg_regimes(
+        lambda X, y, lr=0.5, steps=300: unstable_loss(X, y, lr, steps, form=form),
+        np.random.default_rng(seed)) for seed in range(4)]
+    failed = [r for r in results if not r.passed]
+    assert len(failed) >= 3
+    for result in failed:
+        assert result.misconception in UNSTABLE_FORMS[form], result.message
+        assert "binary_cross_entropy_with_logits" in result.message, result.message
+        if result.misconception != "sigmoid-log":
+            assert "overflow" in result.message, result.message
+        if result.misconception == "exp-overflow":
+            assert "sigmoid followed by log" not in result.message, result.message
+
+
+def test_a_loss_nan_from_the_start_is_not_called_unstable():
+    """Losses NaN from step 0 (features divided by a zero spread), where no logit is large yet:
+    no unstable form of the loss is named."""
+    def zero_spread(X, y, lr=0.5, steps=300):
+        return unstable_loss(X / (X - X).std(0), y, lr, steps, form="log1p-exp")
+
+    result = logreg_regimes.check_train_logreg_regimes(zero_spread, np.random.default_rng(0))
+    assert not result.passed
+    assert result.misconception not in ("exp-overflow", "sigmoid-log", "unstable-logistic-loss")
+
+
 def test_logreg_grads_at_the_trained_point():
     """A closed form passes on leaves that require grad; a .numpy() port is named by its class;
     one that calls backward on the caller's w changes w.grad and fails."""

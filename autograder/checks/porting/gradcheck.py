@@ -198,7 +198,61 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
         for factor in (upstream, 1.0):
             if allclose(got, factor * wrong, MATCH_RTOL, MATCH_ATOL):
                 return name, told
+    region = wrong_on_region(got, x, upstream)
+    if region is not None:
+        return "abs-derivative-wrong-in-region", region
     return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
+
+
+#: Where a derivative of |x| can be right on one side and wrong on the other: the region, as
+#: told, its complement, as told, and the mask. sign(x) is one constant on each of x < 0 and
+#: x > 0; a mask (x > 0, as for ReLU), a constant, or sign(x) kept on one side of |x| = 1
+#: only is right on part of the input and wrong on the rest.
+REGIONS = (
+    ("x < 0", "x > 0", lambda x: x < 0),
+    ("x > 0", "x < 0", lambda x: x > 0),
+    ("|x| < 1", "|x| > 1", lambda x: x.abs() < 1),
+    ("|x| > 1", "|x| < 1", lambda x: x.abs() > 1),
+)
+
+
+def wrong_on_region(got: torch.Tensor, x: torch.Tensor, upstream: float) -> str | None:
+    """A gradient right at every entry outside one of ``REGIONS`` and wrong at every entry in
+    it, where it is the formula with one other constant in place of sign(x): the derivative
+    of |x| taken right on part of the input only. What the student is told, or None when the
+    evidence does not show that (a wrong entry outside the region, a right one in it, an
+    empty side, a derivative of |x| that varies over the region)."""
+    x = x.detach().double()
+    got = got.detach().double().reshape(x.shape)
+    S, A = (x ** 3).sum(), x.abs().sum()
+    weight = upstream * S / (1 + A) ** 2  # how much d|x|/dx moves each entry
+    if float(weight.abs()) < 1e-6:
+        return None
+    expected = upstream * analytic_grad(x)
+    right = torch.tensor([allclose(g.reshape(1), e.reshape(1), MATCH_RTOL, MATCH_ATOL)
+                          for g, e in zip(got.reshape(-1), expected.reshape(-1))]).reshape(x.shape)
+    # the derivative of |x| each entry's value implies, the first term taken as right
+    used = (upstream * 3 * x ** 2 / (1 + A) - got) / weight
+    for where, elsewhere, mask in REGIONS:
+        inside = mask(x)
+        if not inside.any() or inside.all() or not torch.equal(~right, inside):
+            continue
+        value = used[inside]
+        constant = float(value.mean())
+        if not allclose(value, torch.full_like(value, constant), 1e-6, 1e-6):
+            return None  # not one derivative of |x| there: something else differs
+        signs = torch.sign(x[inside])
+        there = (f"{int(signs[0])} there" if bool((signs == signs[0]).all())
+                 else "-1 where x < 0 and 1 where x > 0")
+        taken = str(round(constant)) if abs(constant - round(constant)) < 1e-6 \
+            else fmt(constant, 3)
+        return (f"It is right where {elsewhere} and wrong at every {where} (entries "
+                f"{inside.nonzero().reshape(-1).tolist()}): there it matches the gradient with "
+                f"d|x|/dx taken as {taken}, but the derivative of |x| is sign(x), {there}"
+                + (" (the mask (x > 0) gives 0 there: it is ReLU's derivative, not |x|'s)"
+                   if taken == "0" and where == "x < 0" else "")
+                + ". Use torch.sign(x) in the second term, -S·sign(x)/(1+A)².")
+    return None
 
 
 def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:

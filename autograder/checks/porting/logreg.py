@@ -24,6 +24,7 @@ from .common import allclose, call_named, first_failure, judge_tensor, with_diag
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
 from .logreg_penalty import penalty_added
 from .logreg_runs import reference_run, replayed_losses, update_path
+from .logreg_unstable import unstable_loss
 
 QUESTION = "q1_logreg"
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -108,14 +109,24 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
             lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
         if penalised is not None:
             return penalised
-    if not torch.isfinite(target).all():
-        return "sigmoid-log", MISTAKES["sigmoid-log"]
+    unstable = unstable_loss(target, correct, X, y, lr, steps,
+                             lambda k: largest_logit(X, y, lr, steps, k), RTOL, ATOL)
+    if unstable is not None:
+        return unstable
     # after the replays: a loop that never clears its gradients also matches up to step 1
     changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
     if changed is not None:
         return changed
     return None, ("Compare your loop with the contract: zeros for w and b, the mean loss on "
                   "X @ w + b, clear, backward, update under no_grad, record the loss before it.")
+
+
+def largest_logit(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, k: int) -> float:
+    """The largest |logit| of the grader's run before update ``k`` (0 past its end)."""
+    path = update_path(X, y, lr, steps)
+    if k >= len(path):
+        return 0.0
+    return float((X.double() @ path[k][:-1] + path[k][-1]).abs().max())
 
 
 def _matches(got: torch.Tensor, replay: torch.Tensor, right: torch.Tensor) -> bool:

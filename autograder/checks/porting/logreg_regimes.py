@@ -10,6 +10,7 @@ loss falls far (separable data, many steps), or at the ends (a single step).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from ..closeness import close_lists, is_float
+from ..describing import describe
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
@@ -26,12 +28,14 @@ from .logreg import (
     ATOL,
     QUESTION,
     RTOL,
+    call_train_logreg,
     draw_problem,
     judge_losses,
     judge_params,
     reference_run,
     train_beside_reference,
 )
+from . import logreg_unstable as unstable
 from .logreg_grads import judge_grads, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
@@ -166,9 +170,45 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
     replayed mistake explained."""
+    verdict = tell_unstable_apart(verdict, train_logreg, X, y, lr, got)
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
+
+
+def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
+                        y: torch.Tensor, lr: float, got: Any) -> Verdict:
+    """A loss named unstable whose run matched both families of unstable forms (exp-based
+    and a sigmoid then log): asked again on the same data with an lr that takes the logits
+    to about 40 in one step (a sigmoid rounds there, exp does not overflow), and named for a
+    family only when the forms that match both runs are all of it."""
+    if verdict.misconception != unstable.CLASS or not (isinstance(got, (tuple, list))
+                                                       and len(got) == 3):
+        return verdict
+    losses = got[2]
+    probe = unstable.probe_lr(first_logits(X, y))
+    if probe is None or not isinstance(losses, list) or not all(is_float(v) for v in losses):
+        return verdict
+    forms = unstable.matching_forms(torch.tensor(losses, dtype=torch.float64), X, y, lr,
+                                    RTOL, ATOL)
+    again, failure = call_train_logreg(train_logreg, X, y, probe, 2)
+    if failure is not None or not (isinstance(again[2], list)
+                                   and all(is_float(v) for v in again[2])):
+        return verdict
+    forms &= unstable.matching_forms(torch.tensor(again[2], dtype=torch.float64), X, y, probe,
+                                     RTOL, ATOL)
+    name = unstable.family(forms)
+    if name is None or name == unstable.CLASS:
+        return verdict
+    told = unstable.ADVICE[unstable.CLASS]
+    message = verdict.message.replace(told, unstable.ADVICE[name]) if told in verdict.message \
+        else f"{verdict.message} {unstable.ADVICE[name]}"
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+        "id": "unstable-forms", "established": f"the forms whose float32 replays match both "
+        f"runs are all {name}'s", "calls": [{"lr": probe, "steps": 2, "got": again[2]}]}])
+    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+        f"{message} (Asked again with lr={probe:.4g} and steps=2, where the logits reach "
+        f"about {unstable.PROBE_REACH:g}, the losses were {describe(again[2])}.)"))
 
 
 def stopped_early(losses: Any, steps: int, correct: list[float]) -> Verdict | None:
