@@ -23,6 +23,7 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_rise as rise
+from . import logreg_unstable as unstable
 from .common import allclose, call_named
 from .logreg import (
     ATOL,
@@ -35,7 +36,6 @@ from .logreg import (
     reference_run,
     train_beside_reference,
 )
-from . import logreg_unstable as unstable
 from .logreg_grads import judge_grads, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
