@@ -387,6 +387,60 @@ def test_square_matrix_products_are_named(n, dtype):
         assert vjp.judge_vjp(got, x, weights).misconception == "weights-mixed"
 
 
+def _twice_by_backward(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (weights * leaf ** 2).backward(weights)  # the weights in v and again as the upstream vector
+    return leaf.grad
+
+
+def _twice_by_square(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(weights ** 2)
+    return leaf.grad
+
+
+def _twice_by_grad(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    return torch.autograd.grad(weights * leaf ** 2, leaf, grad_outputs=weights)[0]
+
+
+def _twice_inside_the_square(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    ((weights * leaf) ** 2).sum().backward()
+    return leaf.grad
+
+
+TWICE = {"backward": _twice_by_backward, "weights ** 2": _twice_by_square,
+         "autograd.grad": _twice_by_grad, "(w * x) ** 2": _twice_inside_the_square}
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("form", TWICE)
+def test_weights_applied_twice_is_named(seed, form):
+    """Is a gradient of 2*x*weights**2 (the weights in v and again in backward) named, with
+    both fixes?"""
+    result = vjp.check_vjp(TWICE[form], generator(seed))
+    assert not result.passed and result.misconception == "weights-applied-twice", result.message
+    assert "v.backward(weights)" in result.message, result.message
+    assert "(weights * x ** 2).sum().backward()" in result.message, result.message
+
+
+@FAST
+@given(vjp_inputs())
+def test_weights_applied_twice_named_only_on_its_evidence(case):
+    """Named only where 2*x*weights**2 is wrong (some weight not 0 or 1) and matches in all
+    entries: never for the right answer, nor for weights applied three times."""
+    x, weights = case
+    assert vjp.judge_vjp(_vjp(x, weights), x, weights).ok
+    twice = vjp.judge_vjp(_twice_by_backward(x, weights), x, weights)
+    assert twice.ok or twice.misconception in ("weights-applied-twice", "weights-ignored"), \
+        twice.message
+    thrice = _twice_by_backward(x, weights) * weights
+    twice_values = 2 * x.double().numpy() * weights.double().numpy() ** 2
+    assert vjp.judge_vjp(thrice, x, weights).misconception != "weights-applied-twice" or \
+        vjp.arrays_close(thrice.double().numpy(), twice_values, 1e-4, 1e-4)
+
+
 # ---------------------------------------------------------------- q5_numpy
 
 

@@ -174,6 +174,13 @@ def mixed_weights(xs: np.ndarray, ws: np.ndarray) -> list[tuple[str, Any, str]]:
              f"{MIXED_FIX}") for what, how, factor in predictions]
 
 
+TWICE_HINT = ("This is 2*x*weights**2, the right gradient times the weights again: the weights "
+              "were applied twice (in v and again as the vector given to backward, or squared). "
+              "The vector given to backward already carries the weights: either compute "
+              "v = x ** 2 and call v.backward(weights), or call "
+              "(weights * x ** 2).sum().backward() with no vector.")
+
+
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
               atol: float) -> tuple[str | None, str]:
     """Match a wrong gradient against the known mistakes."""
@@ -182,6 +189,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
         ("weights-ignored", 2.0 * xs,
          "This is 2*x, the gradient of v.sum(): the weights were ignored. Call "
          "v.backward(weights) so that each v[i] counts weights[i] times."),
+        ("weights-applied-twice", 2.0 * xs * ws ** 2, TWICE_HINT),
         *mixed_weights(xs, ws),
         ("returned-value-not-grad", xs ** 2 * ws,
          "These are the weighted values of x ** 2, not a gradient: return the leaf's .grad."),
