@@ -491,6 +491,78 @@ def test_a_right_backward_in_another_arrangement_names_no_slip(seed, upstream):
         assert gradcheck.check_gradcheck(op_with_grad(grad), np.random.default_rng(seed)).passed
 
 
+def op_using_upstream(backward):
+    """A student's MyOp whose backward returns ``backward(g, x, S, A, sign)``: the upstream
+    gradient used however the student wrote it."""
+    class StudentOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            S, A = (x ** 3).sum(), x.abs().sum()
+            ctx.save_for_backward(x, S, A)
+            return S / (1 + A)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, S, A = ctx.saved_tensors
+            return backward(g, x, S, A, torch.sign(x))
+
+    return StudentOp
+
+
+#: Backwards that use the upstream gradient on part of the gradient only (operator precedence:
+#: ``g * 3*x**2/(1+A) - S*sign/(1+A)**2``), add it, or apply it twice: the name and a phrase
+#: the message must hold.
+UPSTREAM_SLIPS = {
+    "on-first-term": ("upstream-on-one-term", "parentheses",
+                      lambda g, x, S, A, s: g * 3 * x ** 2 / (1 + A) - S * s / (1 + A) ** 2),
+    "on-second-term": ("upstream-on-one-term", "parentheses",
+                       lambda g, x, S, A, s: 3 * x ** 2 / (1 + A) - g * S * s / (1 + A) ** 2),
+    "added": ("upstream-added", "multiplied",
+              lambda g, x, S, A, s: g + 3 * x ** 2 / (1 + A) - S * s / (1 + A) ** 2),
+    "applied-twice": ("upstream-applied-twice", "once",
+                      lambda g, x, S, A, s: g * g * (3 * x ** 2 / (1 + A) - S * s / (1 + A) ** 2)),
+}
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5),
+       st.sampled_from(sorted(UPSTREAM_SLIPS)))
+def test_upstream_on_part_of_the_gradient_is_named(seed, upstream, slip):
+    """Is a backward that scales only one term by grad_output (operator precedence), adds it,
+    or multiplies by it twice named for that, in the backward's check? gradcheck's upstream is
+    1, where each is right, so gradcheck's check passes it."""
+    name, phrase, backward = UPSTREAM_SLIPS[slip]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    verdict = gradcheck.judge_backward(op_using_upstream(backward), x, upstream)
+    assert not verdict.ok and verdict.misconception == name, verdict.message
+    assert phrase in verdict.message and "grad_output" in verdict.message, verdict.message
+    result = gradcheck.check_backward(op_using_upstream(backward), np.random.default_rng(seed))
+    assert not result.passed and result.misconception == name, result.message
+    if slip != "added":  # g + grad is not grad at an upstream of 1
+        assert gradcheck.check_gradcheck(op_using_upstream(backward),
+                                         np.random.default_rng(seed)).passed
+
+
+@FAST
+@given(seeds, st.floats(-4.0, 4.0).filter(lambda g: abs(g) >= 1.5))
+def test_upstream_on_each_term_names_nothing(seed, upstream):
+    """Is the upstream gradient multiplied into each term separately (right) accepted, and is a
+    mistake shown at an upstream of 0 or 1, where a partial upstream cannot be seen, not named
+    for the upstream?"""
+    right = [lambda g, x, S, A, s: g * 3 * x ** 2 / (1 + A) - g * S * s / (1 + A) ** 2,
+             lambda g, x, S, A, s: 3 * x ** 2 * g / (1 + A) - S * (s * g) / (1 + A) ** 2]
+    x = gradcheck.draw_x(np.random.default_rng(seed))
+    for backward in right:
+        assert gradcheck.judge_backward(op_using_upstream(backward), x, upstream).ok
+        assert gradcheck.check_backward(op_using_upstream(backward),
+                                        np.random.default_rng(seed)).passed
+    S, A = (x ** 3).sum(), x.abs().sum()
+    second = -S * torch.sign(x) / (1 + A) ** 2
+    for factor in (0.0, 1.0):  # the second term alone, at an upstream where nothing tells
+        name, _ = gradcheck.diagnose_backward(second, x, factor)
+        assert name is None or not name.startswith("upstream"), name
+
+
 #: Backwards whose derivative of |x| is right on part of the input and wrong on a region (a
 #: ReLU mask, a mask of the negatives, -1 everywhere, sign(x) kept on one side of |x| = 1 only):
 #: the region, what the message must say, and the d|x|/dx the backward uses.

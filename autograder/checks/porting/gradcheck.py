@@ -36,6 +36,37 @@ MISTAKES = {
                         "grad_output that backward receives.",
 }
 
+#: What backward must do with the upstream gradient, told after each way of getting it wrong.
+WHOLE = ("backward must return grad_output times the whole derivative, "
+         "grad_output * (3x²/(1+A) - S·sign(x)/(1+A)²)")
+PARENTHESES = (f"Multiplication binds tighter than subtraction: {WHOLE}, so put parentheses "
+               "around the whole quotient-rule expression before multiplying.")
+
+#: The upstream gradient g used on part of the gradient only (operator precedence:
+#: ``g * 3*x**2/(1+A) - S*sign(x)/(1+A)**2`` scales the first term alone), added, or applied
+#: twice: the id, what the student's backward returns, ``(g, first, second) -> tensor`` with
+#: the right gradient ``first + second``, and what the student is told. Each is right when g
+#: is 1, or gives the plain gradient or one term alone when g is 0, so each is named only at
+#: an upstream other than 0 and 1 (``diagnose_upstream``).
+UPSTREAM_SLIPS = {
+    "upstream-on-first-term": (
+        "upstream-on-one-term", lambda g, first, second: g * first + second,
+        "It matches grad_output·3x²/(1+A) - S·sign(x)/(1+A)²: grad_output scales the first "
+        f"term only. {PARENTHESES}"),
+    "upstream-on-second-term": (
+        "upstream-on-one-term", lambda g, first, second: first + g * second,
+        "It matches 3x²/(1+A) - grad_output·S·sign(x)/(1+A)²: grad_output scales the second "
+        f"term only. {PARENTHESES}"),
+    "upstream-added": (
+        "upstream-added", lambda g, first, second: g + first + second,
+        "It matches grad_output + (3x²/(1+A) - S·sign(x)/(1+A)²): the upstream gradient is "
+        f"added, but the chain rule has it multiplied: {WHOLE}."),
+    "upstream-applied-twice": (
+        "upstream-applied-twice", lambda g, first, second: g * g * (first + second),
+        "It matches grad_output² times the gradient: the upstream gradient is multiplied in "
+        f"twice. Multiply by it once: {WHOLE}."),
+}
+
 #: Slips in the quotient rule, d(u/v) = (u'·v - u·v')/v² with u = S, u' = 3x², v = 1 + A and
 #: v' = sign(x) (or the product rule on S·(1+A)⁻¹): the id, the gradient the slip gives,
 #: ``(x, S, A, sign) -> tensor``, and what the student is told. A factor dropped from either
@@ -198,10 +229,36 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
         for factor in (upstream, 1.0):
             if allclose(got, factor * wrong, MATCH_RTOL, MATCH_ATOL):
                 return name, told
+    upstream_slip = diagnose_upstream(got, x, upstream)
+    if upstream_slip is not None:
+        return upstream_slip
     region = wrong_on_region(got, x, upstream)
     if region is not None:
         return "abs-derivative-wrong-in-region", region
     return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
+
+
+def diagnose_upstream(got: torch.Tensor, x: torch.Tensor,
+                      upstream: float) -> tuple[str, str] | None:
+    """The upstream gradient used on one term only, added, or applied twice, when ``got``
+    matches that and nothing else: named only at an upstream other than 0 and 1 (where each
+    is the right gradient or the plain one) and when the slip's gradient differs from the
+    right one and from the plain one at this x. None when the evidence does not show one."""
+    if abs(upstream - 1.0) < 0.1 or abs(upstream) < 0.1:
+        return None  # every such slip is invisible (or the plain gradient) at this upstream
+    x = x.detach().double()
+    S, A = (x ** 3).sum(), x.abs().sum()
+    first, second = 3 * x ** 2 / (1 + A), -S * torch.sign(x) / (1 + A) ** 2
+    right, plain_grad = upstream * (first + second), first + second
+    found = []
+    for slip, (name, grad, told) in UPSTREAM_SLIPS.items():
+        wrong = grad(upstream, first, second)
+        if (allclose(wrong, right, MATCH_RTOL, MATCH_ATOL)
+                or allclose(wrong, plain_grad, MATCH_RTOL, MATCH_ATOL)):
+            continue  # the slip changes nothing at this x, or reads as the upstream ignored
+        if allclose(got, wrong, MATCH_RTOL, MATCH_ATOL):
+            found.append((name, told))
+    return found[0] if len(found) == 1 else None  # two fit: the evidence cannot tell which
 
 
 #: Where a derivative of |x| can be right on one side and wrong on the other: the region, as
