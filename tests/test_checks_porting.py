@@ -306,6 +306,53 @@ def test_closed_form_gradients(seed, kind):
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
 
 
+@FAST
+@given(seeds, st.sampled_from(["after-sigmoid", "after-sigmoid-0d", "after-sigmoid-in-b-only",
+                                "subtracted", "subtracted-autograd", "subtracted-in-w-only",
+                                "right", "column"]))
+def test_a_misplaced_bias_is_named_for_where_it_went(seed, kind):
+    """Is a bias put in the wrong place named by the replay it matches: added after the
+    sigmoid (sigmoid(X @ w) + b - y), or subtracted from the logits (X @ w - b, b's gradient
+    by the closed form or by the chain rule)? A right answer names nothing."""
+    rng = np.random.default_rng(seed)
+    X, y, _, _ = logreg.draw_problem(rng)
+    w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
+    b = torch.tensor([rng.normal()], dtype=torch.float32)
+    assume(abs(float(b)) > 0.05)  # where b = 0, every place of it is right
+    m = len(y)
+    r = torch.sigmoid(X @ w + b) - y
+    after = torch.sigmoid(X @ w) + b - y
+    minus = torch.sigmoid(X @ w - b) - y
+    X1 = torch.cat([X, torch.ones(m, 1)], 1)
+    column = X1.T @ (torch.sigmoid(X1 @ torch.cat([w, b])) - y) / m
+    got = {"after-sigmoid": (X.T @ after / m, after.mean().reshape(1)),
+           "after-sigmoid-0d": (X.T @ after / m, after.mean()),
+           "after-sigmoid-in-b-only": (X.T @ r / m, after.mean().reshape(1)),
+           "subtracted": (X.T @ minus / m, minus.mean().reshape(1)),
+           "subtracted-autograd": (X.T @ minus / m, -minus.mean().reshape(1)),
+           "subtracted-in-w-only": (X.T @ minus / m, r.mean().reshape(1)),
+           "right": (X.T @ r / m, r.mean().reshape(1)),
+           "column": (column[:-1], column[-1:])}[kind]
+    verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), m,
+                                       (X, y, w, b))
+    expected = (None if kind in ("right", "column") else
+                "bias-after-sigmoid" if kind.startswith("after") else "bias-subtracted")
+    assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
+    if expected:
+        assert "X @ w + b" in verdict.message and "all of it" in verdict.message, verdict.message
+
+
+def test_a_bias_after_the_sigmoid_is_named_by_the_check():
+    """The whole check, as a notebook meets it: the residual sigmoid(X @ w) + b - y."""
+    def logreg_grads_after(X, y, w, b):
+        r = torch.sigmoid(X @ w) + b - y
+        return X.T @ r / X.shape[0], r.mean().reshape(1)
+
+    for seed in range(3):
+        result = logreg_grads.check_logreg_grads(logreg_grads_after, np.random.default_rng(seed))
+        assert not result.passed and result.misconception == "bias-after-sigmoid", result.message
+
+
 def student_accumulate(w, X, y, sizes, *, weighting="b_j/B", clear=True):
     """A student's accumulated_grad with a choice of weighting and of clearing."""
     if clear:
