@@ -402,6 +402,53 @@ def test_a_gradient_off_by_a_known_factor_is_named(seed, stale, clear, mutation)
     assert clear or "It also keeps the .grad that w arrived with" in verdict.message
 
 
+def rescaling_accumulated(w, X, y, sizes, *, how, clear=True):
+    """accumulated_grad that scales w.grad, what has been accumulated, instead of each
+    micro-batch's loss: after each backward, or once after the loop."""
+    if clear:
+        w.grad = None
+    B = sum(sizes)
+    for Xj, yj in zip(X.split(sizes), y.split(sizes)):
+        b_j = len(yj)
+        F.binary_cross_entropy_with_logits(Xj @ w, yj).backward()
+        if how == "after-each":
+            w.grad.mul_(b_j / B)
+    if how == "once-by-last":  # the loop's last b_j, left over
+        w.grad.mul_(b_j / B)
+    elif how == "once-by-B":
+        w.grad.div_(B)
+    return w.grad.clone()
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(),
+       st.sampled_from(["after-each", "once-by-last", "once-by-B"]))
+def test_the_accumulated_gradient_rescaled_is_named(seed, stale, clear, how):
+    """Is scaling w.grad, the sum so far, instead of each micro-batch's loss named by its
+    replay (earlier micro-batches scaled again by each later factor, or the sum scaled once
+    by a wrong factor), with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = rescaling_accumulated(w, X, y, sizes, how=how, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "accumulated-grad-rescaled", verdict.message
+    assert "loss_j * b_j / B" in verdict.message and "adds into w.grad" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_the_accumulated_gradient_rescaled_is_named_by_the_check():
+    """The whole check, as a notebook meets it: w.grad.mul_(b_j / B) after each backward."""
+    for stale in (False, True):
+        for seed in range(3):
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: rescaling_accumulated(w, X, y, sizes, how="after-each"),
+                np.random.default_rng(seed), stale=stale)
+            assert not result.passed, result.message
+            assert result.misconception == "accumulated-grad-rescaled", result.message
+
+
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):
     """accumulated_grad whose micro-batches start at the wrong rows, as students slice them."""
     w.grad = None
