@@ -306,6 +306,53 @@ def test_closed_form_gradients(seed, kind):
     assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
 
 
+@FAST
+@given(seeds, st.sampled_from(["after-sigmoid", "after-sigmoid-0d", "after-sigmoid-in-b-only",
+                                "subtracted", "subtracted-autograd", "subtracted-in-w-only",
+                                "right", "column"]))
+def test_a_misplaced_bias_is_named_for_where_it_went(seed, kind):
+    """Is a bias put in the wrong place named by the replay it matches: added after the
+    sigmoid (sigmoid(X @ w) + b - y), or subtracted from the logits (X @ w - b, b's gradient
+    by the closed form or by the chain rule)? A right answer names nothing."""
+    rng = np.random.default_rng(seed)
+    X, y, _, _ = logreg.draw_problem(rng)
+    w = torch.tensor(rng.normal(size=X.shape[1]), dtype=torch.float32)
+    b = torch.tensor([rng.normal()], dtype=torch.float32)
+    assume(abs(float(b)) > 0.05)  # where b = 0, every place of it is right
+    m = len(y)
+    r = torch.sigmoid(X @ w + b) - y
+    after = torch.sigmoid(X @ w) + b - y
+    minus = torch.sigmoid(X @ w - b) - y
+    X1 = torch.cat([X, torch.ones(m, 1)], 1)
+    column = X1.T @ (torch.sigmoid(X1 @ torch.cat([w, b])) - y) / m
+    got = {"after-sigmoid": (X.T @ after / m, after.mean().reshape(1)),
+           "after-sigmoid-0d": (X.T @ after / m, after.mean()),
+           "after-sigmoid-in-b-only": (X.T @ r / m, after.mean().reshape(1)),
+           "subtracted": (X.T @ minus / m, minus.mean().reshape(1)),
+           "subtracted-autograd": (X.T @ minus / m, -minus.mean().reshape(1)),
+           "subtracted-in-w-only": (X.T @ minus / m, r.mean().reshape(1)),
+           "right": (X.T @ r / m, r.mean().reshape(1)),
+           "column": (column[:-1], column[-1:])}[kind]
+    verdict = logreg_grads.judge_grads(got, *logreg_grads.reference_grads(X, y, w, b), m,
+                                       (X, y, w, b))
+    expected = (None if kind in ("right", "column") else
+                "bias-after-sigmoid" if kind.startswith("after") else "bias-subtracted")
+    assert verdict.ok == (expected is None) and verdict.misconception == expected, verdict.message
+    if expected:
+        assert "X @ w + b" in verdict.message and "all of it" in verdict.message, verdict.message
+
+
+def test_a_bias_after_the_sigmoid_is_named_by_the_check():
+    """The whole check, as a notebook meets it: the residual sigmoid(X @ w) + b - y."""
+    def logreg_grads_after(X, y, w, b):
+        r = torch.sigmoid(X @ w) + b - y
+        return X.T @ r / X.shape[0], r.mean().reshape(1)
+
+    for seed in range(3):
+        result = logreg_grads.check_logreg_grads(logreg_grads_after, np.random.default_rng(seed))
+        assert not result.passed and result.misconception == "bias-after-sigmoid", result.message
+
+
 def student_accumulate(w, X, y, sizes, *, weighting="b_j/B", clear=True):
     """A student's accumulated_grad with a choice of weighting and of clearing."""
     if clear:
@@ -353,6 +400,53 @@ def test_a_gradient_off_by_a_known_factor_is_named(seed, stale, clear, mutation)
     verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
     assert verdict.misconception == name, verdict.message
     assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def rescaling_accumulated(w, X, y, sizes, *, how, clear=True):
+    """accumulated_grad that scales w.grad, what has been accumulated, instead of each
+    micro-batch's loss: after each backward, or once after the loop."""
+    if clear:
+        w.grad = None
+    B = sum(sizes)
+    for Xj, yj in zip(X.split(sizes), y.split(sizes)):
+        b_j = len(yj)
+        F.binary_cross_entropy_with_logits(Xj @ w, yj).backward()
+        if how == "after-each":
+            w.grad.mul_(b_j / B)
+    if how == "once-by-last":  # the loop's last b_j, left over
+        w.grad.mul_(b_j / B)
+    elif how == "once-by-B":
+        w.grad.div_(B)
+    return w.grad.clone()
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(),
+       st.sampled_from(["after-each", "once-by-last", "once-by-B"]))
+def test_the_accumulated_gradient_rescaled_is_named(seed, stale, clear, how):
+    """Is scaling w.grad, the sum so far, instead of each micro-batch's loss named by its
+    replay (earlier micro-batches scaled again by each later factor, or the sum scaled once
+    by a wrong factor), with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = rescaling_accumulated(w, X, y, sizes, how=how, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "accumulated-grad-rescaled", verdict.message
+    assert "loss_j * b_j / B" in verdict.message and "adds into w.grad" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_the_accumulated_gradient_rescaled_is_named_by_the_check():
+    """The whole check, as a notebook meets it: w.grad.mul_(b_j / B) after each backward."""
+    for stale in (False, True):
+        for seed in range(3):
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: rescaling_accumulated(w, X, y, sizes, how="after-each"),
+                np.random.default_rng(seed), stale=stale)
+            assert not result.passed, result.message
+            assert result.misconception == "accumulated-grad-rescaled", result.message
 
 
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):

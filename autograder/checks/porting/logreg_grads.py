@@ -32,25 +32,65 @@ BIAS_LEFT_OUT = ("It is the gradient at b = 0: the logits were computed as X @ w
                  "(the NumPy series had no bias), and b shifts every logit, so both gradients "
                  "depend on it. Use the residual sigmoid(X @ w + b) - y.")
 
+#: What every bias in the wrong place is also told: where it belongs.
+BIAS_PLACE = ("The logits are X @ w + b, and the sigmoid applies to all of it: the residual is "
+              "sigmoid(X @ w + b) - y.")
 
-def without_bias(got: Any, at: tuple[torch.Tensor, ...] | None, part: int) -> bool:
-    """``got`` is gradient ``part`` (0: w, 1: b) at ``at = (X, y, w, b)`` with b left out of
-    the logits, which the right gradient is not (so a b near 0 names nothing)."""
+#: The other wrong places of b, each told what the replay it matched did.
+BIAS_MISPLACED = {
+    "bias-after-sigmoid": ("It matches the residual sigmoid(X @ w) + b - y: b was added after "
+                           "the sigmoid instead of to the logits, which is right only at b = 0. "
+                           + BIAS_PLACE),
+    "bias-subtracted": ("It matches the logits X @ w - b: b was subtracted from the logits "
+                        "instead of added, which is right only at b = 0. " + BIAS_PLACE),
+}
+
+
+def misplaced_grads(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
+                    b: torch.Tensor) -> dict[str, tuple[torch.Tensor, list[torch.Tensor]]]:
+    """The closed forms (float64) of each wrong place of b: per name, the gradient of w and
+    the gradients of b it may come with (the closed form's mean residual, and for logits
+    X @ w - b also the chain rule's negated one)."""
+    X64, y64, w64, b64 = X.double(), y.double(), w.detach().double(), b.detach().double()
+    m = X.shape[0]
+    after = torch.sigmoid(X64 @ w64) + b64 - y64
+    minus = torch.sigmoid(X64 @ w64 - b64) - y64
+    left_w, left_b = reference_grads(X, y, w, torch.zeros_like(b))
+    return {"bias-left-out": (left_w, [left_b.reshape(-1)]),
+            "bias-after-sigmoid": (X64.T @ after / m, [after.mean().reshape(1)]),
+            "bias-subtracted": (X64.T @ minus / m, [minus.mean().reshape(1),
+                                                    -minus.mean().reshape(1)])}
+
+
+def misplaced_bias(got: Any, at: tuple[torch.Tensor, ...] | None,
+                   part: int) -> tuple[str | None, str]:
+    """The wrong place of b whose replay gradient ``part`` (0: w, 1: b) at ``at = (X, y, w,
+    b)`` is, and what it is told; only a replay the right gradient is not (so a b near 0 names
+    nothing), and only when one place alone matches; ``(None, "")`` otherwise."""
     if at is None or not isinstance(got, torch.Tensor) or got.numel() != at[2 + part].numel():
-        return False
+        return None, ""
     X, y, w, b = at
     right = reference_grads(X, y, w, b)[part].reshape(-1)
-    left_out = reference_grads(X, y, w, torch.zeros_like(b))[part].reshape(-1)
-    return (allclose(got.detach().reshape(-1), left_out, MATCH_RTOL, MATCH_ATOL)
-            and not allclose(right, left_out, MATCH_RTOL, MATCH_ATOL))
+    values = got.detach().double().reshape(-1)
+    found = []
+    for name, (grad_w, grads_b) in misplaced_grads(X, y, w, b).items():
+        replays = [grad_w.reshape(-1)] if part == 0 else grads_b
+        if any(allclose(values, r, MATCH_RTOL, MATCH_ATOL)
+               and not allclose(right, r, MATCH_RTOL, MATCH_ATOL) for r in replays):
+            found.append(name)
+    if len(found) != 1:
+        return None, ""
+    return found[0], BIAS_LEFT_OUT if found[0] == "bias-left-out" else BIAS_MISPLACED[found[0]]
 
 
 def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int,
                    at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
     """Name a wrong closed-form gradient by how it relates to the reference (and, given the
-    point ``at = (X, y, w, b)``, to the gradient with b left out)."""
-    if without_bias(got_w, at, 0):
-        return "bias-left-out", BIAS_LEFT_OUT
+    point ``at = (X, y, w, b)``, to the gradients with b in the wrong place: left out of the
+    logits, added after the sigmoid, subtracted from the logits)."""
+    name, told = misplaced_bias(got_w, at, 0)
+    if name is not None:
+        return name, told
     got = got_w.detach().double()
     if allclose(got, m * ref_w, MATCH_RTOL, MATCH_ATOL):
         return "grad-not-divided-by-m", ("It is m times too large: divide X.T @ (sigmoid(X @ w "
@@ -85,11 +125,12 @@ def wrong_count(got: torch.Tensor, ref: torch.Tensor, m: int) -> tuple[float, in
 
 def diagnose_bias_grad(got_b: Any, ref_b: torch.Tensor, m: int,
                        at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
-    """Name a wrong gradient of b as ``diagnose_grads`` names one of w: b left out of the
-    logits, the residuals summed instead of averaged (m times too large), the sign flipped.
+    """Name a wrong gradient of b as ``diagnose_grads`` names one of w: b in the wrong place
+    (left out of the logits, after the sigmoid, subtracted), the residuals summed instead of averaged (m times too large), the sign flipped.
     b's gradient may be ``(1,)`` or 0-d."""
-    if without_bias(got_b, at, 1):
-        return "bias-left-out", BIAS_LEFT_OUT
+    name, told = misplaced_bias(got_b, at, 1)
+    if name is not None:
+        return name, told
     if isinstance(got_b, torch.Tensor) and got_b.numel() == ref_b.numel():
         got, ref = got_b.detach().double().reshape(-1), ref_b.reshape(-1)
         if allclose(got, m * ref, MATCH_RTOL, MATCH_ATOL):
@@ -127,8 +168,8 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
 def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int,
                 at: tuple[torch.Tensor, ...] | None = None) -> Verdict:
     """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d.
-    Given the point ``at = (X, y, w, b)``, a wrong one is also compared with the gradient
-    with b left out of the logits."""
+    Given the point ``at = (X, y, w, b)``, a wrong one is also compared with the gradients
+    with b in the wrong place (``misplaced_bias``)."""
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
         return Verdict(False, f"logreg_grads returned {describe(got)}; expected a tuple "
                        "(grad_w, grad_b).", "wrong-type", Evidence(got=plain(got)))

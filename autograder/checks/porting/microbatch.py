@@ -28,6 +28,14 @@ MISTAKES = {
                        "w.grad (w.grad = None) at the start of the accumulation window.",
 }
 
+#: What scaling w.grad, the sum so far, instead of each micro-batch's loss is taught.
+RESCALED = ("backward adds into w.grad, so scaling w.grad scales everything accumulated so far: "
+            "scale each micro-batch's loss instead (loss_j * b_j / B) before its backward.")
+
+#: Said of a replay that also kept the stale grad.
+ALSO_STALE = (" It also keeps the .grad that w arrived with: clear w.grad (w.grad = None) at the "
+              "start of the accumulation window.")
+
 #: Where a micro-batch is wrongly sliced from (one contiguous slice each): how it is told, and
 #: ``(start, stop)`` of micro-batch ``j`` from the sizes and the right running ``offset``.
 SLICINGS: dict[str, tuple[str, Callable[[list[int], int, int], tuple[int, int]]]] = {
@@ -101,6 +109,32 @@ def sliced_grads(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[
     return [nominal, actual]
 
 
+def rescaled_grads(parts: list[torch.Tensor], sizes: list[int],
+                   start: torch.Tensor | None) -> list[tuple[torch.Tensor, str]]:
+    """The replays (float64) of w.grad scaled instead of each micro-batch's loss, from the
+    micro-batch mean gradients ``parts`` and what w.grad held at the start (``start``: the
+    stale grad kept, or none), with how each is told: scaled by b_j / B after each backward
+    (the nested (g + g_j) * b_j / B, earlier micro-batches scaled again by every later factor),
+    or the plain sum scaled once after the loop by one micro-batch's b_j / B (a leftover loop
+    variable) or by 1 / B."""
+    B = sum(sizes)
+    g = torch.zeros_like(parts[0]) if start is None else start.double().reshape(-1)
+    base = g.clone()
+    for part, size in zip(parts, sizes):
+        g = (g + part) * size / B
+    out = [(g, "It matches w.grad scaled by b_j / B after each micro-batch's backward "
+            "(w.grad *= b_j / B): every earlier micro-batch's gradient is scaled again by each "
+            "later factor, which is right only with one micro-batch.")]
+    total = base + sum(parts)
+    once = {size / B: f"b_j / B = {size}/{B}, one micro-batch's weight" for size in sizes}
+    once.setdefault(1 / B, f"1 / B = 1/{B}")
+    for factor, what in once.items():
+        out.append((total * factor, "It matches the sum of the micro-batch mean gradients "
+                    f"scaled once, after the loop, by {what}: one factor cannot weight "
+                    "micro-batches of different sizes."))
+    return out
+
+
 def reference(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The full-batch mean gradient in float64: what a correct accumulation equals."""
     X64, w64 = X.double(), w.detach().double()
@@ -130,7 +164,29 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
                 if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
                     return "wrong-offsets", (f"It matches micro-batches sliced as {how}: "
                                              f"{OFFSETS}.{also}")
+    rescaled = accumulated_rescaled(got, parts, reference(w, X, y), sizes, stale)
+    if rescaled is not None:
+        return "accumulated-grad-rescaled", rescaled
     return scaled_mistake(got, reference(w, X, y), len(sizes), X.shape[0], stale)
+
+
+def accumulated_rescaled(got: torch.Tensor, parts: list[torch.Tensor], expected: torch.Tensor,
+                         sizes: list[int], stale: torch.Tensor | None) -> str | None:
+    """What a gradient that is one of ``rescaled_grads``'s replays (w.grad cleared first, or
+    the stale grad kept) is told; none when no replay matches, or when the matching one is the
+    right answer or the right answer times a known factor (equal sizes: it names nothing)."""
+    known = [1.0] + [factor for factor, _, _ in factors(len(sizes), sum(sizes))]
+    values = got.detach().double().reshape(-1)
+    for start, also in ((None, ""), (stale, ALSO_STALE)):
+        if start is None and also:
+            continue
+        for replay, told in rescaled_grads(parts, sizes, start):
+            if not allclose(values, replay, MATCH_RTOL, MATCH_ATOL):
+                continue
+            if any(allclose(replay, c * expected, MATCH_RTOL, MATCH_ATOL) for c in known):
+                continue
+            return f"{told} {RESCALED}{also}"
+    return None
 
 
 def factors(J: int, B: int) -> list[tuple[float, str, str]]:
