@@ -107,14 +107,16 @@ def drawn_again(state: dict) -> nn.Module:
 
 
 def evaluated(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:
-    """The grader's own forward of ``model`` (the grader's, in training mode, as ``draw_model``
-    leaves it) in eval mode without a graph, the model left in training mode as it was: the
-    output of ``copy.deepcopy(model).eval()(batch)``, without the copy."""
+    """The grader's own forward of its own ``model`` in eval mode without a graph, each module
+    left in the mode it was in: the output of ``copy.deepcopy(model).eval()(batch)``, without
+    the copy (a forward in eval mode changes nothing of the model)."""
+    modes = [(module, module.training) for module in model.modules()]
     try:
         with torch.no_grad():
             return model.eval()(batch)
     finally:
-        model.train()
+        for module, training in modes:
+            module.training = training
 
 
 def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,

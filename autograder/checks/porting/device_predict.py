@@ -12,7 +12,6 @@ costs a point.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 from typing import Any, Callable, NamedTuple
 
@@ -157,8 +156,7 @@ def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
     """What the probes need to explain a wrong ``predict`` (the model as it arrived: training
     mode)."""
     def reference(m: nn.Module, b: torch.Tensor, d: torch.device) -> torch.Tensor:
-        with torch.no_grad():
-            return copy.deepcopy(m).eval()(b)
+        return evaluated(m, b)
 
     def same(got: Any, expected: torch.Tensor) -> bool:
         return judge_tensor(got, expected, "", dtype=expected.dtype, rtol=RTOL, atol=ATOL).ok
