@@ -533,3 +533,21 @@ def test_the_saved_reference_keeps_nothing_after_it_counted():
     for _ in range(20):
         predict(net, inputs)
     assert alive() - before < 5
+
+
+def test_the_saved_reference_counts_on_the_network_without_changing_it():
+    """``saved_reference`` counts on the grader's own network, no copy: the counts are those of
+    a deepcopy, and the network is left as it was (weights, no .grad, modes)."""
+    import copy
+
+    from autograder.checks.exercises.saved_reference import draw_case, predict
+
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        net, inputs = draw_case(rng, dtype=[torch.float32, torch.float64][seed % 2],
+                                min_linear=1 + seed % 3)
+        before = copy.deepcopy(net)
+        assert predict(net, inputs) == predict(copy.deepcopy(net), inputs)
+        assert all(torch.equal(a, b) and a.grad is None for a, b in
+                   zip(net.parameters(), before.parameters()))
+        assert [m.training for m in net.modules()] == [m.training for m in before.modules()]

@@ -971,3 +971,35 @@ def test_make_optimizer_asked_for_lr_zero(fn, name):
         assert result.misconception == name and result.passed == (name is None), result.message
         if name == "falsy-lr-replaced":
             assert "lr=0.0" in result.message and "`lr is None`" in result.message
+
+
+def test_the_q4_references_are_those_of_a_copy_of_the_model():
+    """The q4_device checks keep no deepcopy of the models they draw: the eval forward runs on
+    the grader's own model (its modes restored), the probes' model as it arrived is drawn again
+    from the generator's state, and the reference on ``meta`` is the CPU output's shape and
+    dtype. Each must be what the copies gave: the same output, weights, modes, and the meta
+    forward's shape, dtype and strides."""
+    import copy
+
+    from autograder.checks.porting.device import draw_model, drawn_again, evaluated
+    from autograder.checks.porting.device_predict import on_meta
+
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        state = rng.bit_generator.state
+        model, batch = draw_model(rng)
+        batch = batch[:1].clone() if seed % 3 == 2 else batch
+        pristine = copy.deepcopy(model)
+        with torch.no_grad():
+            expected = copy.deepcopy(model).eval()(batch)
+            meta = copy.deepcopy(model).eval().to("meta")(batch.to("meta"))
+        got = evaluated(model, batch)
+        assert torch.equal(got, expected) and not got.requires_grad
+        assert all(m.training for m in model.modules())
+        again = drawn_again(state)
+        assert repr(again) == repr(pristine) and all(m.training for m in again.modules())
+        assert all(torch.equal(a, b) and a.requires_grad == b.requires_grad for a, b in
+                   zip(again.parameters(), pristine.parameters()))
+        shown = on_meta(got)
+        assert (shown.device, shown.shape, shown.dtype, shown.stride(), shown.requires_grad) \
+            == (meta.device, meta.shape, meta.dtype, meta.stride(), meta.requires_grad)

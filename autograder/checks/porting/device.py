@@ -12,7 +12,6 @@ against anything the worker reports.
 
 from __future__ import annotations
 
-import copy
 from contextlib import nullcontext
 from typing import Any, Callable
 
@@ -97,6 +96,29 @@ def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
     return model.train(), batch
 
 
+def drawn_again(state: dict) -> nn.Module:
+    """The model ``draw_model`` drew from a generator whose bit generator's state was
+    ``state`` before the draw, drawn again: the same layers and weights, in training mode. A
+    check keeps the state (a small dict) rather than a ``copy.deepcopy`` of every model it
+    hands the student, and draws the copy only when a probe needs the model as it arrived."""
+    bits = getattr(np.random, state["bit_generator"])()
+    bits.state = state
+    return draw_model(np.random.Generator(bits))[0]
+
+
+def evaluated(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:
+    """The grader's own forward of its own ``model`` in eval mode without a graph, each module
+    left in the mode it was in: the output of ``copy.deepcopy(model).eval()(batch)``, without
+    the copy (a forward in eval mode changes nothing of the model)."""
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        with torch.no_grad():
+            return model.eval()(batch)
+    finally:
+        for module, training in modes:
+            module.training = training
+
+
 def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
                     before: set[int]) -> Verdict:
     """SGD, the requested lr, and exactly the model's parameters after the move.
@@ -163,20 +185,22 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     before the move holds the old ones."""
     seed = seed_of(rng)
     device = changed_device() if moved else grading_device()
+    state = rng.bit_generator.state  # the model as it arrived, drawn again for the probes
     model, _ = draw_model(rng)
     lr = float(np.round(rng.uniform(0.15, 0.9), 3))  # never the default 0.1
     before = {id(p) for p in model.parameters()}
     # moved: ``module.to`` makes new Parameter objects (as between CPU and CUDA it otherwise
     # would not), so an optimizer built before the move holds stale ones
-    pristine = copy.deepcopy(model)
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
         verdict = failure or judge_optimizer(opt, model, device, lr, before)
     if not verdict.ok:  # another model, drawn apart from the check's inputs
         other, _ = draw_model(np.random.default_rng(PROBE_SEED))
         verdict = kept_optimizer(verdict, make_optimizer, opt, model, device, lr, other)
-    with call_context(overwrite_module_params=True) if moved else nullcontext():
-        verdict = explain_optimizer(verdict, make_optimizer, pristine, device, lr)
+    if not verdict.ok:  # the probes explain failures only
+        with call_context(overwrite_module_params=True) if moved else nullcontext():
+            verdict = explain_optimizer(verdict, make_optimizer, drawn_again(state), device,
+                                        lr)
     if verdict.ok and not moved:  # its model drawn after the first case's inputs
         verdict = judge_zero_lr(make_optimizer, draw_model(rng)[0], device)
     name = "make_optimizer_after_move" if moved else "make_optimizer"

@@ -12,7 +12,6 @@ costs a point.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 from typing import Any, Callable, NamedTuple
 
@@ -27,7 +26,8 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import judge_tensor, name_raised, with_diagnosis
-from .device import QUESTION, changed_device, draw_model, grading_device
+from .device import (QUESTION, changed_device, draw_model, drawn_again, evaluated,
+                     grading_device)
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
@@ -156,8 +156,7 @@ def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
     """What the probes need to explain a wrong ``predict`` (the model as it arrived: training
     mode)."""
     def reference(m: nn.Module, b: torch.Tensor, d: torch.device) -> torch.Tensor:
-        with torch.no_grad():
-            return copy.deepcopy(m).eval()(b)
+        return evaluated(m, b)
 
     def same(got: Any, expected: torch.Tensor) -> bool:
         return judge_tensor(got, expected, "", dtype=expected.dtype, rtol=RTOL, atol=ATOL).ok
@@ -192,6 +191,14 @@ def explain_prediction(verdict: Verdict, predict: Callable, model: nn.Module,
         "eval mode after the call. Call model.eval() before the forward, not after it."))
 
 
+def on_meta(output: torch.Tensor) -> torch.Tensor:
+    """The grader's forward of its own model on ``meta`` from its forward on the CPU: a tensor
+    of the same shape and dtype, all that ``meta`` holds of one (dense and contiguous, as the
+    Linear's output there). Running the forward on ``meta`` again gave the same and cost more
+    than the rest of the check: ``meta``'s kernels are torch's Python decompositions."""
+    return torch.empty_like(output, device="meta")
+
+
 def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                   points: float = 1.0) -> CheckResult:
     """``predict`` on the grading machine's device (``moved=False``: values against a CPU
@@ -210,18 +217,18 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     # the third model gets a batch of one row (an input class the contract allows), drawn
     # last so that the first two stay those of earlier runs with the same seed
     for i in range(3):
+        state = rng.bit_generator.state  # the model as it arrived, drawn again for the probes
         model, batch = draw_model(rng)
         batch = batch[:1].clone() if i == 2 else batch
-        pristine = copy.deepcopy(model)  # as it arrived, for the probes
-        with torch.no_grad():
-            expected = copy.deepcopy(model).eval()(batch)
-            if device.type == "meta":  # the grader's own forward there: shape and dtype
-                expected = copy.deepcopy(model).eval().to(device)(batch.to(device))
+        expected = evaluated(model, batch)
+        if device.type == "meta":  # the grader's own forward there: its shape and dtype
+            expected = on_meta(expected)
         got, failure, packed, tf32 = run_predict(predict, model, batch, device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
         heard = max(heard, packed)
         if not verdict.ok:
-            verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
+            verdict = explain_prediction(verdict, predict, drawn_again(state), batch, device,
+                                         got)
             break
     name = "predict_after_move" if moved else "predict_values"
     result = finish(QUESTION, name, verdict, seed=seed, points=points,

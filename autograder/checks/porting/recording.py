@@ -12,7 +12,6 @@ is tampering in plain sight (docs/security.md), like digging in the stand-ins' c
 
 from __future__ import annotations
 
-import copy
 from typing import Callable
 
 import numpy as np
@@ -23,7 +22,7 @@ from ...worker.wire import RECORDING_MARK, RecordingMark
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
-from .device import QUESTION, draw_model, grading_device
+from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 
 
@@ -31,6 +30,12 @@ def draw_marked_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor
     """``draw_model``'s MLP with dropout, in training mode, ending with a ``RecordingMark``."""
     model, batch = draw_model(rng)
     return nn.Sequential(*model, RecordingMark()).train(), batch
+
+
+def marked_again(state: dict) -> nn.Module:
+    """``draw_marked_model``'s model drawn again from the bit generator's ``state`` before the
+    draw (``device.drawn_again``)."""
+    return nn.Sequential(*drawn_again(state), RecordingMark()).train()
 
 
 def recorded(got: object, expected: torch.Tensor) -> bool:
@@ -73,16 +78,16 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
     # only no_grad or inference_mode, not parameters set not to require grad, stop the
     # recording there
     for i in range(3):
+        state = rng.bit_generator.state  # the model as it arrived, drawn again for the probes
         model, batch = draw_marked_model(rng)
         batch.requires_grad_(i == 2)
-        pristine = copy.deepcopy(model)
-        with torch.no_grad():
-            expected = copy.deepcopy(model).eval()(batch)
+        expected = evaluated(model, batch)
         got, failure, packed, _ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              batch.requires_grad)
         if not verdict.ok:
-            verdict = explain_prediction(verdict, predict, pristine, batch, device, got)
+            verdict = explain_prediction(verdict, predict, marked_again(state), batch, device,
+                                         got)
             break
     return finish(QUESTION, "predict_no_graph", verdict, seed=seed, points=points,
                   passed_message="predict ran the forward without recording a graph.")
