@@ -26,8 +26,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import judge_tensor, name_raised, with_diagnosis
-from .device import (QUESTION, changed_device, draw_model, drawn_again, evaluated,
-                     grading_device)
+from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
