@@ -154,7 +154,7 @@ class Worker:
         with the names of module parameters that are new objects now (``module.to`` may
         replace them). An argument whose state is exactly what the judge sent for it (``sent``:
         the request's encoded arguments), with no hook added and no parameter replaced, is
-        ``UNCHANGED`` instead: the judge leaves its own object alone then, as it does for a
+        ``wire.UNCHANGED`` instead: the judge leaves its own object alone then, as it does for a
         full state equal to what it sent, and neither side writes or reads that state again
         (most calls change none of their arguments)."""
         after = []
@@ -180,7 +180,7 @@ class Worker:
                 except wire.WireError:  # grown past what the wire carries: left as it was
                     after.append(None)
                     continue
-                after.append(UNCHANGED if given is not None and value == given else
+                after.append(wire.UNCHANGED if given is not None and value == given else
                              {"t": "list-after", "value": value})
             else:
                 after.append(None)
@@ -199,19 +199,15 @@ class Worker:
         return encoded
 
 
-#: An argument's state after a call, when it is exactly the state the judge sent for it
-UNCHANGED = {"t": "unchanged"}
-#: What the worker adds to an argument's state after a call: non-empty means it changed
-CHANGES = ("hooks", "replaced")
 
 
 def _unless_unchanged(state: dict, given: Any) -> dict:
-    """``UNCHANGED`` for a tensor's or module's ``state`` that is ``given`` (what the judge
+    """``wire.UNCHANGED`` for a tensor's or module's ``state`` that is ``given`` (what the judge
     sent) with no hook added and no parameter replaced; else ``state`` itself."""
-    if given is None or any(state.get(key) for key in CHANGES):
+    if given is None or any(state.get(key) for key in wire.CHANGES):
         return state
-    if {k: v for k, v in state.items() if k not in CHANGES} == given:
-        return UNCHANGED
+    if {k: v for k, v in state.items() if k not in wire.CHANGES} == given:
+        return wire.UNCHANGED
     return state
 
 

@@ -19,7 +19,6 @@ from torch import nn
 from ...checks import context
 from ...checks.calling import RemoteError
 from ...worker import arrangements, wire
-from ...worker.main import CHANGES
 from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
@@ -169,13 +168,13 @@ def _unchanged(sent: Any, state: Any) -> bool:
     added and no parameter replaced."""
     if not isinstance(state, dict):
         return False
-    if state.get("t") == "unchanged":  # the worker's word for "what you sent" (main.UNCHANGED)
+    if state == wire.UNCHANGED:  # the worker's word for "what you sent"
         return True
     if state.get("t") == "list-after":
         return state.get("value") == sent
-    if any(state.get(key) for key in CHANGES):
+    if any(state.get(key) for key in wire.CHANGES):
         return False
-    return {k: v for k, v in state.items() if k not in CHANGES} == sent
+    return {k: v for k, v in state.items() if k not in wire.CHANGES} == sent
 
 
 def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:

@@ -15,6 +15,8 @@ from .decoding import OPTIMIZERS, Opaque, decode, decode_optimizer
 from .decoding_arrays import decode_ndarray, decode_tensor
 from .decoding_modules import decode_module
 from .encoding import (
+    CHANGES,
+    UNCHANGED,
     dtype_name,
     encode,
     encode_module,
@@ -46,7 +48,7 @@ __all__ = [
     "BUDGET_BYTES", "BUDGET_ELEMENTS", "BUDGET_ITEMS", "BUDGET_TEXT", "DTYPES", "LAYERS",
     "MAX_DEPTH", "MAX_DIMS", "MAX_ELEMENTS", "MAX_ITEMS", "MAX_LAYERS", "MAX_TEXT",
     "RECORDING_MARK", "RecordingMark",
-    "NP_DTYPES", "OPTIMIZERS", "Budget", "Opaque", "WireError",
+    "NP_DTYPES", "OPTIMIZERS", "Budget", "Opaque", "WireError", "CHANGES", "UNCHANGED",
     "decode", "decode_module", "decode_ndarray", "decode_optimizer", "decode_tensor",
     "dtype_name", "encode", "encode_module", "encode_ndarray", "encode_optimizer",
     "encode_tensor",

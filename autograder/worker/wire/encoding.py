@@ -174,3 +174,10 @@ def encode_optimizer(opt: torch.optim.Optimizer, depth: int,
                                    "tensor": encode_tensor(p, depth + 1)}
                                   for p in group["params"]]})
     return {"t": "optimizer", "type": type(opt).__name__, "groups": groups}
+
+
+#: An argument's state after a call, when it is exactly the state the judge sent for it (the
+#: worker's reply; the judge then leaves its own object alone)
+UNCHANGED = {"t": "unchanged"}
+#: What the worker adds to an argument's state after a call: non-empty means it changed
+CHANGES = ("hooks", "replaced")
