@@ -518,19 +518,7 @@ def test_backward_rules(seed, upstream, mistake):
 
 def op_with_grad(grad):
     """A student's MyOp whose backward is ``grad(x, S, A, sign)`` times the upstream."""
-    class StudentOp(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            S, A = (x ** 3).sum(), x.abs().sum()
-            ctx.save_for_backward(x, S, A)
-            return S / (1 + A)
-
-        @staticmethod
-        def backward(ctx, g):
-            x, S, A = ctx.saved_tensors
-            return g * grad(x, S, A, torch.sign(x))
-
-    return StudentOp
+    return op_using_upstream(lambda g, x, S, A, sign: g * grad(x, S, A, sign))
 
 
 #: Slips in the quotient rule d(u/v) = (u'v - uv')/v², with u = S, u' = 3x², v = 1 + A and
