@@ -11,11 +11,124 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
 
-from autograder.checks.exercises import export, multipath, saved, vjp
+from autograder.checks.exercises import accumulation, export, multipath, saved, vjp
 from autograder.checks.seeding import generator
 
 FAST = settings(deadline=None, max_examples=30)
 SOME = settings(deadline=None, max_examples=8)
+
+# ---------------------------------------------------------------- q1_accumulation
+
+
+def _square_grads(update=None, make_opt=None, clear_by_opt=False):
+    """A student's square_grads that changes p after each backward: ``update(p)`` under
+    no_grad (a hand-written step, an in-place change of p), or ``make_opt([p]).step()``; with
+    clear, p.grad set to None (or the optimizer's zero_grad() when ``clear_by_opt``)."""
+    def square_grads(p0, repeats, clear):
+        p = torch.tensor(p0, requires_grad=True)
+        opt = make_opt([p]) if make_opt else None
+        grads = []
+        for _ in range(repeats):
+            if clear:
+                if clear_by_opt and opt is not None:
+                    opt.zero_grad(set_to_none=True)
+                else:
+                    p.grad = None
+            (p ** 2).backward()
+            grads.append(p.grad.item())
+            if opt is not None:
+                opt.step()
+            if update is not None:
+                with torch.no_grad():
+                    update(p)
+        return grads
+    return square_grads
+
+
+def _sub_(p, lr):
+    p -= lr * p.grad
+
+
+#: Ways of moving p between the backward calls: the rule the message must mention.
+MOVED = {
+    "SGD default lr, zero_grad": (_square_grads(make_opt=torch.optim.SGD, clear_by_opt=True),
+                                  "SGD"),
+    "SGD lr=0.1": (_square_grads(make_opt=lambda ps: torch.optim.SGD(ps, lr=0.1)), "SGD"),
+    "p -= 0.05 * p.grad": (_square_grads(update=lambda p: _sub_(p, 0.05)), "lr=0.05"),
+    "p.data.add_": (_square_grads(update=lambda p: p.data.add_(p.grad, alpha=-0.02)),
+                    "lr=0.02"),
+    "SGD momentum": (_square_grads(
+        make_opt=lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9)), "momentum=0.9"),
+    "SGD weight decay": (_square_grads(
+        make_opt=lambda ps: torch.optim.SGD(ps, lr=0.01, weight_decay=0.5)), "SGD"),
+    "Adam": (_square_grads(make_opt=lambda ps: torch.optim.Adam(ps, lr=0.01)), "Adam"),
+    "AdamW default": (_square_grads(make_opt=torch.optim.AdamW, clear_by_opt=True), "Adam"),
+    "p.data *= 0.9": (_square_grads(update=lambda p: p.data.mul_(0.9)), "0.9"),
+}
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(MOVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_p_moved_between_backwards_is_named(seed, how, clear):
+    """Is a square_grads that changes p between the backward calls (an optimizer's step, a
+    hand-written update of any lr, an in-place change of p) named for it, with the rule that
+    fits and what to do instead?"""
+    fn, rule = MOVED[how]
+    result = accumulation.check_square_grads(fn, generator(seed), clear=clear)
+    assert not result.passed and result.misconception == "p-moved-between-backwards", \
+        result.message
+    assert rule in result.message, result.message
+    assert "never" in result.message and "step()" in result.message, result.message
+
+
+@pytest.mark.parametrize("how", ["SGD default lr, zero_grad", "SGD momentum", "Adam"])
+def test_p_moved_is_named_from_one_answer(how):
+    """The judge alone names it from one answer of four or more gradients."""
+    fn, rule = MOVED[how]
+    for clear in (True, False):
+        verdict = accumulation.judge_grads(fn(-4.70346, 5, clear), -4.70346, 5, clear)
+        assert verdict.misconception == "p-moved-between-backwards", verdict.message
+        assert rule in verdict.message
+
+
+def _listed(grads):
+    return lambda p0, repeats, clear: [float(g) for g in grads(p0, repeats, clear)]
+
+
+#: Wrong answers whose first gradient is right and later ones are not, that are no descent of
+#: p (or another named mistake): they must not be named p-moved-between-backwards.
+NOT_MOVED = {
+    "not cleared": _listed(lambda p0, n, c: [2 * p0 * k for k in range(1, n + 1)]),
+    "cleared when accumulating": _listed(lambda p0, n, c: [2 * p0] * n),
+    "running sum of accumulated grads": _listed(
+        lambda p0, n, c: [2 * p0 * k * (k + 1) / 2 for k in range(1, n + 1)]),
+    "divided by k": _listed(lambda p0, n, c: [2 * p0 / k for k in range(1, n + 1)]),
+    "squared k": _listed(lambda p0, n, c: [2 * p0 * (k if c else k * k)
+                                           for k in range(1, n + 1)]),
+    "noise after the first": _listed(
+        lambda p0, n, c: [2 * p0 * (1 + 0.01 * np.sin(7 * k)) * (1 if c else k)
+                          if k > 1 else 2 * p0 for k in range(1, n + 1)]),
+}
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(NOT_MOVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_wrong_grads_of_a_fixed_p_are_not_named_moved(seed, how, clear):
+    """(Some are right in one mode: not clearing when clear is false.)"""
+    result = accumulation.check_square_grads(NOT_MOVED[how], generator(seed), clear=clear)
+    assert result.misconception != "p-moved-between-backwards", result.message
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_right_square_grads_passes(seed, clear):
+    """The reference, and a step of lr 0 (an optimizer built and stepped without moving p):
+    full marks, no name."""
+    for fn in (_square_grads(), _square_grads(make_opt=lambda ps: torch.optim.SGD(ps, lr=0.0))):
+        assert accumulation.check_square_grads(fn, generator(seed), clear=clear).passed
+
 
 # ---------------------------------------------------------------- q2_saved
 
