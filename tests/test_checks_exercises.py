@@ -64,6 +64,9 @@ MOVED = {
     "Adam": (_square_grads(make_opt=lambda ps: torch.optim.Adam(ps, lr=0.01)), "Adam"),
     "AdamW default": (_square_grads(make_opt=torch.optim.AdamW, clear_by_opt=True), "Adam"),
     "p.data *= 0.9": (_square_grads(update=lambda p: p.data.mul_(0.9)), "0.9"),
+    "p.data *= 1.1": (_square_grads(update=lambda p: p.data.mul_(1.1)), "1.1"),
+    "RMSprop": (_square_grads(make_opt=lambda ps: torch.optim.RMSprop(ps, lr=0.003)),
+                "RMSprop"),
 }
 
 
