@@ -417,6 +417,85 @@ def test_subtraction_named_wherever_it_loses_digits(big, ratio, square_small, ne
         assert verdict.ok or verdict.misconception == "cancellation", verdict.message
 
 
+def _split_derived(derive, second_from_first=True):
+    """A split_path_grads whose second leaf is made from the first (``derive(leaf)``: a clone,
+    a view, ``* 1``...), with retain_grad: b from a, or a from b."""
+    def split_path_grads(x0, y0):
+        y = torch.tensor(float(y0))
+        first = torch.tensor(float(x0), requires_grad=True)
+        second = derive(first)
+        second.retain_grad()
+        a, b = (first, second) if second_from_first else (second, first)
+        (a * y + b ** 2).backward()
+        return a.grad.item(), b.grad.item()
+    return split_path_grads
+
+
+#: Second "leaves" that stay in the first one's graph.
+DERIVED = {
+    "clone": lambda t: t.clone(),
+    "view_as": lambda t: t.view_as(t),
+    "times one": lambda t: t * 1,
+    "plus zero": lambda t: t + 0,
+    "index": lambda t: t[...],
+}
+
+
+@pytest.mark.parametrize("b_from_a", [True, False])
+@pytest.mark.parametrize("how", sorted(DERIVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_second_leaf_made_from_the_first_is_named(seed, how, b_from_a):
+    """Is a b made from a (a clone, a view, a * 1...), so that a.grad is the whole multipath
+    gradient while b.grad is right (or the other way round), named for it, with the fix?"""
+    fn = _split_derived(DERIVED[how], b_from_a)
+    result = multipath.check_grads(fn, generator(seed), split=True)
+    assert not result.passed and result.misconception == "paths-not-split", result.message
+    assert "own leaf" in result.message and "clone" in result.message, result.message
+    derived, own = ("b", "a") if b_from_a else ("a", "b")
+    assert f"{own}.grad is" in result.message, result.message
+
+
+def _split_separate(make_second):
+    def split_path_grads(x0, y0):
+        y = torch.tensor(float(y0))
+        a = torch.tensor(float(x0), requires_grad=True)
+        b = make_second(a)
+        (a * y + b ** 2).backward()
+        return a.grad.item(), b.grad.item()
+    return split_path_grads
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_second_leaf_of_its_own_passes(seed):
+    """A second leaf cut from the first's graph (detach, a copy) is right: full marks."""
+    for make in (lambda a: a.detach().clone().requires_grad_(),
+                 lambda a: a.detach().requires_grad_(),
+                 lambda a: torch.tensor(a.item(), requires_grad=True)):
+        assert multipath.check_grads(_split_separate(make), generator(seed), split=True).passed
+
+
+@FAST
+@given(COORD, COORD)
+@example(1.0, 4.0)  # (y0, 2*x0 + y0) is the lesson's split (4, 6) here
+@example(3.0, -2.0)  # (2*x0 + y0, 2*x0) is too
+def test_paths_not_split_named_only_on_its_answers(x0, y0):
+    """(total, 2*x0) and (y0, total) are named paths-not-split; the other mistakes keep their
+    names."""
+    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    total, split = 2 * x0 + y0, multipath.judge_split
+    for got in ((total, 2 * x0), (y0, total)):
+        verdict = split(got, x0, y0)
+        if got == multipath.LESSON_SPLIT and (x0, y0) != (3.0, 4.0):
+            # the lesson's constants too: both readings are told, neither is named
+            assert verdict.misconception is None and "two readings" in verdict.message
+            assert "lesson" in verdict.message and "own leaf" in verdict.message
+        else:
+            assert verdict.misconception == "paths-not-split", verdict.message
+    assert split((total, total), x0, y0).misconception == "one-leaf"
+    assert split((2 * x0, y0), x0, y0).misconception == "paths-swapped"
+    assert split((y0, 2 * x0), x0, y0).ok
+
+
 # ---------------------------------------------------------------- q4_vjp
 
 
