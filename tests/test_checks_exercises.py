@@ -11,11 +11,127 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
 
-from autograder.checks.exercises import export, multipath, saved, vjp
+from autograder.checks.exercises import accumulation, export, multipath, saved, vjp
 from autograder.checks.seeding import generator
 
 FAST = settings(deadline=None, max_examples=30)
 SOME = settings(deadline=None, max_examples=8)
+
+# ---------------------------------------------------------------- q1_accumulation
+
+
+def _square_grads(update=None, make_opt=None, clear_by_opt=False):
+    """A student's square_grads that changes p after each backward: ``update(p)`` under
+    no_grad (a hand-written step, an in-place change of p), or ``make_opt([p]).step()``; with
+    clear, p.grad set to None (or the optimizer's zero_grad() when ``clear_by_opt``)."""
+    def square_grads(p0, repeats, clear):
+        p = torch.tensor(p0, requires_grad=True)
+        opt = make_opt([p]) if make_opt else None
+        grads = []
+        for _ in range(repeats):
+            if clear:
+                if clear_by_opt and opt is not None:
+                    opt.zero_grad(set_to_none=True)
+                else:
+                    p.grad = None
+            (p ** 2).backward()
+            grads.append(p.grad.item())
+            if opt is not None:
+                opt.step()
+            if update is not None:
+                with torch.no_grad():
+                    update(p)
+        return grads
+    return square_grads
+
+
+def _sub_(p, lr):
+    p -= lr * p.grad
+
+
+#: Ways of moving p between the backward calls: the rule the message must mention.
+MOVED = {
+    "SGD default lr, zero_grad": (_square_grads(make_opt=torch.optim.SGD, clear_by_opt=True),
+                                  "SGD"),
+    "SGD lr=0.1": (_square_grads(make_opt=lambda ps: torch.optim.SGD(ps, lr=0.1)), "SGD"),
+    "p -= 0.05 * p.grad": (_square_grads(update=lambda p: _sub_(p, 0.05)), "lr=0.05"),
+    "p.data.add_": (_square_grads(update=lambda p: p.data.add_(p.grad, alpha=-0.02)),
+                    "lr=0.02"),
+    "SGD momentum": (_square_grads(
+        make_opt=lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9)), "momentum=0.9"),
+    "SGD weight decay": (_square_grads(
+        make_opt=lambda ps: torch.optim.SGD(ps, lr=0.01, weight_decay=0.5)), "SGD"),
+    "Adam": (_square_grads(make_opt=lambda ps: torch.optim.Adam(ps, lr=0.01)), "Adam"),
+    "AdamW default": (_square_grads(make_opt=torch.optim.AdamW, clear_by_opt=True), "Adam"),
+    "p.data *= 0.9": (_square_grads(update=lambda p: p.data.mul_(0.9)), "0.9"),
+    "p.data *= 1.1": (_square_grads(update=lambda p: p.data.mul_(1.1)), "1.1"),
+    "RMSprop": (_square_grads(make_opt=lambda ps: torch.optim.RMSprop(ps, lr=0.003)),
+                "RMSprop"),
+}
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(MOVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_p_moved_between_backwards_is_named(seed, how, clear):
+    """Is a square_grads that changes p between the backward calls (an optimizer's step, a
+    hand-written update of any lr, an in-place change of p) named for it, with the rule that
+    fits and what to do instead?"""
+    fn, rule = MOVED[how]
+    result = accumulation.check_square_grads(fn, generator(seed), clear=clear)
+    assert not result.passed and result.misconception == "p-moved-between-backwards", \
+        result.message
+    assert rule in result.message, result.message
+    assert "never" in result.message and "step()" in result.message, result.message
+
+
+@pytest.mark.parametrize("how", ["SGD default lr, zero_grad", "SGD momentum", "Adam"])
+def test_p_moved_is_named_from_one_answer(how):
+    """The judge alone names it from one answer of four or more gradients."""
+    fn, rule = MOVED[how]
+    for clear in (True, False):
+        verdict = accumulation.judge_grads(fn(-4.70346, 5, clear), -4.70346, 5, clear)
+        assert verdict.misconception == "p-moved-between-backwards", verdict.message
+        assert rule in verdict.message
+
+
+def _listed(grads):
+    return lambda p0, repeats, clear: [float(g) for g in grads(p0, repeats, clear)]
+
+
+#: Wrong answers whose first gradient is right and later ones are not, that are no descent of
+#: p (or another named mistake): they must not be named p-moved-between-backwards.
+NOT_MOVED = {
+    "not cleared": _listed(lambda p0, n, c: [2 * p0 * k for k in range(1, n + 1)]),
+    "cleared when accumulating": _listed(lambda p0, n, c: [2 * p0] * n),
+    "running sum of accumulated grads": _listed(
+        lambda p0, n, c: [2 * p0 * k * (k + 1) / 2 for k in range(1, n + 1)]),
+    "divided by k": _listed(lambda p0, n, c: [2 * p0 / k for k in range(1, n + 1)]),
+    "squared k": _listed(lambda p0, n, c: [2 * p0 * (k if c else k * k)
+                                           for k in range(1, n + 1)]),
+    "noise after the first": _listed(
+        lambda p0, n, c: [2 * p0 * (1 + 0.01 * np.sin(7 * k)) * (1 if c else k)
+                          if k > 1 else 2 * p0 for k in range(1, n + 1)]),
+}
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(NOT_MOVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_wrong_grads_of_a_fixed_p_are_not_named_moved(seed, how, clear):
+    """(Some are right in one mode: not clearing when clear is false.)"""
+    result = accumulation.check_square_grads(NOT_MOVED[how], generator(seed), clear=clear)
+    assert result.misconception != "p-moved-between-backwards", result.message
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_right_square_grads_passes(seed, clear):
+    """The reference, and a step of lr 0 (an optimizer built and stepped without moving p):
+    full marks, no name."""
+    for fn in (_square_grads(), _square_grads(make_opt=lambda ps: torch.optim.SGD(ps, lr=0.0))):
+        assert accumulation.check_square_grads(fn, generator(seed), clear=clear).passed
+
 
 # ---------------------------------------------------------------- q2_saved
 
@@ -299,6 +415,85 @@ def test_subtraction_named_wherever_it_loses_digits(big, ratio, square_small, ne
     for mutant in (_square_by_subtraction, _product_by_subtraction):
         verdict = multipath.judge_split(mutant(x0, y0), x0, y0)
         assert verdict.ok or verdict.misconception == "cancellation", verdict.message
+
+
+def _split_derived(derive, second_from_first=True):
+    """A split_path_grads whose second leaf is made from the first (``derive(leaf)``: a clone,
+    a view, ``* 1``...), with retain_grad: b from a, or a from b."""
+    def split_path_grads(x0, y0):
+        y = torch.tensor(float(y0))
+        first = torch.tensor(float(x0), requires_grad=True)
+        second = derive(first)
+        second.retain_grad()
+        a, b = (first, second) if second_from_first else (second, first)
+        (a * y + b ** 2).backward()
+        return a.grad.item(), b.grad.item()
+    return split_path_grads
+
+
+#: Second "leaves" that stay in the first one's graph.
+DERIVED = {
+    "clone": lambda t: t.clone(),
+    "view_as": lambda t: t.view_as(t),
+    "times one": lambda t: t * 1,
+    "plus zero": lambda t: t + 0,
+    "index": lambda t: t[...],
+}
+
+
+@pytest.mark.parametrize("b_from_a", [True, False])
+@pytest.mark.parametrize("how", sorted(DERIVED))
+@pytest.mark.parametrize("seed", range(3))
+def test_second_leaf_made_from_the_first_is_named(seed, how, b_from_a):
+    """Is a b made from a (a clone, a view, a * 1...), so that a.grad is the whole multipath
+    gradient while b.grad is right (or the other way round), named for it, with the fix?"""
+    fn = _split_derived(DERIVED[how], b_from_a)
+    result = multipath.check_grads(fn, generator(seed), split=True)
+    assert not result.passed and result.misconception == "paths-not-split", result.message
+    assert "own leaf" in result.message and "clone" in result.message, result.message
+    derived, own = ("b", "a") if b_from_a else ("a", "b")
+    assert f"{own}.grad is" in result.message, result.message
+
+
+def _split_separate(make_second):
+    def split_path_grads(x0, y0):
+        y = torch.tensor(float(y0))
+        a = torch.tensor(float(x0), requires_grad=True)
+        b = make_second(a)
+        (a * y + b ** 2).backward()
+        return a.grad.item(), b.grad.item()
+    return split_path_grads
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_second_leaf_of_its_own_passes(seed):
+    """A second leaf cut from the first's graph (detach, a copy) is right: full marks."""
+    for make in (lambda a: a.detach().clone().requires_grad_(),
+                 lambda a: a.detach().requires_grad_(),
+                 lambda a: torch.tensor(a.item(), requires_grad=True)):
+        assert multipath.check_grads(_split_separate(make), generator(seed), split=True).passed
+
+
+@FAST
+@given(COORD, COORD)
+@example(1.0, 4.0)  # (y0, 2*x0 + y0) is the lesson's split (4, 6) here
+@example(3.0, -2.0)  # (2*x0 + y0, 2*x0) is too
+def test_paths_not_split_named_only_on_its_answers(x0, y0):
+    """(total, 2*x0) and (y0, total) are named paths-not-split; the other mistakes keep their
+    names."""
+    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    total, split = 2 * x0 + y0, multipath.judge_split
+    for got in ((total, 2 * x0), (y0, total)):
+        verdict = split(got, x0, y0)
+        if got == multipath.LESSON_SPLIT and (x0, y0) != (3.0, 4.0):
+            # the lesson's constants too: both readings are told, neither is named
+            assert verdict.misconception is None and "two readings" in verdict.message
+            assert "lesson" in verdict.message and "own leaf" in verdict.message
+        else:
+            assert verdict.misconception == "paths-not-split", verdict.message
+    assert split((total, total), x0, y0).misconception == "one-leaf"
+    assert split((2 * x0, y0), x0, y0).misconception == "paths-swapped"
+    assert split((y0, 2 * x0), x0, y0).ok
 
 
 # ---------------------------------------------------------------- q4_vjp

@@ -143,6 +143,10 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
         return Verdict(True, evidence=evidence)
     name, hint = (cancellation(got, x0, y0, atol) if split else None) or first_match(
         got, expected, patterns, lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
+    derived = not_split(got, x0, y0, atol) if split else None
+    if derived is not None:  # the two readings cannot both hold but where their answers meet
+        name, hint = derived if name is None else (None, (
+            f"It fits two readings, nothing here tells which. One: {hint} Or: {derived[1]}"))
     head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
             f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
             f"{tolerance_shown}).")
@@ -195,6 +199,32 @@ def cancellation(got: tuple[float, float], x0: float, y0: float,
                 f"error (catastrophic cancellation). Read {leaf}'s own gradient: make a and b "
                 f"separate leaves in w = a * y + b ** 2, call w.backward() once and return "
                 f"a.grad and b.grad.")
+    return None
+
+
+def not_split(got: tuple[float, float], x0: float, y0: float,
+              atol: np.ndarray) -> tuple[str, str] | None:
+    """Was one of split_path_grads's two leaves made from the other (``b = a.clone()``, a view,
+    ``a * 1``), so that the first collects both paths? Its signature: that leaf's gradient is
+    the whole ``y0 + 2*x0`` (x.grad of multipath_grads, within the float32 rounding of that
+    sum) and the other leaf's is its own path's, right. ``None`` otherwise."""
+    total = y0 + 2 * x0
+    whole = ATOL + RTOL * (abs(y0) + abs(2 * x0))  # the sum rounded, as multipath's x.grad
+    expected = expected_split(x0, y0)
+    for i, (own, made, path) in enumerate((("a", "b", "the square path b ** 2"),
+                                           ("b", "a", "the product path a * y"))):
+        if abs(expected[i] - total) <= whole + atol[i]:
+            continue  # the other path is too small to see here
+        if abs(got[i] - total) <= whole and abs(got[1 - i] - expected[1 - i]) <= atol[1 - i]:
+            return "paths-not-split", (
+                f"{own}.grad is {fmt(got[i])}, y0 + 2*x0: the whole gradient of x in "
+                f"multipath_grads, both paths, while {made}.grad is right. {made} is not a "
+                f"leaf of its own but made from {own} ({made} = {own}.clone(), "
+                f"{own}.view_as({own}), {own} * 1, {own} + 0, {own}[...]): a clone or a view "
+                f"stays in {own}'s graph, so the gradient of {path} flows through {made} back "
+                f"into {own} as well. Make {made} its own leaf, like {own}: "
+                f"{made} = torch.tensor(float(x0), requires_grad=True) (or "
+                f"{own}.detach().clone().requires_grad_()).")
     return None
 
 
