@@ -347,6 +347,111 @@ def test_vjp_mutations_are_named(case):
     assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
 
 
+def _aliased_product(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(torch.ones_like(leaf))
+    vjp = weights  # a second name for the caller's tensor, not a copy
+    vjp *= leaf.grad
+    return vjp
+
+
+def _mul_into_weights(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    return weights.mul_(leaf.grad)
+
+
+def _through_a_view(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    flat = weights.view(-1)  # a view: writes reach weights
+    flat *= leaf.grad.reshape(-1)
+    return flat.view_as(x).clone()
+
+
+def _weights_made_a_leaf(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    weights.requires_grad_()
+    (weights * leaf ** 2).sum().backward()
+    return leaf.grad
+
+
+def _x_made_the_leaf(x, weights):
+    x.requires_grad_()
+    (x ** 2).backward(weights)
+    return x.grad.clone()
+
+
+def _weights_halved_in_place(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    weights /= 2  # in place: the caller's weights halved
+    (leaf ** 2).backward(2 * weights)
+    return leaf.grad
+
+
+def _both_changed(x, weights):
+    x.requires_grad_()
+    (x ** 2).sum().backward()
+    return weights.mul_(x.grad).clone()
+
+
+#: What each changes of the caller's: (misconception, words the message must hold).
+CHANGES_AN_ARGUMENT = {
+    "vjp = weights; vjp *= ...": (_aliased_product, "modified-weights",
+                                  ("weights", "not a copy", "weights * leaf.grad", "clone")),
+    "weights.mul_": (_mul_into_weights, "modified-weights",
+                     ("weights", "in place", "weights * leaf.grad", "clone")),
+    "weights.view(-1) *=": (_through_a_view, "modified-weights",
+                            ("weights", "in place", "clone")),
+    "weights.requires_grad_()": (_weights_made_a_leaf, "modified-weights",
+                                 ("weights.requires_grad", "constant")),
+    "weights /= 2": (_weights_halved_in_place, "modified-weights",
+                     ("weights", "in place", "weights * leaf.grad", "clone")),
+    "x.requires_grad_()": (_x_made_the_leaf, "modified-input",
+                           ("tensor x", vjp.LEAF_HINT)),
+    "x and weights": (_both_changed, "modified-input",
+                      ("tensor x", vjp.LEAF_HINT, "also changed the caller's weights",
+                       "weights * leaf.grad")),
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("how", CHANGES_AN_ARGUMENT)
+def test_the_argument_changed_is_the_one_named(seed, how):
+    """Does a vjp_square that writes into (or marks) the caller's weights fail the
+    leaves-inputs check as ``modified-weights``, naming weights with advice about weights, not
+    about x's leaf; and one that marks x keep ``modified-input`` and its leaf advice?"""
+    mutant, name, words = CHANGES_AN_ARGUMENT[how]
+    result = vjp.check_untouched(mutant, generator(seed))
+    assert not result.passed and result.misconception == name, result.message
+    assert all(w in result.message for w in words), result.message
+    if name == "modified-weights":
+        assert "tensor x" not in result.message and vjp.LEAF_HINT not in result.message
+
+
+def _product_of_a_copy(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    vjp = weights.clone()
+    vjp *= leaf.grad
+    return vjp
+
+
+def _product_out_of_place(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    vjp = weights
+    vjp = vjp * leaf.grad  # a new tensor: weights left alone
+    return vjp
+
+
+@pytest.mark.parametrize("mutant", [_product_of_a_copy, _product_out_of_place])
+def test_products_that_leave_weights_alone_pass(mutant):
+    """Near misses of the aliased product: a clone, or an out-of-place product, pass both."""
+    assert vjp.check_untouched(mutant, generator(4)).passed
+    assert vjp.check_vjp(mutant, generator(4)).passed
+
+
 def _contracted(contraction):
     """A vjp_square that backpropagates ``contraction(weights, v)`` instead of weighting
     each entry of v by its own weight."""
