@@ -3,6 +3,10 @@ mistake fail with its own misconception id? Property tests over bounded inputs (
 
 from __future__ import annotations
 
+import functools
+import math
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -163,6 +167,70 @@ def test_counts_that_leave_out_a_kind_of_saved_tensor_are_named(seed, how):
     result = saved.check_count_saved(mutant, generator(seed), track=True)
     assert not result.passed and result.misconception == name, result.message
     assert saved.check_count_saved(mutant, generator(seed), track=False).passed
+
+
+#: Per-tensor sizes that are not ``numel() * element_size()``, several spellings of each.
+BYTE_MUTANTS = {
+    "len(t)": ("bytes-from-first-dimension", lambda t: len(t) * t.element_size()),
+    "shape[0]": ("bytes-from-first-dimension", lambda t: t.shape[0] * t.element_size()),
+    "size(0) itemsize": ("bytes-from-first-dimension", lambda t: t.size(0) * t.dtype.itemsize),
+    "shape[-1]": ("bytes-from-last-dimension", lambda t: t.shape[-1] * t.element_size()),
+    "size(-1)": ("bytes-from-last-dimension", lambda t: t.size(-1) * t.dtype.itemsize),
+    "dim()": ("bytes-from-number-of-dimensions", lambda t: t.dim() * t.element_size()),
+    "len(shape)": ("bytes-from-number-of-dimensions", lambda t: len(t.shape) * t.element_size()),
+    "numel()": ("bytes-without-element-size", lambda t: t.numel()),
+    "nelement()": ("bytes-without-element-size", lambda t: t.nelement()),
+    "prod(shape)": ("bytes-without-element-size", lambda t: math.prod(t.shape)),
+    "finfo bits": ("bytes-in-bits", lambda t: t.numel() * torch.finfo(t.dtype).bits),
+    "nbytes * 8": ("bytes-in-bits", lambda t: t.nbytes * 8),
+    "getsizeof": ("bytes-of-python-object", sys.getsizeof),
+}
+BYTE_NAMES = {name for name, _ in BYTE_MUTANTS.values()}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1), st.sampled_from(sorted(BYTE_MUTANTS)))
+def test_bytes_from_the_wrong_size_are_named(seed, how):
+    """Is a count whose bytes come from another size of each saved tensor (its first or last
+    dimension, its number of dimensions, its elements without their size, bits, the Python
+    object) named for that size, with numel() * element_size() as the fix, in the tracked
+    check, and the untracked one (where nothing is saved) left passing?"""
+    name, size = BYTE_MUTANTS[how]
+    mutant = functools.partial(_count, size=size)
+    result = saved.check_count_saved(mutant, generator(seed), track=True)
+    assert not result.passed and result.misconception == name, result.message
+    assert "numel() * t.element_size()" in result.message, result.message
+    assert saved.check_count_saved(mutant, generator(seed), track=False).passed
+
+
+#: Right sizes written otherwise: they pass.
+BYTES_RIGHT = {
+    "nbytes": lambda t: t.nbytes,
+    "prod(shape)": lambda t: math.prod(t.shape) * t.element_size(),
+    "rows * columns": lambda t: t.shape[0] * t.shape[-1] * t.element_size(),
+}
+#: Wrong sizes no single byte mistake gives on every network: never named as one.
+BYTES_NEAR = {
+    "sum(shape)": lambda t: sum(t.shape) * t.element_size(),
+    "max(shape)": lambda t: max(t.shape) * t.element_size(),
+    "len(t) * 4": lambda t: len(t) * 4,  # the first dimension and float32 assumed
+    "numel * len": lambda t: t.numel() * len(t),
+}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1))
+def test_byte_mistakes_are_named_only_on_their_own_evidence(seed):
+    """Do right sizes written otherwise pass, and sizes that no single byte mistake gives on
+    every network of the check stay unnamed as one?"""
+    for size in BYTES_RIGHT.values():
+        assert saved.check_count_saved(functools.partial(_count, size=size), generator(seed),
+                                       track=True).passed
+    for how, size in BYTES_NEAR.items():
+        result = saved.check_count_saved(functools.partial(_count, size=size), generator(seed),
+                                         track=True)
+        assert not result.passed and result.misconception not in BYTE_NAMES, (how,
+                                                                               result.message)
 
 
 @FAST
