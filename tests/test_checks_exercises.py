@@ -3,6 +3,10 @@ mistake fail with its own misconception id? Property tests over bounded inputs (
 
 from __future__ import annotations
 
+import functools
+import math
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -182,9 +186,11 @@ def test_saved_mutations_are_named(case):
     tracked_mistakes = {"counted-parameters": pred.params, "unique-storages": pred.unique,
                         "bytes-assume-float32": pred.four_bytes,
                         "lesson-constant": saved.LESSON_COUNTS}
-    # a count that left out a kind of saved tensor and gives the same answer on this network is
-    # told apart on the check's other networks (test_counts_that_leave_out_a_kind_...)
+    # a count that left out a kind of saved tensor, or took each tensor's bytes from another
+    # size, and gives the same answer on this network is told apart on the check's other
+    # networks (test_counts_that_leave_out_a_kind_..., test_bytes_from_the_wrong_size_...)
     left_out = [pred.no_weights, pred.no_leaves, pred.activations]
+    left_out += [pred.bytes_by(size) for _, size, _ in saved.BYTE_SIZES]
     for name, wrong in tracked_mistakes.items():
         rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)] + left_out
         if wrong not in rivals and (name != "unique-storages" or wrong[0] != t[0]):
@@ -281,6 +287,70 @@ def test_counts_that_leave_out_a_kind_of_saved_tensor_are_named(seed, how):
     assert saved.check_count_saved(mutant, generator(seed), track=False).passed
 
 
+#: Per-tensor sizes that are not ``numel() * element_size()``, several spellings of each.
+BYTE_MUTANTS = {
+    "len(t)": ("bytes-from-first-dimension", lambda t: len(t) * t.element_size()),
+    "shape[0]": ("bytes-from-first-dimension", lambda t: t.shape[0] * t.element_size()),
+    "size(0) itemsize": ("bytes-from-first-dimension", lambda t: t.size(0) * t.dtype.itemsize),
+    "shape[-1]": ("bytes-from-last-dimension", lambda t: t.shape[-1] * t.element_size()),
+    "size(-1)": ("bytes-from-last-dimension", lambda t: t.size(-1) * t.dtype.itemsize),
+    "dim()": ("bytes-from-number-of-dimensions", lambda t: t.dim() * t.element_size()),
+    "len(shape)": ("bytes-from-number-of-dimensions", lambda t: len(t.shape) * t.element_size()),
+    "numel()": ("bytes-without-element-size", lambda t: t.numel()),
+    "nelement()": ("bytes-without-element-size", lambda t: t.nelement()),
+    "prod(shape)": ("bytes-without-element-size", lambda t: math.prod(t.shape)),
+    "finfo bits": ("bytes-in-bits", lambda t: t.numel() * torch.finfo(t.dtype).bits),
+    "nbytes * 8": ("bytes-in-bits", lambda t: t.nbytes * 8),
+    "getsizeof": ("bytes-of-python-object", sys.getsizeof),
+}
+BYTE_NAMES = {name for name, _ in BYTE_MUTANTS.values()}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1), st.sampled_from(sorted(BYTE_MUTANTS)))
+def test_bytes_from_the_wrong_size_are_named(seed, how):
+    """Is a count whose bytes come from another size of each saved tensor (its first or last
+    dimension, its number of dimensions, its elements without their size, bits, the Python
+    object) named for that size, with numel() * element_size() as the fix, in the tracked
+    check, and the untracked one (where nothing is saved) left passing?"""
+    name, size = BYTE_MUTANTS[how]
+    mutant = functools.partial(_count, size=size)
+    result = saved.check_count_saved(mutant, generator(seed), track=True)
+    assert not result.passed and result.misconception == name, result.message
+    assert "numel() * t.element_size()" in result.message, result.message
+    assert saved.check_count_saved(mutant, generator(seed), track=False).passed
+
+
+#: Right sizes written otherwise: they pass.
+BYTES_RIGHT = {
+    "nbytes": lambda t: t.nbytes,
+    "prod(shape)": lambda t: math.prod(t.shape) * t.element_size(),
+    "rows * columns": lambda t: t.shape[0] * t.shape[-1] * t.element_size(),
+}
+#: Wrong sizes no single byte mistake gives on every network: never named as one.
+BYTES_NEAR = {
+    "sum(shape)": lambda t: sum(t.shape) * t.element_size(),
+    "max(shape)": lambda t: max(t.shape) * t.element_size(),
+    "len(t) * 4": lambda t: len(t) * 4,  # the first dimension and float32 assumed
+    "numel * len": lambda t: t.numel() * len(t),
+}
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1))
+def test_byte_mistakes_are_named_only_on_their_own_evidence(seed):
+    """Do right sizes written otherwise pass, and sizes that no single byte mistake gives on
+    every network of the check stay unnamed as one?"""
+    for size in BYTES_RIGHT.values():
+        assert saved.check_count_saved(functools.partial(_count, size=size), generator(seed),
+                                       track=True).passed
+    for how, size in BYTES_NEAR.items():
+        result = saved.check_count_saved(functools.partial(_count, size=size), generator(seed),
+                                         track=True)
+        assert not result.passed and result.misconception not in BYTE_NAMES, (how,
+                                                                               result.message)
+
+
 @FAST
 @given(networks())
 def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case):
@@ -291,7 +361,7 @@ def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case)
     left_out = {"weights-left-out": pred.no_weights, "leaves-left-out": pred.no_leaves,
                 "weights-and-leaves-left-out": pred.activations}
     others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved.LESSON_COUNTS,
-              t, (0, 0)]
+              t, (0, 0)] + [pred.bytes_by(size) for _, size, _ in saved.BYTE_SIZES]
     for name, wrong in left_out.items():
         rivals = others + [v for k, v in left_out.items() if k != name]
         if wrong not in rivals:
@@ -540,6 +610,111 @@ def test_vjp_mutations_are_named(case):
     x.requires_grad_()
     (x ** 2).backward(weights)
     assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
+
+
+def _aliased_product(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(torch.ones_like(leaf))
+    vjp = weights  # a second name for the caller's tensor, not a copy
+    vjp *= leaf.grad
+    return vjp
+
+
+def _mul_into_weights(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    return weights.mul_(leaf.grad)
+
+
+def _through_a_view(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    flat = weights.view(-1)  # a view: writes reach weights
+    flat *= leaf.grad.reshape(-1)
+    return flat.view_as(x).clone()
+
+
+def _weights_made_a_leaf(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    weights.requires_grad_()
+    (weights * leaf ** 2).sum().backward()
+    return leaf.grad
+
+
+def _x_made_the_leaf(x, weights):
+    x.requires_grad_()
+    (x ** 2).backward(weights)
+    return x.grad.clone()
+
+
+def _weights_halved_in_place(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    weights /= 2  # in place: the caller's weights halved
+    (leaf ** 2).backward(2 * weights)
+    return leaf.grad
+
+
+def _both_changed(x, weights):
+    x.requires_grad_()
+    (x ** 2).sum().backward()
+    return weights.mul_(x.grad).clone()
+
+
+#: What each changes of the caller's: (misconception, words the message must hold).
+CHANGES_AN_ARGUMENT = {
+    "vjp = weights; vjp *= ...": (_aliased_product, "modified-weights",
+                                  ("weights", "not a copy", "weights * leaf.grad", "clone")),
+    "weights.mul_": (_mul_into_weights, "modified-weights",
+                     ("weights", "in place", "weights * leaf.grad", "clone")),
+    "weights.view(-1) *=": (_through_a_view, "modified-weights",
+                            ("weights", "in place", "clone")),
+    "weights.requires_grad_()": (_weights_made_a_leaf, "modified-weights",
+                                 ("weights.requires_grad", "constant")),
+    "weights /= 2": (_weights_halved_in_place, "modified-weights",
+                     ("weights", "in place", "weights * leaf.grad", "clone")),
+    "x.requires_grad_()": (_x_made_the_leaf, "modified-input",
+                           ("tensor x", vjp.LEAF_HINT)),
+    "x and weights": (_both_changed, "modified-input",
+                      ("tensor x", vjp.LEAF_HINT, "also changed the caller's weights",
+                       "weights * leaf.grad")),
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("how", CHANGES_AN_ARGUMENT)
+def test_the_argument_changed_is_the_one_named(seed, how):
+    """Does a vjp_square that writes into (or marks) the caller's weights fail the
+    leaves-inputs check as ``modified-weights``, naming weights with advice about weights, not
+    about x's leaf; and one that marks x keep ``modified-input`` and its leaf advice?"""
+    mutant, name, words = CHANGES_AN_ARGUMENT[how]
+    result = vjp.check_untouched(mutant, generator(seed))
+    assert not result.passed and result.misconception == name, result.message
+    assert all(w in result.message for w in words), result.message
+    if name == "modified-weights":
+        assert "tensor x" not in result.message and vjp.LEAF_HINT not in result.message
+
+
+def _product_of_a_copy(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    vjp = weights.clone()
+    vjp *= leaf.grad
+    return vjp
+
+
+def _product_out_of_place(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).sum().backward()
+    vjp = weights
+    vjp = vjp * leaf.grad  # a new tensor: weights left alone
+    return vjp
+
+
+@pytest.mark.parametrize("mutant", [_product_of_a_copy, _product_out_of_place])
+def test_products_that_leave_weights_alone_pass(mutant):
+    """Near misses of the aliased product: a clone, or an out-of-place product, pass both."""
+    assert vjp.check_untouched(mutant, generator(4)).passed
+    assert vjp.check_vjp(mutant, generator(4)).passed
 
 
 def _contracted(contraction):

@@ -10,6 +10,7 @@ The reference (``predict``) and the networks it is measured on (``draw_unambiguo
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -117,6 +118,8 @@ def _patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int]
          "given, on every call."),
         *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
           if track),
+        *((name, pred.bytes_by(size), hint(_example(pred, size))) for name, size, hint
+          in BYTE_SIZES if track and pred.packed),
     ]
 
 
@@ -135,25 +138,29 @@ LEFT_OUT_NAMES = frozenset(("weights-left-out", "leaves-left-out", "weights-and-
 
 def _only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[str | None, str]:
     """The known mistake ``got`` is, by this network alone: the most specific match, unless a
-    kind left out (``LEFT_OUT``) matches beside another mistake; then none, as one network
-    cannot say which it is (``confirmed`` asks the other networks)."""
+    kind left out (``LEFT_OUT``) matches beside another mistake, or a per-tensor size
+    (``BYTE_SIZES``) matches at all; then none, as one network cannot say which it is
+    (``confirmed`` asks the other networks: a size is named only where it gives every one of
+    their answers, as a size that only looks like one on this network's few shapes does
+    not)."""
     found = _matches(got, pred, track)
-    if len(found) > 1 and LEFT_OUT_NAMES & {name for name, _ in found}:
+    names = {name for name, _ in found}
+    if BYTE_NAMES & names or (len(found) > 1 and LEFT_OUT_NAMES & names):
         return None, ""
     return found[0] if found else (None, "")
 
 
 def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int,
               got: Any, track: bool) -> Verdict:
-    """A wrong answer that matched several known mistakes on its network (``_only_match``),
-    named when one of them alone also gives the answers on the check's other networks: those
-    before it (answered right, so the mistake must predict the right count there) and those
-    after it (asked now, one call each)."""
+    """A wrong answer that matched several known mistakes on its network, or a per-tensor size
+    (``_only_match``), named when one of them alone also gives the answers on the check's other
+    networks: those before it (answered right, so the mistake must predict the right count
+    there) and those after it (asked now, one call each)."""
     if verdict.ok or verdict.misconception is not None or _pair_problem(got):
         return verdict
     got = tuple(int(v) for v in got)
     candidates = [name for name, _ in _matches(got, cases[failing][2], track)]
-    if len(candidates) < 2:
+    if len(candidates) < 2 and not BYTE_NAMES & set(candidates):
         return verdict
     answers: list[tuple[int, int] | None] = []
     for index, (net, inputs, pred) in enumerate(cases):
@@ -200,6 +207,48 @@ LEFT_OUT = (
      "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
      "keeps): those are saved for backward too."),
 )
+
+
+#: What each saved tensor's bytes are: the fix a count from another size of it is told.
+BYTES_FIX = ("Count t.numel() * t.element_size() for each tensor pack receives: its number of "
+             "elements times the bytes of one element.")
+#: Sizes a count can take for each saved tensor instead of ``numel() * element_size()``:
+#: (id, the bytes it counts from ``(shape, element_size, sys.getsizeof)``, hint from an example
+#: packed tensor where it differs, as ``(shape, numel, element_size, object_size)``).
+BYTE_SIZES: tuple[tuple[str, Callable[[tuple[int, ...], int, int], int],
+                        Callable[[tuple], str]], ...] = (
+    ("bytes-from-first-dimension", lambda shape, size, obj: shape[0] * size if shape else size,
+     lambda ex: "Each saved tensor's bytes were counted from its first dimension alone: len(t), "
+     f"t.shape[0] and t.size(0) are its number of rows, not of elements (a saved {ex[0]} "
+     f"tensor has len {ex[0][0]} but {ex[1]} elements). {BYTES_FIX}"),
+    ("bytes-from-last-dimension", lambda shape, size, obj: shape[-1] * size if shape else size,
+     lambda ex: "Each saved tensor's bytes were counted from its last dimension alone "
+     f"(t.shape[-1], t.size(-1)), not from all its elements (a saved {ex[0]} tensor has "
+     f"{ex[0][-1]} entries along its last dimension but {ex[1]} elements). {BYTES_FIX}"),
+    ("bytes-from-number-of-dimensions", lambda shape, size, obj: len(shape) * size,
+     lambda ex: "Each saved tensor's bytes were counted from its number of dimensions (t.dim(), "
+     f"t.ndim, len(t.shape): {len(ex[0])} for a saved {ex[0]} tensor), not from its number "
+     f"of elements ({ex[1]}). {BYTES_FIX}"),
+    ("bytes-without-element-size", lambda shape, size, obj: math.prod(shape),
+     lambda ex: "These are the saved tensors' numbers of elements, not their bytes: numel() "
+     f"counts elements, each of which takes element_size() bytes ({ex[2]} here). {BYTES_FIX}"),
+    ("bytes-in-bits", lambda shape, size, obj: math.prod(shape) * size * 8,
+     lambda ex: "These are bits, 8 times the bytes: torch.finfo(dtype).bits, or nbytes * 8, "
+     f"counts bits. {BYTES_FIX}"),
+    ("bytes-of-python-object", lambda shape, size, obj: obj,
+     lambda ex: "sys.getsizeof(t) is the size of the Python object that wraps a tensor "
+     f"({ex[3]} bytes, whatever the tensor's shape), not of the tensor's elements. "
+     f"{BYTES_FIX}"),
+)
+BYTE_NAMES = frozenset(name for name, _, _ in BYTE_SIZES)
+
+
+def _example(pred: Predictions, size: Callable[[tuple[int, ...], int, int], int]) -> tuple:
+    """A packed tensor whose bytes ``size`` gets wrong, as ``(shape, numel, element_size,
+    object_size)`` (the first one, when it gets none wrong: then it is not matched)."""
+    wrong = [p for p in pred.packed if size(*p) != math.prod(p[0]) * p[1]] or list(pred.packed)
+    shape, element, obj = wrong[0]
+    return shape, math.prod(shape), element, obj
 
 
 #: What a tracked count taken on the batch made to require grad is told.

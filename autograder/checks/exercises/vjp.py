@@ -216,11 +216,44 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
         return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
                        f"shape {tuple(x.shape)}.", "wrong-type", evidence)
-    changed = changes(before["x_state"], x, "x") + changes(before["w_state"], weights, "weights")
-    if changed:
-        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(changed)}. "
-                       f"{LEAF_HINT}", "modified-input", evidence)
+    x_changed = changes(before["x_state"], x, "x")
+    w_changed = changes(before["w_state"], weights, "weights")
+    if x_changed:
+        also = (f" It also changed the caller's weights: {'; '.join(w_changed)}. "
+                f"{weights_hint(before, weights, got)}" if w_changed else "")
+        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(x_changed)}. "
+                       f"{LEAF_HINT}{also}", "modified-input", evidence)
+    if w_changed:
+        return Verdict(False, f"vjp_square changed the caller's weights: {'; '.join(w_changed)}. "
+                       f"{weights_hint(before, weights, got)}", "modified-weights",
+                       Evidence(expected=plain(before["weights"]), got=plain(weights)))
     return Verdict(True, evidence=evidence)
+
+
+#: What a call that wrote into the caller's weights is told to do instead.
+OUT_OF_PLACE = ("compute the product out of place, weights * leaf.grad (a new tensor), or "
+                "clone first: vjp = weights.clone().")
+
+
+def weights_hint(before: dict[str, Any], weights: torch.Tensor, got: Any) -> str:
+    """What fits the change made to the caller's ``weights``: the answer written into them
+    through a second name (``vjp = weights; vjp *= leaf.grad``), another in-place write, or the
+    weights marked as a leaf (``requires_grad``, ``.grad``, hooks)."""
+    w0 = before["weights"]
+    if weights.shape == w0.shape and not torch.equal(weights.detach(), w0):
+        answer = expected_vjp(before["x"], w0)
+        rtol, atol = TOLERANCES.get(weights.dtype, TOLERANCES[torch.float32])
+        if arrays_close(weights.detach().double().numpy(), answer, rtol, atol):
+            return ("They now hold the answer, 2 * x * weights: it was computed in place in "
+                    "the caller's weights. A name bound to weights (vjp = weights, or a view of "
+                    "it) is the same tensor, not a copy, so *= or mul_ on it writes into the "
+                    f"caller's weights. The weights are only read: {OUT_OF_PLACE}")
+        return ("An operation in place (*=, mul_, add_, an assignment into a slice) wrote into "
+                "the caller's weights, directly or through a name or view bound to them (w = "
+                f"weights is not a copy). The weights are only read: {OUT_OF_PLACE}")
+    return ("The weights are a constant vector handed to backward, not a leaf: leave their "
+            "requires_grad, .grad and hooks as they were (pass them as they are to "
+            "v.backward(weights), or use weights.detach() where a tensor of your own is needed).")
 
 
 def snapshot(x: torch.Tensor, weights: torch.Tensor) -> dict[str, Any]:
