@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from torch import nn
 
-from autograder.checks.exercises import accumulation, export, multipath, saved, vjp
+from autograder.checks.exercises import (
+    accumulation,
+    export,
+    multipath,
+    saved,
+    saved_patterns,
+    saved_reference,
+    vjp,
+)
 from autograder.checks.seeding import generator
 
 FAST = settings(deadline=None, max_examples=30)
@@ -185,12 +193,12 @@ def test_saved_mutations_are_named(case):
     assert _judge_ids([(float(t[0]), t[1])] * 3, pred, True) == "wrong-type"
     tracked_mistakes = {"counted-parameters": pred.params, "unique-storages": pred.unique,
                         "bytes-assume-float32": pred.four_bytes,
-                        "lesson-constant": saved.LESSON_COUNTS}
+                        "lesson-constant": saved_reference.LESSON_COUNTS}
     # a count that left out a kind of saved tensor, or took each tensor's bytes from another
     # size, and gives the same answer on this network is told apart on the check's other
     # networks (test_counts_that_leave_out_a_kind_..., test_bytes_from_the_wrong_size_...)
     left_out = [pred.no_weights, pred.no_leaves, pred.activations]
-    left_out += [pred.bytes_by(size) for _, size, _ in saved.BYTE_SIZES]
+    left_out += [pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
     for name, wrong in tracked_mistakes.items():
         rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)] + left_out
         if wrong not in rivals and (name != "unique-storages" or wrong[0] != t[0]):
@@ -360,8 +368,8 @@ def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case)
     assert saved.judge_counts([t, u, t], pred, True, "call").ok
     left_out = {"weights-left-out": pred.no_weights, "leaves-left-out": pred.no_leaves,
                 "weights-and-leaves-left-out": pred.activations}
-    others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved.LESSON_COUNTS,
-              t, (0, 0)] + [pred.bytes_by(size) for _, size, _ in saved.BYTE_SIZES]
+    others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved_reference.LESSON_COUNTS,
+              t, (0, 0)] + [pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
     for name, wrong in left_out.items():
         rivals = others + [v for k, v in left_out.items() if k != name]
         if wrong not in rivals:

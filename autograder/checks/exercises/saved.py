@@ -10,7 +10,6 @@ The reference (``predict``) and the networks it is measured on (``draw_unambiguo
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -23,8 +22,8 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import is_int
+from .saved_patterns import BYTE_NAMES, matches, only_match, patterns
 from .saved_reference import (
-    LESSON_COUNTS,
     Predictions,
     draw_unambiguous,
     layout_copy,
@@ -82,7 +81,7 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
         return "no-grad-wrong-run", (
             "torch.no_grad() was applied to the wrong run: the tracked forward saved nothing. "
             "Use no_grad only when track is False.")
-    name, hint = _only_match(got, pred, track)
+    name, hint = only_match(got, pred, track)
     if name:
         return name, hint
     if track and got[0] == pred.tracked[0]:
@@ -92,74 +91,16 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
     return None, ""  # no guessed cause: the probes look for one (check_count_saved)
 
 
-def _patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] | None, str]]:
-    """What each known mistake answers on this network: ``(id, prediction, hint)``, most
-    specific first (``None``: not predicted in this mode)."""
-    return [
-        ("no-grad-wrong-run", None if track else pred.tracked,
-         "track=False recorded a graph: run net(inputs) under torch.no_grad() when track is "
-         "False, so nothing is saved."),
-        ("counted-parameters", pred.params,
-         "These are the network's parameters (how many, and their bytes), not the tensors "
-         "autograd saved: count inside the pack hook, one entry per call."),
-        ("unique-storages", pred.unique if track else None,
-         "You counted distinct tensors, but one tensor can be saved by several operations (an "
-         "activation's output is saved by it and by the next Linear): count every pack call."),
-        ("bytes-assume-float32", pred.four_bytes if track else None,
-         "The bytes assume 4 per element, but this network is float64: use element_size()."),
-        ("storage-bytes", pred.storage if track and pred.storage != pred.tracked else None,
-         "You counted each saved tensor's whole storage (untyped_storage().nbytes() or the "
-         "storage's size), but a saved tensor can be a view that reaches only part of its "
-         "storage: this batch is every other row of a larger tensor. Count numel() * "
-         "element_size() of each tensor pack receives."),
-        ("lesson-constant", LESSON_COUNTS,
-         "These are the lesson's counts for its own network, not for this one (typed in, or "
-         "kept from an earlier call): count the pack calls for the net and inputs you are "
-         "given, on every call."),
-        *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
-          if track),
-        *((name, pred.bytes_by(size), hint(_example(pred, size))) for name, size, hint
-          in BYTE_SIZES if track and pred.packed),
-    ]
-
-
-def _matches(got: tuple[int, int], pred: Predictions, track: bool) -> list[tuple[str, str]]:
-    """Every known mistake (id, hint) whose prediction here is ``got`` and not the right
-    count, most specific first."""
-    expected = pred.tracked if track else pred.untracked
-    return [(name, hint) for name, predicted, hint in _patterns(pred, track)
-            if predicted is not None and tuple(predicted) != tuple(expected)
-            and tuple(got) == tuple(predicted)]
-
-
-#: The mistakes that leave out a kind of saved tensor (``LEFT_OUT``), by id.
-LEFT_OUT_NAMES = frozenset(("weights-left-out", "leaves-left-out", "weights-and-leaves-left-out"))
-
-
-def _only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[str | None, str]:
-    """The known mistake ``got`` is, by this network alone: the most specific match, unless a
-    kind left out (``LEFT_OUT``) matches beside another mistake, or a per-tensor size
-    (``BYTE_SIZES``) matches at all; then none, as one network cannot say which it is
-    (``confirmed`` asks the other networks: a size is named only where it gives every one of
-    their answers, as a size that only looks like one on this network's few shapes does
-    not)."""
-    found = _matches(got, pred, track)
-    names = {name for name, _ in found}
-    if BYTE_NAMES & names or (len(found) > 1 and LEFT_OUT_NAMES & names):
-        return None, ""
-    return found[0] if found else (None, "")
-
-
 def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int,
               got: Any, track: bool) -> Verdict:
     """A wrong answer that matched several known mistakes on its network, or a per-tensor size
-    (``_only_match``), named when one of them alone also gives the answers on the check's other
+    (``only_match``), named when one of them alone also gives the answers on the check's other
     networks: those before it (answered right, so the mistake must predict the right count
     there) and those after it (asked now, one call each)."""
     if verdict.ok or verdict.misconception is not None or _pair_problem(got):
         return verdict
     got = tuple(int(v) for v in got)
-    candidates = [name for name, _ in _matches(got, cases[failing][2], track)]
+    candidates = [name for name, _ in matches(got, cases[failing][2], track)]
     if len(candidates) < 2 and not BYTE_NAMES & set(candidates):
         return verdict
     answers: list[tuple[int, int] | None] = []
@@ -176,79 +117,17 @@ def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int
 
     def predicted(name: str, pred: Predictions) -> tuple[int, int]:
         expected = pred.tracked if track else pred.untracked
-        found = [p for n, p, _ in _patterns(pred, track) if n == name]
+        found = [p for n, p, _ in patterns(pred, track) if n == name]
         return tuple(found[0]) if found and found[0] is not None else tuple(expected)
 
     agree = [name for name in candidates
              if all(predicted(name, pred) == answer for (_, _, pred), answer in zip(cases, answers))]
     if len(agree) != 1:
         return verdict
-    hint = dict(_matches(got, cases[failing][2], track))[agree[0]]
+    hint = dict(matches(got, cases[failing][2], track))[agree[0]]
     return Verdict(False, f"{verdict.message} {hint} (The same mistake gives your answers on "
                    f"the other {len(cases) - 1} networks.)", agree[0], verdict.evidence,
                    verdict.traceback)
-
-
-#: Every pack call counts, whatever the tensor is: what a count that skipped a kind is told.
-EVERY_PACK = ("Every call of pack is a tensor autograd keeps for backward, whatever it is: "
-              "count them all, without looking at what the tensor is.")
-#: A kind of saved tensor a count can leave out: (id, ``Predictions`` field, what was left out).
-LEFT_OUT = (
-    ("weights-left-out", "no_weights",
-     "These are the counts without the saved tensors that share a parameter's storage: a Linear "
-     "saves its weight (as weight.t(), a view of it) to compute the gradient of its input, so "
-     "weights are saved tensors too, not only activations."),
-    ("leaves-left-out", "no_leaves",
-     "These are the counts without the saved leaf tensors (no grad_fn): the first Linear saves "
-     "the batch itself, a leaf, to compute its weight's gradient, so leaves are saved tensors "
-     "too, not only the results of operations."),
-    ("weights-and-leaves-left-out", "activations",
-     "These are the counts of the activations alone, without the saved weights (a Linear saves "
-     "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
-     "keeps): those are saved for backward too."),
-)
-
-
-#: What each saved tensor's bytes are: the fix a count from another size of it is told.
-BYTES_FIX = ("Count t.numel() * t.element_size() for each tensor pack receives: its number of "
-             "elements times the bytes of one element.")
-#: Sizes a count can take for each saved tensor instead of ``numel() * element_size()``:
-#: (id, the bytes it counts from ``(shape, element_size, sys.getsizeof)``, hint from an example
-#: packed tensor where it differs, as ``(shape, numel, element_size, object_size)``).
-BYTE_SIZES: tuple[tuple[str, Callable[[tuple[int, ...], int, int], int],
-                        Callable[[tuple], str]], ...] = (
-    ("bytes-from-first-dimension", lambda shape, size, obj: shape[0] * size if shape else size,
-     lambda ex: "Each saved tensor's bytes were counted from its first dimension alone: len(t), "
-     f"t.shape[0] and t.size(0) are its number of rows, not of elements (a saved {ex[0]} "
-     f"tensor has len {ex[0][0]} but {ex[1]} elements). {BYTES_FIX}"),
-    ("bytes-from-last-dimension", lambda shape, size, obj: shape[-1] * size if shape else size,
-     lambda ex: "Each saved tensor's bytes were counted from its last dimension alone "
-     f"(t.shape[-1], t.size(-1)), not from all its elements (a saved {ex[0]} tensor has "
-     f"{ex[0][-1]} entries along its last dimension but {ex[1]} elements). {BYTES_FIX}"),
-    ("bytes-from-number-of-dimensions", lambda shape, size, obj: len(shape) * size,
-     lambda ex: "Each saved tensor's bytes were counted from its number of dimensions (t.dim(), "
-     f"t.ndim, len(t.shape): {len(ex[0])} for a saved {ex[0]} tensor), not from its number "
-     f"of elements ({ex[1]}). {BYTES_FIX}"),
-    ("bytes-without-element-size", lambda shape, size, obj: math.prod(shape),
-     lambda ex: "These are the saved tensors' numbers of elements, not their bytes: numel() "
-     f"counts elements, each of which takes element_size() bytes ({ex[2]} here). {BYTES_FIX}"),
-    ("bytes-in-bits", lambda shape, size, obj: math.prod(shape) * size * 8,
-     lambda ex: "These are bits, 8 times the bytes: torch.finfo(dtype).bits, or nbytes * 8, "
-     f"counts bits. {BYTES_FIX}"),
-    ("bytes-of-python-object", lambda shape, size, obj: obj,
-     lambda ex: "sys.getsizeof(t) is the size of the Python object that wraps a tensor "
-     f"({ex[3]} bytes, whatever the tensor's shape), not of the tensor's elements. "
-     f"{BYTES_FIX}"),
-)
-BYTE_NAMES = frozenset(name for name, _, _ in BYTE_SIZES)
-
-
-def _example(pred: Predictions, size: Callable[[tuple[int, ...], int, int], int]) -> tuple:
-    """A packed tensor whose bytes ``size`` gets wrong, as ``(shape, numel, element_size,
-    object_size)`` (the first one, when it gets none wrong: then it is not matched)."""
-    wrong = [p for p in pred.packed if size(*p) != math.prod(p[0]) * p[1]] or list(pred.packed)
-    shape, element, obj = wrong[0]
-    return shape, math.prod(shape), element, obj
 
 
 #: What a tracked count taken on the batch made to require grad is told.

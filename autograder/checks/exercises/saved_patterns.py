@@ -1,0 +1,131 @@
+"""q2_saved: the known mistakes a count of saved tensors can be, each predicted on the
+grader's own hook run of the network (``saved_reference.Predictions``): a run under the wrong
+mode, the parameters, distinct storages, a kind of saved tensor left out, each tensor's bytes
+from another size of it; with what each is told (``patterns``, ``matches``, ``only_match``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .saved_reference import LESSON_COUNTS, Predictions
+
+
+def patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] | None, str]]:
+    """What each known mistake answers on this network: ``(id, prediction, hint)``, most
+    specific first (``None``: not predicted in this mode)."""
+    return [
+        ("no-grad-wrong-run", None if track else pred.tracked,
+         "track=False recorded a graph: run net(inputs) under torch.no_grad() when track is "
+         "False, so nothing is saved."),
+        ("counted-parameters", pred.params,
+         "These are the network's parameters (how many, and their bytes), not the tensors "
+         "autograd saved: count inside the pack hook, one entry per call."),
+        ("unique-storages", pred.unique if track else None,
+         "You counted distinct tensors, but one tensor can be saved by several operations (an "
+         "activation's output is saved by it and by the next Linear): count every pack call."),
+        ("bytes-assume-float32", pred.four_bytes if track else None,
+         "The bytes assume 4 per element, but this network is float64: use element_size()."),
+        ("storage-bytes", pred.storage if track and pred.storage != pred.tracked else None,
+         "You counted each saved tensor's whole storage (untyped_storage().nbytes() or the "
+         "storage's size), but a saved tensor can be a view that reaches only part of its "
+         "storage: this batch is every other row of a larger tensor. Count numel() * "
+         "element_size() of each tensor pack receives."),
+        ("lesson-constant", LESSON_COUNTS,
+         "These are the lesson's counts for its own network, not for this one (typed in, or "
+         "kept from an earlier call): count the pack calls for the net and inputs you are "
+         "given, on every call."),
+        *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
+          if track),
+        *((name, pred.bytes_by(size), hint(_example(pred, size))) for name, size, hint
+          in BYTE_SIZES if track and pred.packed),
+    ]
+
+
+def matches(got: tuple[int, int], pred: Predictions, track: bool) -> list[tuple[str, str]]:
+    """Every known mistake (id, hint) whose prediction here is ``got`` and not the right
+    count, most specific first."""
+    expected = pred.tracked if track else pred.untracked
+    return [(name, hint) for name, predicted, hint in patterns(pred, track)
+            if predicted is not None and tuple(predicted) != tuple(expected)
+            and tuple(got) == tuple(predicted)]
+
+
+#: The mistakes that leave out a kind of saved tensor (``LEFT_OUT``), by id.
+LEFT_OUT_NAMES = frozenset(("weights-left-out", "leaves-left-out", "weights-and-leaves-left-out"))
+
+
+def only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[str | None, str]:
+    """The known mistake ``got`` is, by this network alone: the most specific match, unless a
+    kind left out (``LEFT_OUT``) matches beside another mistake, or a per-tensor size
+    (``BYTE_SIZES``) matches at all; then none, as one network cannot say which it is
+    (``confirmed`` asks the other networks: a size is named only where it gives every one of
+    their answers, as a size that only looks like one on this network's few shapes does
+    not)."""
+    found = matches(got, pred, track)
+    names = {name for name, _ in found}
+    if BYTE_NAMES & names or (len(found) > 1 and LEFT_OUT_NAMES & names):
+        return None, ""
+    return found[0] if found else (None, "")
+
+
+#: Every pack call counts, whatever the tensor is: what a count that skipped a kind is told.
+EVERY_PACK = ("Every call of pack is a tensor autograd keeps for backward, whatever it is: "
+              "count them all, without looking at what the tensor is.")
+#: A kind of saved tensor a count can leave out: (id, ``Predictions`` field, what was left out).
+LEFT_OUT = (
+    ("weights-left-out", "no_weights",
+     "These are the counts without the saved tensors that share a parameter's storage: a Linear "
+     "saves its weight (as weight.t(), a view of it) to compute the gradient of its input, so "
+     "weights are saved tensors too, not only activations."),
+    ("leaves-left-out", "no_leaves",
+     "These are the counts without the saved leaf tensors (no grad_fn): the first Linear saves "
+     "the batch itself, a leaf, to compute its weight's gradient, so leaves are saved tensors "
+     "too, not only the results of operations."),
+    ("weights-and-leaves-left-out", "activations",
+     "These are the counts of the activations alone, without the saved weights (a Linear saves "
+     "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
+     "keeps): those are saved for backward too."),
+)
+
+
+#: What each saved tensor's bytes are: the fix a count from another size of it is told.
+BYTES_FIX = ("Count t.numel() * t.element_size() for each tensor pack receives: its number of "
+             "elements times the bytes of one element.")
+#: Sizes a count can take for each saved tensor instead of ``numel() * element_size()``:
+#: (id, the bytes it counts from ``(shape, element_size, sys.getsizeof)``, hint from an example
+#: packed tensor where it differs, as ``(shape, numel, element_size, object_size)``).
+BYTE_SIZES: tuple[tuple[str, Callable[[tuple[int, ...], int, int], int],
+                        Callable[[tuple], str]], ...] = (
+    ("bytes-from-first-dimension", lambda shape, size, obj: shape[0] * size if shape else size,
+     lambda ex: "Each saved tensor's bytes were counted from its first dimension alone: len(t), "
+     f"t.shape[0] and t.size(0) are its number of rows, not of elements (a saved {ex[0]} "
+     f"tensor has len {ex[0][0]} but {ex[1]} elements). {BYTES_FIX}"),
+    ("bytes-from-last-dimension", lambda shape, size, obj: shape[-1] * size if shape else size,
+     lambda ex: "Each saved tensor's bytes were counted from its last dimension alone "
+     f"(t.shape[-1], t.size(-1)), not from all its elements (a saved {ex[0]} tensor has "
+     f"{ex[0][-1]} entries along its last dimension but {ex[1]} elements). {BYTES_FIX}"),
+    ("bytes-from-number-of-dimensions", lambda shape, size, obj: len(shape) * size,
+     lambda ex: "Each saved tensor's bytes were counted from its number of dimensions (t.dim(), "
+     f"t.ndim, len(t.shape): {len(ex[0])} for a saved {ex[0]} tensor), not from its number "
+     f"of elements ({ex[1]}). {BYTES_FIX}"),
+    ("bytes-without-element-size", lambda shape, size, obj: math.prod(shape),
+     lambda ex: "These are the saved tensors' numbers of elements, not their bytes: numel() "
+     f"counts elements, each of which takes element_size() bytes ({ex[2]} here). {BYTES_FIX}"),
+    ("bytes-in-bits", lambda shape, size, obj: math.prod(shape) * size * 8,
+     lambda ex: "These are bits, 8 times the bytes: torch.finfo(dtype).bits, or nbytes * 8, "
+     f"counts bits. {BYTES_FIX}"),
+    ("bytes-of-python-object", lambda shape, size, obj: obj,
+     lambda ex: "sys.getsizeof(t) is the size of the Python object that wraps a tensor "
+     f"({ex[3]} bytes, whatever the tensor's shape), not of the tensor's elements. "
+     f"{BYTES_FIX}"),
+)
+BYTE_NAMES = frozenset(name for name, _, _ in BYTE_SIZES)
+
+
+def _example(pred: Predictions, size: Callable[[tuple[int, ...], int, int], int]) -> tuple:
+    """A packed tensor whose bytes ``size`` gets wrong, as ``(shape, numel, element_size,
+    object_size)`` (the first one, when it gets none wrong: then it is not matched)."""
+    wrong = [p for p in pred.packed if size(*p) != math.prod(p[0]) * p[1]] or list(pred.packed)
+    shape, element, obj = wrong[0]
+    return shape, math.prod(shape), element, obj
