@@ -449,6 +449,58 @@ def test_the_accumulated_gradient_rescaled_is_named_by_the_check():
             assert result.misconception == "accumulated-grad-rescaled", result.message
 
 
+def weighted_inside_the_loss(w, X, y, sizes, *, where, clear=True):
+    """accumulated_grad that puts the b_j / B weight inside the loss call, on the logits or
+    on the inputs (the same logits), instead of on the micro-batch's mean loss."""
+    if clear:
+        w.grad = None
+    B, start = sum(sizes), 0
+    for bj in sizes:
+        Xj, yj = X[start:start + bj], y[start:start + bj]
+        logits = {"logits": lambda: Xj @ w * bj / B, "inputs": lambda: (Xj * bj / B) @ w,
+                  "weights": lambda: Xj @ (w * (bj / B)),
+                  "loss": lambda: Xj @ w}[where]()
+        loss = F.binary_cross_entropy_with_logits(logits, yj)
+        (loss * bj / B if where == "loss" else loss).backward()
+        start += bj
+    return w.grad.clone()
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(), st.sampled_from(["logits", "inputs", "weights"]))
+def test_the_weight_on_the_logits_is_named(seed, stale, clear, where):
+    """Is b_j / B applied to the logits (or to X, or to w, inside the loss) instead of to
+    the micro-batch's mean loss named by its replay, with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = weighted_inside_the_loss(w, X, y, sizes, where=where, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "weight-on-logits", verdict.message
+    assert "(bce(Xj @ w, yj) * bj / B).backward()" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_the_weight_on_the_logits_is_right_at_zero_and_named_by_the_check():
+    """At w = 0 every logit is 0 whatever scales it: the answer is right there; the check's
+    drawn w is not 0, and the check names it; the weight on the loss passes."""
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(4), False)
+    zero = torch.zeros_like(w, requires_grad=True)
+    got = weighted_inside_the_loss(zero, X, y, sizes, where="logits")
+    assert microbatch.judge(got, zero, X, y, sizes, None, zero.detach().clone()).ok
+    for stale in (False, True):
+        for seed in range(3):
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: weighted_inside_the_loss(w, X, y, sizes, where="logits"),
+                np.random.default_rng(seed), stale=stale)
+            assert result.misconception == "weight-on-logits", result.message
+            right = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: weighted_inside_the_loss(w, X, y, sizes, where="loss"),
+                np.random.default_rng(seed), stale=stale)
+            assert right.passed, right.message
+
+
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):
     """accumulated_grad whose micro-batches start at the wrong rows, as students slice them."""
     w.grad = None
