@@ -449,6 +449,58 @@ def test_the_accumulated_gradient_rescaled_is_named_by_the_check():
             assert result.misconception == "accumulated-grad-rescaled", result.message
 
 
+def weighted_inside_the_loss(w, X, y, sizes, *, where, clear=True):
+    """accumulated_grad that puts the b_j / B weight inside the loss call, on the logits or
+    on the inputs (the same logits), instead of on the micro-batch's mean loss."""
+    if clear:
+        w.grad = None
+    B, start = sum(sizes), 0
+    for bj in sizes:
+        Xj, yj = X[start:start + bj], y[start:start + bj]
+        logits = {"logits": lambda: Xj @ w * bj / B, "inputs": lambda: (Xj * bj / B) @ w,
+                  "weights": lambda: Xj @ (w * (bj / B)),
+                  "loss": lambda: Xj @ w}[where]()
+        loss = F.binary_cross_entropy_with_logits(logits, yj)
+        (loss * bj / B if where == "loss" else loss).backward()
+        start += bj
+    return w.grad.clone()
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(), st.sampled_from(["logits", "inputs", "weights"]))
+def test_the_weight_on_the_logits_is_named(seed, stale, clear, where):
+    """Is b_j / B applied to the logits (or to X, or to w, inside the loss) instead of to
+    the micro-batch's mean loss named by its replay, with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = weighted_inside_the_loss(w, X, y, sizes, where=where, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "weight-on-logits", verdict.message
+    assert "(bce(Xj @ w, yj) * bj / B).backward()" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_the_weight_on_the_logits_is_right_at_zero_and_named_by_the_check():
+    """At w = 0 every logit is 0 whatever scales it: the answer is right there; the check's
+    drawn w is not 0, and the check names it; the weight on the loss passes."""
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(4), False)
+    zero = torch.zeros_like(w, requires_grad=True)
+    got = weighted_inside_the_loss(zero, X, y, sizes, where="logits")
+    assert microbatch.judge(got, zero, X, y, sizes, None, zero.detach().clone()).ok
+    for stale in (False, True):
+        for seed in range(3):
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: weighted_inside_the_loss(w, X, y, sizes, where="logits"),
+                np.random.default_rng(seed), stale=stale)
+            assert result.misconception == "weight-on-logits", result.message
+            right = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: weighted_inside_the_loss(w, X, y, sizes, where="loss"),
+                np.random.default_rng(seed), stale=stale)
+            assert right.passed, right.message
+
+
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):
     """accumulated_grad whose micro-batches start at the wrong rows, as students slice them."""
     w.grad = None
@@ -777,6 +829,105 @@ def test_check_my_op(fn, name):
     result = selfcheck.check_check_my_op(fn, np.random.default_rng(3))
     assert result.passed == (name is None) and result.misconception == name, result.message
     assert my_op is None, "the student's my_op was not restored"
+
+
+def copy_of(x):
+    return x.detach().double().requires_grad_()
+
+
+def gradcheck_contract(fn, x64, **kwargs):
+    return torch.autograd.gradcheck(fn, (x64,), eps=1e-6, atol=1e-8,
+                                    **{"raise_exception": False, **kwargs})
+
+
+def under_no_grad(x):
+    """The blind round's spelling: the copy and gradcheck in one no_grad block."""
+    with torch.no_grad():
+        x64 = x.to(torch.float64).clone().requires_grad_()
+        return gradcheck_contract(my_op, x64)
+
+
+@torch.no_grad()
+def decorated_no_grad(x):
+    return gradcheck_contract(my_op, copy_of(x))
+
+
+def under_inference_mode(x):
+    with torch.inference_mode():
+        return gradcheck_contract(my_op, copy_of(x))
+
+
+def grad_switched_off(x):
+    x64 = copy_of(x)
+    with torch.set_grad_enabled(False):
+        return gradcheck_contract(my_op, x64)
+
+
+def under_no_grad_raising(x):
+    """no_grad and gradcheck's default raise_exception=True: it raises for a correct op."""
+    with torch.no_grad():
+        return gradcheck_contract(my_op, copy_of(x), raise_exception=True)
+
+
+def copied_in_inference_mode(x):
+    with torch.inference_mode():
+        x64 = copy_of(x)
+    return gradcheck_contract(my_op, x64)
+
+
+def copy_without_requires_grad(x):
+    return gradcheck_contract(my_op, x.detach().double())
+
+
+def detached_after_the_copy(x):
+    return gradcheck_contract(my_op, copy_of(x).detach())
+
+
+def op_on_a_detached_input(x):
+    return gradcheck_contract(lambda t: my_op(t.detach()), copy_of(x))
+
+
+def copied_under_no_grad(x):
+    """Near miss: the copy made under no_grad (requires_grad set there too), gradcheck
+    outside: right."""
+    with torch.no_grad():
+        x64 = x.double().clone().requires_grad_()
+    return gradcheck_contract(my_op, x64)
+
+
+def float32_under_no_grad(x):
+    """Both mistakes: float32 and autograd off."""
+    with torch.no_grad():
+        return gradcheck_contract(my_op, x.detach().float().requires_grad_())
+
+
+@pytest.mark.parametrize("fn, name", [
+    (under_no_grad, "check-without-autograd"), (decorated_no_grad, "check-without-autograd"),
+    (under_inference_mode, "check-without-autograd"),
+    (grad_switched_off, "check-without-autograd"),
+    (under_no_grad_raising, "check-without-autograd"),
+    (copied_in_inference_mode, "check-without-autograd"),
+    (copy_without_requires_grad, "copy-without-requires-grad"),
+    (detached_after_the_copy, "copy-without-requires-grad"),
+    (op_on_a_detached_input, "copy-without-requires-grad"),
+    (copied_under_no_grad, None), (float32_check, "checking-in-float32"),
+    (float32_under_no_grad, "check-without-autograd")])
+@pytest.mark.parametrize("check", ["check_my_op", "check_my_op_at_x"])
+def test_a_check_with_autograd_off_is_named(fn, name, check):
+    """A check that runs my_op with autograd off (no_grad, inference_mode, set_grad_enabled,
+    a decorator) or on a copy that does not require grad says False (or raises) for a correct
+    op: each is named by how the stand-in was called, in both checks that ask about correct
+    ops; a copy made under no_grad that requires grad is right."""
+    run = {"check_my_op": selfcheck.check_check_my_op,
+           "check_my_op_at_x": selfcheck.check_check_my_op_at_x}[check]
+    result = run(fn, np.random.default_rng(5))
+    assert result.passed == (name is None) and result.misconception == name, result.message
+    if name == "check-without-autograd":
+        assert "no_grad" in result.message and "gradcheck" in result.message
+    if name == "copy-without-requires-grad":
+        assert "requires_grad_()" in result.message
+    if fn is float32_under_no_grad:
+        assert "float32" in result.message  # both mistakes are told
 
 
 MyOp = None  # the checks swap the grader's Function in here

@@ -194,3 +194,112 @@ def test_make_optimizer_kept_between_calls_is_named(moved):
 
     result = device.check_make_optimizer(hard_coded, np.random.default_rng(0), moved=moved)
     assert result.misconception == "lr-ignored", result.message
+
+
+def recording(how):
+    """A correct loop whose recorded losses are a running statistic of each step's loss, or
+    another spelling of the right record (``how`` starting with "right")."""
+    def train_logreg(X, y, lr, steps):
+        w = torch.zeros(X.shape[1], requires_grad=True)
+        b = torch.zeros(1, requires_grad=True)
+        losses, seen, state = [], [], {"running": torch.zeros(()), "ema": None, "prev": None}
+        for step in range(steps):
+            loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+            w.grad, b.grad = None, None
+            loss.backward()
+            value = loss.item()
+            seen.append(value)
+            if how == "running-mean":  # the blind round's spelling, on the device
+                state["running"] += loss.detach()
+                losses.append((state["running"] / (step + 1)).item())
+            elif how == "mean-of-list":
+                losses.append(sum(seen) / len(seen))
+            elif how == "incremental-mean":
+                avg = losses[-1] if losses else 0.0
+                losses.append(avg + (value - avg) / (step + 1))
+            elif how == "summed":
+                losses.append(sum(seen))
+            elif how.startswith("ema"):
+                beta = 0.98 if how.endswith("98") else 0.9
+                ema = state["ema"]
+                if how.startswith("ema-first"):
+                    ema = value if ema is None else beta * ema + (1 - beta) * value
+                    losses.append(ema)
+                else:
+                    ema = beta * (ema or 0.0) + (1 - beta) * value
+                    losses.append(ema / (1 - beta ** (step + 1)) if how.startswith(
+                        "ema-corrected") else ema)
+                state["ema"] = ema
+            elif how == "previous":
+                losses.append(value if state["prev"] is None else state["prev"])
+                state["prev"] = value
+            elif how == "best-so-far":
+                losses.append(min(seen))
+            elif how == "right-float":
+                losses.append(float(loss))
+            elif how == "right-sum-over-m":  # the mean written out: the same per-step loss
+                losses.append(float(F.binary_cross_entropy_with_logits(
+                    X @ w + b, y, reduction="sum").item() / X.shape[0]))
+            with torch.no_grad():
+                w -= lr * w.grad
+                b -= lr * b.grad
+        return w, b, losses
+
+    return train_logreg
+
+
+RUNNING = {"running-mean": "losses-running-mean", "mean-of-list": "losses-running-mean",
+           "incremental-mean": "losses-running-mean", "summed": "losses-summed",
+           "ema-first": "losses-smoothed", "ema-zero": "losses-smoothed",
+           "ema-zero-98": "losses-smoothed", "ema-corrected": "losses-smoothed",
+           "ema-first-98": "losses-smoothed", "previous": "losses-lagged"}
+
+
+@FAST
+@given(seeds, st.sampled_from(sorted(RUNNING)))
+def test_losses_recorded_as_a_running_statistic_are_named(seed, how):
+    """Losses that are a running mean, a cumulative sum, an exponential moving average
+    (started at the first loss, at 0, or bias-corrected; its factor fitted) or the previous
+    step's loss, of a right run, are named; the final w and b pass."""
+    X, y, lr, steps = problem(seed)
+    got = recording(how)(X, y, lr, steps)
+    assert logreg.judge_params(got, X, y, lr, steps).ok
+    verdict = logreg.judge_losses(got[2], X, y, lr, steps)
+    assert not verdict.ok and verdict.misconception == RUNNING[how], verdict.message
+    assert "before the update" in verdict.message and "append" in verdict.message
+    if how.startswith("ema"):
+        assert ("0.98" if how.endswith("98") else "0.9") in verdict.message
+
+
+@pytest.mark.parametrize("how", ["right-float", "right-sum-over-m"])
+def test_a_right_record_is_not_taken_for_a_running_statistic(how):
+    for seed in range(3):
+        X, y, lr, steps = problem(seed)
+        got = recording(how)(X, y, lr, steps)
+        assert logreg.judge_losses(got[2], X, y, lr, steps).ok
+
+
+@pytest.mark.parametrize("check", ["losses", "regimes"])
+@pytest.mark.parametrize("how", ["running-mean", "summed", "ema-zero", "previous"])
+def test_a_running_statistic_is_named_by_every_check_it_fails(check, how):
+    """The checks as a notebook meets them: the losses check and the regimes (one step
+    passes for most of them; the separable data's long run names it); the params check
+    passes."""
+    fn = recording(how)
+    if check == "losses":
+        result = logreg.check_train_logreg(fn, np.random.default_rng(2), part="losses")
+        assert logreg.check_train_logreg(fn, np.random.default_rng(2), part="params").passed
+    else:
+        result = logreg_regimes.check_train_logreg_regimes(fn, np.random.default_rng(2))
+    assert not result.passed and result.misconception == RUNNING[how], result.message
+
+
+def test_best_loss_so_far_is_named_where_the_loss_rises():
+    """The lowest loss so far is the loss itself while it falls: named where it rose."""
+    X, y, lr, steps = problem(7)
+    lr = 40.0  # large enough that the loss rises somewhere
+    got = recording("best-so-far")(X, y, lr, steps)
+    right = recording("right-float")(X, y, lr, steps)[2]
+    assert any(b > a for a, b in zip(right, right[1:]))
+    verdict = logreg.judge_losses(got[2], X, y, lr, steps)
+    assert verdict.misconception == "losses-running-min", verdict.message

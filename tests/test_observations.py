@@ -129,7 +129,7 @@ class Loopback:
 @pytest.fixture(autouse=True)
 def restore_worker_context(monkeypatch):
     """The forging cells replace functions of the real module here: put them back after."""
-    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices"):
+    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices", "grad_mode"):
         monkeypatch.setattr(worker_context, name, getattr(worker_context, name))
 
 
@@ -196,6 +196,49 @@ def test_a_forged_dtype_observation_changes_no_points():
     assert honest.misconception == "checking-in-float32" and not honest.passed
     assert not forged.passed and forged.points == honest.points == 0.0
     assert forged.misconception == "rejects-correct-op"  # the forged dtypes chose the wording
+
+
+CHECK_UNDER_NO_GRAD = {
+    "block": '''
+def check_my_op(x):
+    with torch.no_grad():
+        x64 = x.to(torch.float64).clone().requires_grad_()
+        return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8,
+                                        raise_exception=False)
+
+def my_op(x):
+    return MyOp.apply(x)
+''',
+    "decorator": '''
+@torch.no_grad()
+def check_my_op(x):
+    x64 = x.detach().double().requires_grad_()
+    return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, raise_exception=False)
+
+def my_op(x):
+    return MyOp.apply(x)
+'''}
+FORGE_RECORDING = '''
+import sys
+_ctx = sys.modules["autograder.worker.arrangements"]
+_ctx.grad_mode = lambda args: "recording"  # says: autograd recorded every call
+'''
+
+
+@pytest.mark.parametrize("how", sorted(CHECK_UNDER_NO_GRAD))
+def test_how_autograd_met_the_stand_in_crosses_the_wire_and_changes_no_points(how):
+    """check_my_op under no_grad (a block, or a decorator, whose globals are the wrapped
+    function's) fails on the grader's correct op, named by the grad mode the stand-in saw in
+    the worker; stand-ins that claim recording change the name, never the points."""
+    honest = selfcheck.check_check_my_op(
+        Loopback(CHECK_UNDER_NO_GRAD[how]).function("check_my_op"), np.random.default_rng(3))
+    forged = selfcheck.check_check_my_op(
+        Loopback(CHECK_UNDER_NO_GRAD[how], FORGE_RECORDING).function("check_my_op"),
+        np.random.default_rng(3))
+    assert honest.misconception == "check-without-autograd" and not honest.passed
+    assert "torch.no_grad()" in honest.message
+    assert not forged.passed and forged.points == honest.points == 0.0
+    assert forged.misconception == "rejects-correct-op"
 
 
 def test_a_forged_device_simulation_changes_no_points():

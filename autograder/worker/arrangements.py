@@ -35,6 +35,7 @@ never decide points on it (docs/security.md, "What the judge measures and what i
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any, Callable, Iterator
 
 import torch
@@ -94,8 +95,15 @@ def fresh_stand_ins(observed: dict,
     in ``observed["dtypes"]`` so that a check can tell which precision the caller used) and
     whose backward is ``backward(x, grad_output)``: the one stand-in is the same object, code
     and closure whichever backward the judge chose, so a ``check_my_op`` can only tell a right
-    op from a wrong one by checking the gradient."""
+    op from a wrong one by checking the gradient. Each call of ``MyOp.apply`` (``my_op``) also
+    notes in ``observed["grad_modes"]`` whether autograd recorded it (``grad_mode``), the same
+    for either backward, so that a check can say why a correct op was rejected."""
     seen = observed.setdefault("dtypes", [])
+    modes = observed.setdefault("grad_modes", [])
+
+    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
+        modes.append(grad_mode(args))
+        return torch.autograd.Function.apply.__func__(cls, *args, **kwargs)
 
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
         seen.append(str(x.dtype).replace("torch.", ""))
@@ -110,8 +118,32 @@ def fresh_stand_ins(observed: dict,
         pass
 
     MyOp.forward, MyOp.backward = staticmethod(forward), staticmethod(stand_in_backward)
+    MyOp.apply = classmethod(apply)
     MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
     return {"stand_in": MyOp, "stand_in_apply": MyOp.apply}
+
+
+#: How the stand-in op was called (``grad_mode``), one word per call: only ``recording`` lets
+#: autograd record the op, so that gradcheck has an analytical gradient to compare.
+GRAD_MODES = ("recording", "inference_mode", "no_grad", "inference_tensor",
+              "input_without_grad")
+
+
+def grad_mode(args: tuple) -> str:
+    """Whether autograd records a call of the stand-in op on ``args``, and if not, why: the
+    call ran under ``torch.inference_mode()``, with grad mode off (``torch.no_grad()``, a
+    ``@torch.no_grad()`` decorator, ``set_grad_enabled(False)``), on a tensor made in inference
+    mode, or on tensors none of which requires grad."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if torch.is_inference_mode_enabled():
+        return "inference_mode"
+    if not torch.is_grad_enabled():
+        return "no_grad"
+    if any(t.is_inference() for t in tensors):
+        return "inference_tensor"
+    if not any(t.requires_grad for t in tensors):
+        return "input_without_grad"
+    return "recording"
 
 
 def asked_backward(ask: Callable[[dict], dict]) -> Callable[[torch.Tensor, torch.Tensor],
@@ -148,7 +180,9 @@ def simulated_devices(cuda: bool, mps: bool) -> Iterator[None]:
 @contextlib.contextmanager
 def swapped_globals(fn: Callable, names: dict[str, Any]) -> Iterator[None]:
     """Replace globals of ``fn`` (its module namespace) for the duration of the block."""
-    space = getattr(fn, "__globals__", None)
+    # a decorated function (``@torch.no_grad()``, ``functools.wraps``) reads the globals of
+    # the function it wraps, not the decorator's module
+    space = getattr(inspect.unwrap(fn), "__globals__", None)
     if space is None:
         raise TypeError(f"{getattr(fn, '__name__', fn)!r} has no globals to swap")
     missing = object()

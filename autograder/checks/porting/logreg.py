@@ -23,6 +23,7 @@ from . import logreg_rise as rise
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
 from .logreg_penalty import penalty_added
+from .logreg_recorded import running_statistic
 from .logreg_runs import reference_run, replayed_losses, update_path
 from .logreg_unstable import unstable_loss
 
@@ -66,7 +67,7 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
             return stopped
     if final is not None and len(losses) == steps and allclose(target, correct, RTOL, ATOL):
         kept = rise.kept_earlier_params(final, correct, update_path(X, y, lr, steps), steps,
-                                        lambda got, at: _matches(got, at, _vector(w_right,
+                                        lambda got, at: matches(got, at, _vector(w_right,
                                                                                   b_right)))
         if kept is not None:
             return kept
@@ -75,11 +76,11 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
                if len(losses) != steps else None)
     if counted is None and final is not None and len(losses) == steps \
             and allclose(target, correct, RTOL, ATOL):
-        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, _matches)
+        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
     if counted is not None:
         return counted
 
-    def close(step: int, loss: float) -> bool:  # as _matches compares it, one loss at a time
+    def close(step: int, loss: float) -> bool:  # as matches compares it, one loss at a time
         return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),
                                                MATCH_RTOL, MATCH_ATOL)
 
@@ -98,14 +99,18 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         pattern = torch.tensor(replayed)
         advice, name = ((loops.rescaled_advice(name), "features-rescaled") if name in loops.RESCALINGS
                         else (MISTAKES[name], name))
-        if _matches(target[:keep], pattern[:keep], correct[:keep]):
+        if matches(target[:keep], pattern[:keep], correct[:keep]):
             return name, advice
-        if final is not None and _matches(final, _vector(w_replay, b_replay),
+        if final is not None and matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
+    if final is None:  # the record, not the training: transforms of the grader's own losses
+        recorded = running_statistic(target, correct, matches)
+        if recorded is not None:
+            return recorded
     if len(losses) == steps:  # a penalty at a strength of the student's: fitted, then replayed
         penalised = penalty_added(
-            target, correct, X, y, lr, final, _vector(w_right, b_right), _matches,
+            target, correct, X, y, lr, final, _vector(w_right, b_right), matches,
             lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
         if penalised is not None:
             return penalised
@@ -129,7 +134,7 @@ def largest_logit(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, k: in
     return float((X.double() @ path[k][:-1] + path[k][-1]).abs().max())
 
 
-def _matches(got: torch.Tensor, replay: torch.Tensor, right: torch.Tensor) -> bool:
+def matches(got: torch.Tensor, replay: torch.Tensor, right: torch.Tensor) -> bool:
     """``got`` is the mistake's ``replay``, which the right run's values are not."""
     return (got.shape == replay.shape and allclose(got, replay, MATCH_RTOL, MATCH_ATOL)
             and not allclose(right, replay, MATCH_RTOL, MATCH_ATOL))

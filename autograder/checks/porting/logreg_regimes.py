@@ -18,10 +18,11 @@ import numpy as np
 import torch
 
 from ..closeness import close_lists, is_float
-from ..describing import describe
+from ..describing import describe, expected_text
 from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
+from . import logreg_recorded as recorded
 from . import logreg_rise as rise
 from . import logreg_unstable as unstable
 from .common import allclose, call_named
@@ -33,6 +34,7 @@ from .logreg import (
     draw_problem,
     judge_losses,
     judge_params,
+    matches,
     reference_run,
     train_beside_reference,
 )
@@ -173,7 +175,41 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = tell_unstable_apart(verdict, train_logreg, X, y, lr, got)
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
+    verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
+
+
+def recorded_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,
+                   lr: float, steps: int, got: Any) -> Verdict:
+    """Losses of a run too short to tell a running statistic (the single step: a moving
+    average started at 0 records a fraction of the first loss), unnamed: asked again on the
+    same data with ``recorded.PROBE_STEPS`` steps, named when those losses are a running
+    statistic of the grader's (``logreg_recorded``)."""
+    if verdict.ok or verdict.misconception is not None or steps >= recorded.PROBE_STEPS \
+            or not (isinstance(got, (tuple, list)) and len(got) == 3):
+        return verdict
+    losses = got[2]
+    if not (isinstance(losses, list) and len(losses) == steps
+            and all(is_float(v) for v in losses)):
+        return verdict
+    again, failure = call_train_logreg(train_logreg, X, y, lr, recorded.PROBE_STEPS)
+    if failure is not None or not (isinstance(again[2], list)
+                                   and all(is_float(v) for v in again[2])):
+        return verdict
+    right = reference_run(X, y, lr, recorded.PROBE_STEPS)[2]
+    found = recorded.running_statistic(torch.tensor(again[2], dtype=torch.float64),
+                                       torch.tensor(right, dtype=torch.float64), matches)
+    if found is None:
+        return verdict
+    name, advice = found
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+        "id": "recorded-again", "established": f"asked again with {recorded.PROBE_STEPS} steps, "
+        "the losses are a running statistic of the grader's", "calls": [
+            {"steps": recorded.PROBE_STEPS, "got": again[2], "expected": right}]}])
+    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+        f"{verdict.message.rstrip()} Asked again on the same data with steps="
+        f"{recorded.PROBE_STEPS}, it returned losses {describe(again[2])}, the grader's being "
+        f"{expected_text(right)}. {advice}"))
 
 
 def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,

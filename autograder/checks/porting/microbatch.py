@@ -26,6 +26,12 @@ MISTAKES = {
                     "micro-batch's mean loss by b_j / B before its backward.",
     "stale-grad-kept": "It matches the right gradient plus the .grad that w arrived with: clear "
                        "w.grad (w.grad = None) at the start of the accumulation window.",
+    "weight-on-logits": "It matches the b_j / B weight applied inside the loss call, to the "
+                        "logits (bce(Xj @ w * bj / B, yj), or to Xj or w before the product) "
+                        "instead of to the micro-batch's mean loss: that shrinks every logit of "
+                        "micro-batch j, so the sigmoid is taken at other points, which is right "
+                        "only where every logit is 0 (w = 0). Weight the loss, not its input: "
+                        "(bce(Xj @ w, yj) * bj / B).backward().",
 }
 
 #: What scaling w.grad, the sum so far, instead of each micro-batch's loss is taught.
@@ -135,6 +141,20 @@ def rescaled_grads(parts: list[torch.Tensor], sizes: list[int],
     return out
 
 
+def logit_weighted(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+                   sizes: list[int]) -> torch.Tensor:
+    """The replay (float64) of ``b_j / B`` applied to each micro-batch's logits instead of to
+    its mean loss: the gradient of ``mean(bce(X_j @ w * c_j, y_j))`` summed, ``c_j = b_j / B``,
+    is ``sum_j X_j.T @ (sigmoid(c_j * X_j @ w) - y_j) / B``."""
+    B, start, total = sum(sizes), 0, torch.zeros(X.shape[1], dtype=torch.float64)
+    w64 = w.detach().double()
+    for size in sizes:
+        Xj, yj = X[start:start + size].double(), y[start:start + size].double()
+        total = total + Xj.T @ (torch.sigmoid(Xj @ w64 * size / B) - yj) / B
+        start += size
+    return total
+
+
 def reference(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """The full-batch mean gradient in float64: what a correct accumulation equals."""
     X64, w64 = X.double(), w.detach().double()
@@ -153,6 +173,14 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     for name, pattern in patterns:
         if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
             return name, MISTAKES[name]
+    on_logits = logit_weighted(w, X, y, sizes)
+    if not allclose(on_logits, reference(w, X, y), MATCH_RTOL, MATCH_ATOL):  # right at w = 0
+        replays = [(on_logits, "")]
+        if stale is not None:
+            replays.append((on_logits + stale.double(), ALSO_STALE))
+        for replay, also in replays:
+            if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
+                return "weight-on-logits", MISTAKES["weight-on-logits"] + also
     for slicing, (how, _) in SLICINGS.items():
         for pattern in sliced_grads(w, X, y, sizes, slicing):
             for extra, also in ((None, ""), (stale, " It also keeps the .grad that w arrived "

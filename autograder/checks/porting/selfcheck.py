@@ -27,7 +27,7 @@ from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, side_effects
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import name_raised
+from .common import name_raised, sentence
 from .gradcheck import QUESTION, draw_x
 
 #: What a raised GradcheckError means (check_my_op must return False, not raise).
@@ -49,9 +49,89 @@ HALF_RAISES = (("BFloat16", "numpy-bfloat16",
 #: The student's op names, both the one stand-in for a call (its backward the judge's choice).
 STAND_IN = {"MyOp": "stand_in", "my_op": "stand_in_apply"}
 
+#: What gradcheck raises for inputs none of which requires grad (before it runs the op).
+NO_INPUT_REQUIRES_GRAD = "gradcheck expects at least one input tensor to require gradient"
+#: How to make the copy: it is cut off from the caller's graph without any no_grad.
+THE_COPY = ("x.detach().double().requires_grad_() (detach() already cuts the copy off from "
+            "the caller's graph: no torch.no_grad() is needed for it)")
+#: What rejecting a correct op means where autograd recorded none of its calls.
+NO_GRAPH = (", so my_op recorded no graph: gradcheck has no analytical gradient to compare with "
+            "the numerical one and rejects every op, right or wrong (it returns False, or "
+            "raises without raise_exception=False). ")
+#: What a check whose op ran without autograd is told, by how the stand-in was called
+#: (``arrangements.GRAD_MODES``, the first of these found): (misconception, message).
+AUTOGRAD_OFF = {
+    "inference_mode": (
+        "check-without-autograd",
+        "It ran my_op under torch.inference_mode(), where autograd records nothing" + NO_GRAPH
+        + "Call gradcheck with autograd on, outside any torch.inference_mode() or "
+        f"torch.no_grad() block, on a copy made with {THE_COPY}."),
+    "no_grad": (
+        "check-without-autograd",
+        "It ran my_op with autograd off (inside `with torch.no_grad():`, under a "
+        "@torch.no_grad() decorator or torch.set_grad_enabled(False))" + NO_GRAPH
+        + "Call gradcheck with autograd on, outside any torch.no_grad() block, on a copy "
+        f"made with {THE_COPY}."),
+    "inference_tensor": (
+        "check-without-autograd",
+        "It ran my_op on a copy made under torch.inference_mode(): autograd can neither record "
+        "an op on such an inference tensor nor save it for backward, so gradcheck fails for "
+        "every op, right or wrong. Make the copy with autograd on, outside inference_mode: "
+        f"{THE_COPY}."),
+    "input_without_grad": (
+        "copy-without-requires-grad",
+        "It ran my_op on a tensor that does not require grad (a copy made without "
+        "requires_grad_(), or detached after it)" + NO_GRAPH + "Hand gradcheck a float64 "
+        f"copy that requires grad, {THE_COPY}, and let it pass that copy to my_op as it is."),
+}
+
+
+class Seen(list):
+    """The dtypes the stand-in was run in (heard), with ``modes``: how autograd met each of
+    its calls (``arrangements.grad_mode``: ``recording``, ``no_grad``...), heard too."""
+
+    def __init__(self, dtypes: list[torch.dtype], modes: list[str] | None = None):
+        super().__init__(dtypes)
+        self.modes = list(modes or [])
+
+
+def autograd_off(modes: list[str], dtypes: list[str]) -> tuple[str, str] | None:
+    """The misconception and advice for a check none of whose calls of the stand-in autograd
+    recorded (``modes``: ``arrangements.grad_mode`` of each), or ``None``; ``dtypes``: those
+    other than float64 it ran in, told too (each of the two fails a correct op)."""
+    if not modes or "recording" in modes:
+        return None
+    mode = next((m for m in AUTOGRAD_OFF if m in modes), None)
+    if mode is None:
+        return None
+    name, told = AUTOGRAD_OFF[mode]
+    also = (f" It also ran my_op in {', '.join(sorted(set(dtypes)))}: gradcheck needs float64."
+            if dtypes else "")
+    return name, told + also
+
+
+def raised_without_autograd(failure: Verdict, seen: list, modes: list[str]) -> Verdict:
+    """A correct op's check that raised, named ``autograd_off`` when the stand-in's calls say
+    so, or ``copy-without-requires-grad`` when gradcheck refused an input that requires no
+    grad (before running the op); other failures as they are. Heard (``seen``, ``modes``):
+    it only words a result that already failed."""
+    if failure.misconception not in ("raised", "gradcheck-raises"):
+        return failure
+    found = autograd_off(modes, [str(d).replace("torch.", "") for d in seen
+                                 if d not in (torch.float64, "float64")])
+    if found is None and NO_INPUT_REQUIRES_GRAD in failure.message:
+        found = ("copy-without-requires-grad", "gradcheck refused the input before running "
+                 "my_op: none of its inputs requires grad (a copy made without "
+                 "requires_grad_(), or detached after it). Pass gradcheck a float64 copy that "
+                 f"requires grad: {THE_COPY}.")
+    if found is None:
+        return failure
+    return dataclasses.replace(failure, misconception=found[0],
+                               message=f"{sentence(failure.message)} {found[1]}")
+
 
 def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
-                ) -> tuple[Any, Verdict | None, list[torch.dtype], int]:
+                ) -> tuple[Any, Verdict | None, Seen, int]:
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
     lesson's op, or one whose backward lacks the quotient term as ``broken`` says); return the
     dtypes the stand-in was run in and the tensors autograd saved during the call too (heard
@@ -63,8 +143,9 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
     with call_context(swap_globals=STAND_IN, count_saved_tensors=True,
                       **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
-    seen = [getattr(torch, name) for name in observed.get("dtypes", [])
-            if isinstance(getattr(torch, name, None), torch.dtype)]
+    seen = Seen([getattr(torch, name) for name in observed.get("dtypes", [])
+                 if isinstance(getattr(torch, name, None), torch.dtype)],
+                observed.get("grad_modes", []))
     changed = side_effects.changes(before, arg, "x")
     if failure is None and changed:
         failure = Verdict(False, f"check_my_op({describe(x)}) changed the caller's tensor: "
@@ -88,6 +169,10 @@ def judge_correct_op(got: Any, seen: list[torch.dtype], x: torch.Tensor) -> Verd
     if not seen:
         return Verdict(False, f"{shown} returned False without calling my_op: run gradcheck on "
                        "my_op itself.", "op-not-called", evidence)
+    off = autograd_off(getattr(seen, "modes", []),
+                       [str(d).replace("torch.", "") for d in seen if d != torch.float64])
+    if off is not None:  # heard: it only words a result that already failed
+        return Verdict(False, f"{shown} returned False. {off[1]}", off[0], evidence)
     if any(dtype != torch.float64 for dtype in seen):
         return Verdict(False, f"{shown} returned False: it ran my_op in "
                        f"{', '.join(sorted({str(d) for d in seen}))}. Checking in float32 fails "
@@ -141,7 +226,8 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
             for broken in sorted((False, True), key=lambda _: order.random()):
                 runs[broken] = run_with_op(check_my_op, x, broken=broken)
             got, failure, seen, _ = runs[False]
-            verdict = failure or judge_correct_op(got, seen, x)
+            verdict = (raised_without_autograd(failure, seen, seen.modes) if failure
+                       else judge_correct_op(got, seen, x))
             if verdict.ok:
                 got, failure, seen, saved = runs[True]
                 verdict = judge_broken_op(got, failure, x, seen, saved)
@@ -180,7 +266,8 @@ def judge_half_precision(check_my_op: Callable, xs: list[torch.Tensor]) -> Verdi
             if failure is not None and failure.misconception == "raised":
                 return name_raised(failure, HALF_RAISES)
             verdict = (judge_broken_op(got, failure, x, seen, saved) if broken
-                       else failure or judge_correct_op(got, seen, x))
+                       else raised_without_autograd(failure, seen, seen.modes) if failure
+                       else judge_correct_op(got, seen, x))
             if not verdict.ok:
                 return verdict
     return PASS
@@ -322,7 +409,14 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
             verdict = (name_raised(failure, RAISES) if failure
                        else judge_region(got, expected, x))
             seen = [name for name in observed.get("dtypes", []) if name != "float64"]
-            if not verdict.ok and expected and isinstance(got, (bool, np.bool_)) and not got \
+            off = autograd_off(observed.get("grad_modes", []), seen) if expected else None
+            if expected and failure is not None:
+                verdict = raised_without_autograd(verdict, seen, observed.get("grad_modes", []))
+            elif off is not None and not verdict.ok and isinstance(got, (bool, np.bool_)):
+                # heard, so it only words a result that already failed (docs/security.md)
+                verdict = dataclasses.replace(verdict, misconception=off[0],
+                                              message=f"{verdict.message} {off[1]}")
+            elif not verdict.ok and expected and isinstance(got, (bool, np.bool_)) and not got \
                     and seen:
                 # heard, so it only words a result that already failed (docs/security.md)
                 verdict = dataclasses.replace(verdict, misconception="checking-in-float32",

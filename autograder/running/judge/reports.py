@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...checks.calling import RemoteError, WorkerLost
+from ...worker.arrangements import GRAD_MODES
 
 
 def worker_text(text: Any, limit: int) -> str:
@@ -32,6 +33,9 @@ def clean_observed(observed: dict) -> dict:
     dtypes = observed.get("dtypes")
     if isinstance(dtypes, list):
         clean["dtypes"] = [str(d)[:20] for d in dtypes[:1000]]
+    modes = observed.get("grad_modes")
+    if isinstance(modes, list):  # words a failure of check_my_op, never points
+        clean["grad_modes"] = [m for m in modes[:1000] if isinstance(m, str) and m in GRAD_MODES]
     if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
         clean["tf32"] = observed["tf32"]
     steps = observed.get("optimizer_steps")
