@@ -1037,6 +1037,132 @@ def test_predict_detached_after_a_recorded_forward_gets_advice_not_a_penalty(mov
     assert "detach() afterwards does not avoid the recording" in result.message
 
 
+def _cpu_forward(model, batch):
+    with torch.no_grad():
+        return model.eval()(batch)
+
+
+def empty_like_after_cpu_forward(model, batch, device):
+    out = _cpu_forward(model, batch)  # the forward on the CPU
+    model.to(device)
+    return torch.empty_like(out, device=device)
+
+
+def empty_of_out_features(model, batch, device):
+    model.to(device).eval()  # moved, never run
+    return torch.empty(batch.shape[0], model[-1].out_features, device=device)
+
+
+def zeros_like_moved(model, batch, device):
+    out = _cpu_forward(model, batch)
+    model.to(device)
+    return torch.zeros_like(out).to(device)
+
+
+def new_empty_after_cpu_forward(model, batch, device):
+    out = _cpu_forward(model, batch)
+    model.to(device)
+    batch = batch.to(device)
+    return out.new_empty(out.shape, device=device)
+
+
+def forward_of_a_copy_on_the_cpu(model, batch, device):
+    import copy
+    out = _cpu_forward(copy.deepcopy(model), batch)
+    model.to(device)
+    return torch.empty(out.shape, device=device)
+
+
+@pytest.mark.parametrize("predict", [
+    empty_like_after_cpu_forward, empty_of_out_features, zeros_like_moved,
+    new_empty_after_cpu_forward, forward_of_a_copy_on_the_cpu])
+def test_predict_whose_forward_never_ran_on_the_device(predict):
+    """An answer made to the output's shape on the device, after moving the model but running
+    its forward on the CPU (or not at all), is wrong: on CUDA its values say so; on meta, which
+    holds no values, the worker's observation of where the model's forward ran names it."""
+    result = device_predict.check_predict(predict, np.random.default_rng(5), moved=True)
+    assert not result.passed and result.points == 0.0, result.message
+    if not torch.cuda.is_available():
+        assert result.misconception == "forward-not-on-device", result.message
+        assert "run model(batch) there" in result.message, result.message
+
+
+def predict_inference_mode(model, batch, device):
+    model = model.to(device)
+    model.eval()
+    with torch.inference_mode():
+        return model(batch.to(device, non_blocking=True))
+
+
+def predict_detached(model, batch, device):
+    model.to(device).eval()
+    with torch.no_grad():
+        return model(batch.to(device)).detach()
+
+
+def predict_forward_method(model, batch, device):
+    model.to(device).eval()
+    with torch.no_grad():
+        return model.forward(batch.to(device))
+
+
+def predict_layer_by_layer(model, batch, device):
+    model.to(device).eval()
+    x = batch.to(device)
+    with torch.no_grad():
+        for layer in model:
+            x = layer(x)
+    return x
+
+
+def predict_keyword_input(model, batch, device):
+    model.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(input=batch.to(device)).clone()
+
+
+def predict_eval_first(model, batch, device):
+    model.eval()
+    model.to(device)
+    batch = batch.to(device)
+    with torch.no_grad():
+        out = model(batch)
+    return out
+
+
+@pytest.mark.parametrize("moved", [False, True])
+@pytest.mark.parametrize("predict", [
+    predict_inference_mode, predict_detached, predict_forward_method, predict_layer_by_layer,
+    predict_keyword_input, predict_eval_first])
+def test_every_correct_predict_keeps_full_marks(predict, moved):
+    """Every correct style (the model and batch moved either way, non_blocking, inference_mode,
+    eval before or after the move, model(batch), its forward method, layer by layer, a keyword
+    input, its output detached or cloned) keeps full marks, with no name, on either device."""
+    result = device_predict.check_predict(predict, np.random.default_rng(5), moved=moved)
+    assert result.passed and result.points == result.max_points, result.message
+    assert result.misconception is None, result.message
+
+
+@pytest.mark.parametrize("predict", [predict_inference_mode, predict_layer_by_layer])
+def test_the_forward_is_seen_on_the_device_with_batchnorm_and_one_row(predict):
+    """A model with batch norm and dropout, a batch of one row: the observation says the
+    model's forward ran on the device it was given, and the answer passes."""
+    device_ = device.changed_device()
+    model = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Dropout(0.3),
+                          nn.Linear(6, 2)).train()
+    batch = torch.randn(1, 4)
+    expected = device.evaluated(model, batch)
+    if device_.type == "meta":
+        expected = device_predict.on_meta(expected)
+    prediction = device_predict.run_predict(predict, model, batch, device_)
+    assert prediction.failure is None and device_.type in prediction.forward_devices
+    verdict = device_predict.judge_prediction(prediction.got, prediction.packed, model, expected,
+                                              device_, forward=prediction.forward_devices)
+    assert verdict.ok, verdict.message
+    assert not any(m._forward_hooks for m in model.modules())  # the observer left nothing
+
+
 def optimizer_first(model, where, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     model.to(where)

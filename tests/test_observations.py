@@ -52,6 +52,21 @@ def predict(model, batch, device):
     return model(batch.to(device)).detach()
 ''',
 }
+EMPTY_ON_DEVICE = '''
+def predict(model, batch, device):
+    with torch.no_grad():
+        out = model.eval()(batch)  # the forward on the CPU
+    model.to(device)
+    return torch.empty_like(out, device=device)
+'''
+FORGE_FORWARD = '''
+import contextlib, sys
+@contextlib.contextmanager
+def _everywhere(observed, model):
+    observed["forward_devices"] = ["meta"]  # says: the forward ran on meta
+    yield
+sys.modules["autograder.worker.arrangements"].observed_forward = _everywhere
+'''
 FORGE_COUNT = '''
 import contextlib, sys
 @contextlib.contextmanager
@@ -129,7 +144,8 @@ class Loopback:
 @pytest.fixture(autouse=True)
 def restore_worker_context(monkeypatch):
     """The forging cells replace functions of the real module here: put them back after."""
-    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices", "grad_mode"):
+    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices", "grad_mode",
+                 "observed_forward"):
         monkeypatch.setattr(worker_context, name, getattr(worker_context, name))
 
 
@@ -169,6 +185,45 @@ def test_a_forged_saved_count_changes_no_points(kind):
         assert all("detach() afterwards does not avoid the recording" in r.message
                    and r.misconception == "graph-recorded" for r in honest)
         assert not any("Advice" in r.message for r in forged)
+
+
+def test_the_worker_reports_where_the_models_forward_ran_and_leaves_no_hook():
+    """On meta the worker hears the device types the model's forwards took: meta for a right
+    predict, the CPU for one that ran the forward there and made an empty answer on meta.
+    The hooks are gone after the call: the module comes back unchanged but for the move."""
+    meta = torch.device("meta")
+    heard = {}
+    for kind, cell in (("right", PREDICTS["right"]), ("empty", EMPTY_ON_DEVICE)):
+        model, batch = device.draw_model(np.random.default_rng(1))
+        loop = Loopback(PICK, cell)
+        seen = []
+        real = loop.worker.call
+        loop.worker.call = lambda *a, **k: seen.append(real(*a, **k)) or seen[-1]
+        prediction = device_predict.run_predict(loop.function("predict"), model, batch, meta)
+        assert prediction.failure is None
+        heard[kind] = prediction.forward_devices
+        assert not any(seen[-1]["args_after"][0].get("hooks", {}).values())
+    assert heard == {"right": ("meta",), "empty": ("cpu",)}, heard
+    cpu = device_predict.run_predict(Loopback(PICK, PREDICTS["right"]).function("predict"),
+                                     *device.draw_model(np.random.default_rng(1)),
+                                     torch.device("cpu"))
+    assert cpu.forward_devices is None  # asked on meta only
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the move goes to CUDA: values decide")
+def test_a_forged_forward_observation_buys_back_only_what_the_hole_earned():
+    """The observation only costs: an empty answer on meta fails when the worker says the
+    forward ran on the CPU; a cell that forges "meta" earns what that answer earned before the
+    observation was heard (the check's point on meta), and a right predict is judged the same
+    with or without the forgery."""
+    honest = _predict_results(EMPTY_ON_DEVICE)
+    assert [r.passed for r in honest] == [False, False]  # on the CPU its values say so
+    assert honest[1].misconception == "forward-not-on-device"
+    forged = _predict_results(EMPTY_ON_DEVICE, FORGE_FORWARD)
+    assert [r.passed for r in forged] == [False, True]
+    right = _predict_results(PREDICTS["right"])
+    assert _scores(_predict_results(PREDICTS["right"], FORGE_FORWARD)) == _scores(right)
+    assert all(r.passed and r.misconception is None for r in right)
 
 
 def test_judge_prediction_scores_the_answer_not_the_count():

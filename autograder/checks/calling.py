@@ -102,7 +102,7 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
             evidence=Evidence(inputs=inputs),
         )
     try:
-        with _arranged_here(fn) as observed:
+        with _arranged_here(fn, args) as observed:
             value = fn(*args, **kwargs)
         modes.note(name, observed or getattr(fn, "last_observed", {}))
     except WorkerLost as exc:
@@ -167,19 +167,20 @@ def call_then_again(fn: Any, name: str, args: tuple, again: tuple) -> tuple[Any,
         return call(fn, name, *args)
 
 
-def _arranged_here(fn: Any) -> Any:
+def _arranged_here(fn: Any, args: tuple) -> Any:
     """Apply the checks' call-context request in this process (and fence torch's global
     modes around the call), unless ``fn`` is remote: a remote function sends the request to
     the worker with the call, and the worker fences."""
     if getattr(fn, "is_remote", False):
         return contextlib.nullcontext({})
-    return arranged(fn, context.current())
+    return arranged(fn, context.current(), args=args)
 
 
 def call_observed(fn: Any, name: str, *args: Any,
                   **kwargs: Any) -> tuple[Any, dict, Verdict | None]:
     """``call``, plus what the call context observed (``saved_tensors``: tensors autograd
-    saved during the call; ``dtypes``: the dtypes the swapped-in stand-ins were run in).
+    saved during the call; ``dtypes``: the dtypes the swapped-in stand-ins were run in;
+    ``forward_devices``: where a module argument's forwards took their inputs).
 
     Observations are measured where the student's code runs, so a cell can forge them: use
     them for advice and for naming a mistake, never to decide points (docs/security.md)."""
@@ -191,7 +192,7 @@ def call_observed(fn: Any, name: str, *args: Any,
     def observing(*a: Any, **k: Any) -> Any:
         seen: dict = {}
         try:
-            with arranged(fn, request) as seen:
+            with arranged(fn, request, args=a) as seen:
                 return fn(*a, **k)
         finally:  # after the arrangements' own exits, which observe too
             observed.update(seen)

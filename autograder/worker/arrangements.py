@@ -16,6 +16,10 @@
 - ``observe_optimizers``: count the optimizer steps taken during the call by optimizers built
   before it (``observed["optimizer_steps"]["kept"]``) and by those built in it (``"new"``), so
   that a check can tell an optimizer kept from an earlier call from one built for this call.
+- ``observe_forward``: the index of the call's module argument: ``observed["forward_devices"]``,
+  the device types of the tensors each forward of that module or one of its submodules took
+  during the call (forward hooks, removed after it), so that a check can tell a ``predict``
+  that ran the model's forward on ``meta`` from one that made an answer to its shape there.
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
   encoded, the same function called once more on these (the grader's other inputs), that
   answer discarded: a check sees whether a later call changes the first answer as returned.
@@ -39,6 +43,7 @@ import inspect
 from typing import Any, Callable, Iterator
 
 import torch
+from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import wire
@@ -269,6 +274,30 @@ def observed_optimizers(observed: dict) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def observed_forward(observed: dict, model: Any) -> Iterator[None]:
+    """During the block, ``observed["forward_devices"]``: the device types (sorted) of the
+    tensor inputs of every forward of ``model`` and its submodules, as each returned. Hooks on
+    every submodule, not only ``model``: ``model.forward(batch)`` and a loop over the layers
+    skip the top module's hooks, never its layers'. A copy of ``model`` made in the block
+    carries the hooks, and reports too. Removed after the block, whatever it raised."""
+    seen: set[str] = set()
+    observed["forward_devices"] = []
+
+    def hook(module: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
+        seen.update(v.device.type for v in (*args, *kwargs.values())
+                    if isinstance(v, torch.Tensor))
+
+    handles = [m.register_forward_hook(hook, with_kwargs=True)
+               for m in (model.modules() if isinstance(model, nn.Module) else ())]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        observed["forward_devices"] = sorted(seen)
+
+
+@contextlib.contextmanager
 def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
     """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded."""
     yield
@@ -279,11 +308,11 @@ def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
-             ) -> Iterator[dict]:
-    """Enter everything ``request`` asks for around a call of ``fn``; yield the dict that the
-    arrangements fill with what they observed. Unknown keys are refused. ``ask`` puts a
-    question to the judge (the stand-in's backward) and returns its answer."""
+def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge,
+             args: Any = ()) -> Iterator[dict]:
+    """Enter everything ``request`` asks for around a call of ``fn`` on ``args``; yield the
+    dict that the arrangements fill with what they observed. Unknown keys are refused. ``ask``
+    puts a question to the judge (the stand-in's backward) and returns its answer."""
     observed: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         stack.enter_context(fenced_modes(observed))
@@ -311,6 +340,10 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 stack.enter_context(observed_tf32(observed))
             elif key == "observe_optimizers":
                 stack.enter_context(observed_optimizers(observed))
+            elif key == "observe_forward":
+                index = value if isinstance(value, int) and 0 <= value < len(args) else None
+                stack.enter_context(observed_forward(
+                    observed, None if index is None else args[index]))
             else:
                 raise ValueError(f"unknown call context {key!r}")
         if "call_again" in (request or {}):  # entered last: it runs first after the call

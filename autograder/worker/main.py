@@ -132,7 +132,7 @@ class Worker:
         before = _param_refs(args, "before")
         observed: dict = {}
         try:
-            with arranged(fn, context, self.ask) as observed:
+            with arranged(fn, context, self.ask, args) as observed:
                 if backward is not None and per_argument:
                     result = [fn(arg, **kwargs) for arg in args]
                     for out in result:

@@ -7,6 +7,13 @@ trace in that answer, and the count of tensors saved for backward is taken insid
 student's process, where a cell can replace the counter: it is heard, not measured, so a
 positive count adds advice to a passing result (misconception ``graph-recorded``) and never
 costs a point.
+
+On ``meta``, which holds no values, the answer cannot show that the model's forward made it:
+an empty tensor made to the output's shape after moving the model has the right type, shape,
+dtype and device. There the worker also says where the model's forwards took their inputs
+(forward hooks, heard); an answer on ``meta`` when it says no forward ran there fails as
+``forward-not-on-device``. That word can only cost: a forged one buys back what such an answer
+earned before it was heard, and an honest forward is always heard where it ran.
 """
 
 from __future__ import annotations
@@ -57,23 +64,31 @@ class Prediction(NamedTuple):
     failure: Verdict | None
     packed: int  #: tensors saved for backward during the call (heard)
     tf32: bool  #: TF32 matmuls on after the call (heard)
+    #: device types the model's forwards took their inputs on (heard; asked only on meta,
+    #: ``None`` when not heard)
+    forward_devices: tuple[str, ...] | None = None
 
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
                 device: torch.device) -> Prediction:
     """Call ``predict`` while counting tensors saved for backward (a recorded graph), and
-    whether TF32 matmuls were on after it. Both are taken where the student's code runs, so
-    they are only heard: advice and a named cause, never points."""
-    with call_context(count_saved_tensors=True, observe_tf32=True), \
+    whether TF32 matmuls were on after it, and on ``meta`` where the model's forwards ran
+    (``forward_devices``). All are taken where the student's code runs, so they are only
+    heard: advice and a named cause; only an answer on ``meta`` no forward there made loses
+    points on what is heard (module docstring)."""
+    observe = {"observe_forward": 0} if device.type == "meta" else {}
+    with call_context(count_saved_tensors=True, observe_tf32=True, **observe), \
             torch.random.fork_rng(devices=[]), \
             meta_answers() if device.type == "meta" else contextlib.nullcontext():
         # fork_rng: a train-mode dropout must not shift torch's rng
         got, observed, failure = call_observed(predict, "predict", model, batch, device)
     tf32 = observed.get("tf32") is True
+    forward = observed.get("forward_devices")
+    forward = tuple(forward) if isinstance(forward, list) else None
     if failure is not None:
         return Prediction(None, left_behind(name_raised(failure, DEVICE_MISMATCH), model,
-                                            device), 0, tf32)
-    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32)
+                                            device), 0, tf32, forward)
+    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32, forward)
 
 
 def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
@@ -100,11 +115,13 @@ def tf32_cause(tf32: bool, device: torch.device) -> tuple[str | None, str]:
 
 
 def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Tensor,
-                     device: torch.device, tf32: bool = False) -> Verdict:
+                     device: torch.device, tf32: bool = False,
+                     forward: tuple[str, ...] | None = None) -> Verdict:
     """Type → shape → device → no graph → values (values only on a device that has them).
 
     ``packed`` (the heard count) only words the message of an answer that requires grad; the
-    verdict is the answer's own."""
+    verdict is the answer's own. ``forward``: where the model's forwards ran, as heard
+    (``judge_on_meta``)."""
     shown = f"predict(model, batch, {device})"
     if isinstance(got, torch.Tensor) and got.device.type != device.type:
         return Verdict(False, f"{shown} returned a tensor on {got.device}; expected it on "
@@ -116,7 +133,7 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
                        "`with torch.no_grad():`; detach() afterwards does not avoid the "
                        "recording.", "graph-recorded", Evidence(got=plain(got)))
     if device.type == "meta" and isinstance(got, torch.Tensor):
-        return judge_on_meta(got, model, expected, shown)
+        return judge_on_meta(got, model, expected, shown, forward)
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
     # no guessed cause when the model is in eval mode after the call: check_predict probes
     return with_diagnosis(verdict, lambda: (
@@ -126,11 +143,14 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
 
 
 def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
-                  shown: str) -> Verdict:
+                  shown: str, forward: tuple[str, ...] | None = None) -> Verdict:
     """An answer on ``meta``, which holds no values: what it shows of the forward instead.
     ``expected`` is the grader's own forward of the model on ``meta`` (its shape and dtype);
     the model's parameters must be on ``meta`` after the call (the contract moves the model
-    there), or the forward did not run on the device asked for."""
+    there), or the forward did not run on the device asked for. ``forward`` (heard: the device
+    types the model's forwards took their inputs on, ``None`` when not heard) must hold
+    ``meta``: an answer made to the output's shape, with the forward run elsewhere or not at
+    all, fails as ``forward-not-on-device``."""
     evidence = Evidence(expected=plain(expected), got=plain(got))
     if got.shape != expected.shape:
         return Verdict(False, f"{shown} returned {describe(got)}; expected a tensor of shape "
@@ -147,6 +167,16 @@ def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
                        f"are on {', '.join(off)} after the call: the forward did not run on "
                        "the device it was given. " + MODEL_NOT_MOVED, "model-not-moved",
                        evidence)
+    if forward is not None and "meta" not in forward:
+        ran = (f"it ran only with its input on {', '.join(forward)}" if forward
+               else "the model was never called")
+        return Verdict(False, f"{shown} returned a tensor on meta, but the model's forward "
+                       f"never ran on meta ({ran}, as your process reported): the answer "
+                       "was made to the output's shape (torch.empty, torch.zeros, *_like, "
+                       "new_empty) rather than computed by the model there, and on a GPU its "
+                       "values would not be the model's output. Move the model and the batch to the device (model.to(device), "
+                       "batch = batch.to(device)), run model(batch) there, and return its "
+                       "output.", "forward-not-on-device", evidence)
     return PASS
 
 
@@ -222,8 +252,9 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         expected = evaluated(model, batch)
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
-        got, failure, packed, tf32 = run_predict(predict, model, batch, device)
-        verdict = failure or judge_prediction(got, packed, model, expected, device, tf32)
+        got, failure, packed, tf32, forward = run_predict(predict, model, batch, device)
+        verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
+                                              forward)
         heard = max(heard, packed)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, drawn_again(state), batch, device,

@@ -82,7 +82,7 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         model, batch = draw_marked_model(rng)
         batch.requires_grad_(i == 2)
         expected = evaluated(model, batch)
-        got, failure, packed, _ = run_predict(predict, model, batch, device)
+        got, failure, packed, *_ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              batch.requires_grad)
         if not verdict.ok:

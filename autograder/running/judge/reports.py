@@ -43,6 +43,9 @@ def clean_observed(observed: dict) -> dict:
         clean["optimizer_steps"] = {k: steps[k] for k in ("kept", "new")
                                     if isinstance(steps.get(k), int)
                                     and not isinstance(steps.get(k), bool)}
+    devices = observed.get("forward_devices")
+    if isinstance(devices, list):  # names an answer on meta no forward made (docs/security.md)
+        clean["forward_devices"] = [worker_text(d, 20) for d in devices[:16]]
     left = observed.get("modes_left")
     if isinstance(left, dict):  # a flag like the answer's own (docs/security.md)
         clean["modes_left"] = {worker_text(k, 40): worker_text(v, 40)
