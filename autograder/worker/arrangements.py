@@ -281,7 +281,6 @@ def observed_forward(observed: dict, model: Any) -> Iterator[None]:
     skip the top module's hooks, never its layers'. A copy of ``model`` made in the block
     carries the hooks, and reports too. Removed after the block, whatever it raised."""
     seen: set[str] = set()
-    observed["forward_devices"] = []
 
     def hook(module: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
         seen.update(v.device.type for v in (*args, *kwargs.values())

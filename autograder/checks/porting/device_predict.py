@@ -174,9 +174,10 @@ def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
                        f"never ran on meta ({ran}, as your process reported): the answer "
                        "was made to the output's shape (torch.empty, torch.zeros, *_like, "
                        "new_empty) rather than computed by the model there, and on a GPU its "
-                       "values would not be the model's output. Move the model and the batch to the device (model.to(device), "
-                       "batch = batch.to(device)), run model(batch) there, and return its "
-                       "output.", "forward-not-on-device", evidence)
+                       "values would not be the model's output. Move the model and the batch "
+                       "to the device (model.to(device), batch = batch.to(device)), run "
+                       "model(batch) there, and return its output.", "forward-not-on-device",
+                       evidence)
     return PASS
 
 

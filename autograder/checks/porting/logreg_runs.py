@@ -67,28 +67,26 @@ class _Run:
                 ) -> None:
         """Train until ``steps`` updates are made, or until ``keep_going(step, loss)`` is false
         for the loss just recorded."""
-        if self.closed is not None:
-            while len(self.losses) < steps:
-                self.losses.append(self.closed.step(self.lr))
-                self._record()
-                if not keep_going(len(self.losses) - 1, self.losses[-1]):
-                    return
-            return
-        X, y, w, b, mistake = self.X, self.y, self.w, self.b, self.mistake
         while len(self.losses) < steps:
-            loss = _loss(X, y, w, b, mistake)
-            if mistake != "not-cleared":
-                w.grad, b.grad = None, None
-            loss.backward()
-            with torch.no_grad():
-                w -= self.lr * w.grad
-                b -= self.lr * b.grad
-                if mistake == "loss-after-update":
-                    loss = _loss(X, y, w, b, None)
-            self.losses.append(loss.item())
+            self.losses.append(self.closed.step(self.lr) if self.closed is not None
+                               else self._autograd_step())
             self._record()
             if not keep_going(len(self.losses) - 1, self.losses[-1]):
                 return
+
+    def _autograd_step(self) -> float:
+        """One update through autograd, with the replayed mistake; the loss recorded for it."""
+        X, y, w, b, mistake = self.X, self.y, self.w, self.b, self.mistake
+        loss = _loss(X, y, w, b, mistake)
+        if mistake != "not-cleared":
+            w.grad, b.grad = None, None
+        loss.backward()
+        with torch.no_grad():
+            w -= self.lr * w.grad
+            b -= self.lr * b.grad
+            if mistake == "loss-after-update":
+                loss = _loss(X, y, w, b, None)
+        return loss.item()
 
     def _record(self) -> None:
         if self.path is not None:
