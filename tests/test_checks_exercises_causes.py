@@ -1,0 +1,104 @@
+"""Mistake classes of ``autograd-exercises`` answers that blind round v lost points on without
+being told why, each named from its own evidence with the student's variants, and never on
+its near-misses: q1 a square_grads computed in a lower precision (``low-precision``), q3
+gradients read after more than one backward accumulated into them (``repeated-backward``),
+q4 a pullback that keeps one of the two product-rule terms of ``leaf * leaf``
+(``one-product-term``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.checks.exercises import accumulation
+from autograder.checks.seeding import generator
+
+SEEDS = range(3)
+
+# ---------------------------------------------------------------- q1_accumulation
+
+
+def _square_grads(make_leaf, square=lambda p: p ** 2, read=lambda g: g.item()):
+    """A square_grads with the contract's loop; the leaf, the square and the read given."""
+    def square_grads(p0, repeats, clear):
+        p = make_leaf(p0)
+        grads = []
+        for _ in range(repeats):
+            if clear:
+                p.grad = None
+            square(p).backward()
+            grads.append(read(p.grad))
+        return grads
+    return square_grads
+
+
+def _leaf(dtype=None):
+    return lambda p0: torch.tensor(p0, dtype=dtype, requires_grad=True)
+
+
+#: A computation in a lower precision than the contract's, and the dtype the message names.
+LOW_PRECISION = {
+    "leaf dtype=float16": (_square_grads(_leaf(torch.float16)), "float16"),
+    "leaf .half()": (_square_grads(lambda p0: torch.tensor(p0).half().requires_grad_()),
+                     "float16"),
+    "leaf bfloat16": (_square_grads(_leaf(torch.bfloat16)), "bfloat16"),
+    "square in float16": (_square_grads(_leaf(), square=lambda p: p.half() ** 2), "float16"),
+    "p0 through np.float16": (_square_grads(
+        lambda p0: torch.tensor(float(np.float16(p0)), requires_grad=True)), "float16"),
+    "grad cast on the way out": (_square_grads(_leaf(), read=lambda g: g.half().item()),
+                                 "float16"),
+    "float64 grad cast to bfloat16": (_square_grads(
+        _leaf(torch.float64), read=lambda g: g.to(torch.bfloat16).item()), "bfloat16"),
+}
+
+
+def _half_when_negative(p0, repeats, clear):
+    """float16 only for a negative p0: right on the confirming call, so not named."""
+    dtype = torch.float16 if p0 < 0 else torch.float32
+    return _square_grads(_leaf(dtype))(p0, repeats, clear)
+
+
+#: Wrong answers that are not a lower precision (or right ones): never named low-precision.
+NOT_LOW_PRECISION = {
+    "truncated to int": _square_grads(lambda p0: torch.tensor(float(int(p0)),
+                                                              requires_grad=True)),
+    "rounded to 3 decimals": _square_grads(_leaf(), read=lambda g: round(g.item(), 3)),
+    "a constant factor": _square_grads(_leaf(), square=lambda p: 2 * p ** 2),
+    "float16 only for negative p0": _half_when_negative,
+}
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(LOW_PRECISION))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_low_precision_is_named_with_its_dtype(seed, how, clear):
+    """Is a square_grads whose leaf, square or returned gradient went through float16 or
+    bfloat16 named for it, with the dtype whose rounding reproduces every value, and the fix?"""
+    fn, dtype = LOW_PRECISION[how]
+    result = accumulation.check_square_grads(fn, generator(seed), clear=clear)
+    assert not result.passed and result.misconception == "low-precision", result.message
+    assert dtype in result.message and "float32" in result.message, result.message
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("how", sorted(NOT_LOW_PRECISION))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_low_precision_named_only_on_its_evidence(seed, how, clear):
+    result = accumulation.check_square_grads(NOT_LOW_PRECISION[how], generator(seed),
+                                             clear=clear)
+    assert not result.passed and result.misconception != "low-precision", result.message
+
+
+@pytest.mark.parametrize("clear", [True, False])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_float64_or_default_leaf_passes(seed, clear):
+    for fn in (_square_grads(_leaf()), _square_grads(_leaf(torch.float64))):
+        assert accumulation.check_square_grads(fn, generator(seed), clear=clear).passed
+
+
+def test_low_precision_overflow_is_told():
+    """A float16 accumulation past 65504 is inf: the judge says why."""
+    fn = _square_grads(_leaf(torch.float16))
+    verdict = accumulation.judge_grads(fn(-4321.77, 8, False), -4321.77, 8, False)
+    assert verdict.misconception == "low-precision" and "65504" in verdict.message
