@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.checks.exercises import accumulation
+from autograder.checks.exercises import accumulation, multipath
 from autograder.checks.seeding import generator
 
 SEEDS = range(3)
@@ -102,3 +102,112 @@ def test_low_precision_overflow_is_told():
     fn = _square_grads(_leaf(torch.float16))
     verdict = accumulation.judge_grads(fn(-4321.77, 8, False), -4321.77, 8, False)
     assert verdict.misconception == "low-precision" and "65504" in verdict.message
+
+
+# ---------------------------------------------------------------- q3_multipath
+
+
+def _multipath(reads, split=False):
+    """multipath_grads (or split_path_grads) reading its leaves between backward calls on one
+    w: ``reads`` is a list, one entry per backward, of the leaves (0 first, 1 second) read
+    after it."""
+    def fn(x0, y0):
+        first = torch.tensor(float(x0), requires_grad=True)
+        if split:
+            a, b = first, torch.tensor(float(x0), requires_grad=True)
+            leaves, w = (a, b), a * torch.tensor(float(y0)) + b ** 2
+        else:
+            y = torch.tensor(float(y0), requires_grad=True)
+            leaves, w = (first, y), first * y + first ** 2
+        got = [None, None]
+        for k, read in enumerate(reads):
+            w.backward(retain_graph=k < len(reads) - 1)
+            for i in read:
+                got[i] = leaves[i].grad.item()
+        return got[0], got[1]
+    return fn
+
+
+def _backward_with_inputs_then_all(x0, y0):
+    """torch.autograd.backward with inputs=[y] first, then a plain backward: x right, y
+    twice."""
+    x = torch.tensor(float(x0), requires_grad=True)
+    y = torch.tensor(float(y0), requires_grad=True)
+    w = x * y + x ** 2
+    torch.autograd.backward(w, inputs=[y], retain_graph=True)
+    w.backward()
+    return x.grad.item(), y.grad.item()
+
+
+#: (function, split) reading a leaf after more than one backward, the other after one.
+REPEATED = {
+    "y after a second backward": (_multipath([[0], [1]]), False),
+    "x after a second backward": (_multipath([[1], [0]]), False),
+    "y after a third backward": (_multipath([[0], [], [1]]), False),
+    "x twice, y three times": (_multipath([[], [0], [1]]), False),
+    "inputs= then a plain backward": (_backward_with_inputs_then_all, False),
+    "split: b after a second backward": (_multipath([[0], [1]], split=True), True),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REPEATED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gradients_read_after_repeated_backwards_are_named(seed, how):
+    """Is a leaf's gradient read after k >= 2 backward calls on one w (k times the right one)
+    while another's is right named, with the accumulation and the fix?"""
+    fn, split = REPEATED[how]
+    result = multipath.check_grads(fn, generator(seed), split=split)
+    assert not result.passed and result.misconception == "repeated-backward", result.message
+    for words in ("backward", "accumulat", "autograd.grad"):
+        assert words in result.message, result.message
+
+
+def _doubled_formula(x0, y0):
+    """A wrong w, 2*x*y + x**2: x.grad = 2*y0 + 2*x0 is no multiple of the right one."""
+    x = torch.tensor(float(x0), requires_grad=True)
+    y = torch.tensor(float(y0), requires_grad=True)
+    (2 * x * y + x ** 2).backward()
+    return x.grad.item(), y.grad.item()
+
+
+def _doubled_when_positive(x0, y0):
+    """y.grad doubled only where y0 > 0: not the same multiple on the confirming point."""
+    x, y = _multipath([[0, 1]])(x0, y0)
+    return x, y * (2 if y0 > 0 else 1)
+
+
+NOT_REPEATED = {
+    "a wrong formula": _doubled_formula,
+    "both read after two backwards": _multipath([[], [0, 1]]),
+    "doubled only for a positive y0": _doubled_when_positive,
+}
+
+
+@pytest.mark.parametrize("how", sorted(NOT_REPEATED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_repeated_backward_named_only_on_its_evidence(seed, how):
+    result = multipath.check_grads(NOT_REPEATED[how], generator(seed), split=False)
+    assert not result.passed and result.misconception != "repeated-backward", result.message
+
+
+def test_all_leaves_doubled_tells_both_readings():
+    """Every gradient exactly twice: two backwards into .grad, or a w twice too big; nothing
+    here tells which, so both are told and neither is named."""
+    verdict = multipath.judge_multipath((2 * (2 * 1.5 - 3.25), 2 * 1.5), 1.5, -3.25)
+    assert verdict.misconception is None, verdict.message
+    assert "two readings" in verdict.message and "backward" in verdict.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_backward_per_leaf_that_clears_passes(seed):
+    """Two backwards with the gradients cleared between (or autograd.grad) are right."""
+    def cleared(x0, y0):
+        x = torch.tensor(float(x0), requires_grad=True)
+        y = torch.tensor(float(y0), requires_grad=True)
+        w = x * y + x ** 2
+        w.backward(retain_graph=True)
+        gx = x.grad.item()
+        x.grad = y.grad = None
+        w.backward()
+        return gx, y.grad.item()
+    assert multipath.check_grads(cleared, generator(seed), split=False).passed
