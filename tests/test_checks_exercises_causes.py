@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.checks.exercises import accumulation, multipath
+from autograder.checks.exercises import accumulation, multipath, vjp
 from autograder.checks.seeding import generator
 
 SEEDS = range(3)
@@ -211,3 +211,71 @@ def test_one_backward_per_leaf_that_clears_passes(seed):
         w.backward()
         return gx, y.grad.item()
     assert multipath.check_grads(cleared, generator(seed), split=False).passed
+
+
+# ---------------------------------------------------------------- q4_vjp
+
+
+def _vjp(product):
+    def vjp_square(x, weights):
+        leaf = x.detach().clone().requires_grad_()
+        product(leaf, x).backward(weights)
+        return leaf.grad
+    return vjp_square
+
+
+#: One factor of leaf * leaf a constant for autograd.
+ONE_TERM = {
+    "leaf * leaf.detach()": _vjp(lambda leaf, x: leaf * leaf.detach()),
+    "leaf.detach() * leaf": _vjp(lambda leaf, x: leaf.detach() * leaf),
+    "leaf * leaf.data": _vjp(lambda leaf, x: leaf * leaf.data),
+    "torch.mul with a detached clone": _vjp(lambda leaf, x: torch.mul(
+        leaf, leaf.clone().detach())),
+    "leaf * x": _vjp(lambda leaf, x: leaf * x.detach()),
+}
+
+
+@pytest.mark.parametrize("how", sorted(ONE_TERM))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_detached_factor_is_named(seed, how):
+    result = vjp.check_vjp(ONE_TERM[how], generator(seed))
+    assert not result.passed and result.misconception == "one-product-term", result.message
+    for words in ("exactly half", "product rule", "detach", "constant"):
+        assert words in result.message, result.message
+
+
+def _halved_for_float32(x, weights):
+    """Half the gradient for float32 inputs only: not half on the confirming call."""
+    leaf = x.detach().clone().requires_grad_()
+    other = leaf.detach() if x.dtype == torch.float32 else leaf
+    (leaf * other).backward(weights)
+    return leaf.grad
+
+
+NOT_ONE_TERM = {
+    "a quarter": _vjp(lambda leaf, x: 0.25 * leaf ** 2),
+    "half for float32 only": _halved_for_float32,
+}
+
+
+@pytest.mark.parametrize("how", sorted(NOT_ONE_TERM))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_product_term_named_only_on_its_evidence(seed, how):
+    result = vjp.check_vjp(NOT_ONE_TERM[how], generator(seed))
+    assert not result.passed and result.misconception != "one-product-term", result.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_products_of_the_leaf_with_itself_pass(seed):
+    for product in (lambda leaf, x: leaf * leaf, lambda leaf, x: torch.square(leaf),
+                    lambda leaf, x: leaf.mul(leaf)):
+        assert vjp.check_vjp(_vjp(product), generator(seed)).passed
+
+
+def test_a_formula_that_halves_is_told_by_its_evidence():
+    """0.5 * leaf ** 2 gives the same numbers: the message states them first (exactly half,
+    one term missing), so it does not mislead."""
+    x, weights = torch.tensor([2.0, -3.0]), torch.tensor([1.5, 2.0])
+    verdict = vjp.judge_vjp(_vjp(lambda leaf, _: 0.5 * leaf ** 2)(x, weights), x, weights)
+    assert verdict.misconception == "one-product-term"
+    assert verdict.message.index("exactly half") < verdict.message.index("detach")
