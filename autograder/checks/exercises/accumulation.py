@@ -15,6 +15,7 @@ from ..probes import InputClass, Subject, explain, numbers_close, numbers_of, re
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .accumulation_moved import LONG_RUN, MOVED, moved_between_backwards
+from .accumulation_precision import LOW_PRECISION, confirm_p0, fitted, low_precision
 
 QUESTION = "q1_accumulation"
 RTOL, ATOL = 1e-5, 1e-6
@@ -35,9 +36,11 @@ def expected_grads(p0: float, repeats: int, clear: bool) -> list[float]:
     return [2.0 * p0 * (1 if clear else k) for k in range(1, repeats + 1)]
 
 
-def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = True) -> Verdict:
+def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = True,
+                precision: bool = True) -> Verdict:
     """Compare one return value of ``square_grads`` with the reference; name the mistake
-    (``moved``: a p moved between backwards too, fitted to this answer alone)."""
+    (``moved``: a p moved between backwards too, fitted to this answer alone; ``precision``:
+    a computation in float16 or bfloat16, replayed on this answer)."""
     expected = expected_grads(p0, repeats, clear)
     shown = f"square_grads({fmt(p0)}, {repeats}, clear={clear})"
     inputs = {"p0": p0, "repeats": repeats, "clear": clear}
@@ -67,12 +70,12 @@ def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = Tr
         return Verdict(True, evidence=evidence)
     head = (f"{shown} returned {describe(got)}; expected {expected_text(expected)} "
             f"(largest error {error_text(err)}, {tolerance_text(RTOL, ATOL)}).")
-    name, hint = _diagnose(got, p0, repeats, clear, moved)
+    name, hint = _diagnose(got, p0, repeats, clear, moved, precision)
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
 def _diagnose(got: list[float], p0: float, repeats: int, clear: bool,
-              moved: bool = True) -> tuple[str | None, str]:
+              moved: bool = True, precision: bool = True) -> tuple[str | None, str]:
     """Match a wrong answer against the known mistakes; most specific first."""
     def matches(pattern: list[float]) -> bool:
         return close_lists(got, pattern, RTOL, ATOL)
@@ -95,6 +98,9 @@ def _diagnose(got: list[float], p0: float, repeats: int, clear: bool,
             return "ignores-p0", ("These are the lesson's gradients for p0=2.0 (typed in, or "
                                   "kept from an earlier call): build the leaf from the p0 "
                                   "argument on every call.")
+    hint = low_precision(got, p0, repeats, clear) if precision else None
+    if hint is not None:
+        return LOW_PRECISION, hint
     hint = moved_between_backwards(got, p0, clear, RTOL, ATOL) if moved else None
     if hint is not None:
         return MOVED, hint
@@ -157,6 +163,8 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
         got, failure = call(square_grads, "square_grads", p0, repeats, clear=clear)
         short = repeats < LONG_RUN  # too few gradients to tell update rules apart
         verdict = failure or judge_grads(got, p0, repeats, clear, moved=not short)
+        if verdict.misconception == LOW_PRECISION:
+            verdict = precision_confirmed(verdict, square_grads, p0, repeats, clear)
         if not verdict.ok:
             if verdict.misconception is None and short:
                 verdict = moved_verdict(verdict, square_grads, p0, clear)
@@ -198,6 +206,28 @@ def moved_verdict(verdict: Verdict, square_grads: Callable, p0: float, clear: bo
         verdict, misconception=MOVED, evidence=evidence,
         message=f"{verdict.message.rstrip()} A longer run, {shown}, returned "
                 f"{describe(longer)}. {hint}")
+
+
+def precision_confirmed(verdict: Verdict, square_grads: Callable, p0: float, repeats: int,
+                        clear: bool) -> Verdict:
+    """``verdict`` (named ``low-precision`` from one answer) kept when a call at another p0
+    (``confirm_p0``) is replayed by the same dtype too, with that call in its evidence; else
+    the answer judged again without that name."""
+    other = confirm_p0(p0)
+    got, failure = call(square_grads, "square_grads", other, repeats, clear=clear)
+    found = (fitted([float(v) for v in got], other, repeats, clear)
+             if failure is None and isinstance(got, (list, tuple)) and len(got) == repeats
+             and all(is_float(v) for v in got) else None)
+    if found is None or found[0] != fitted(verdict.evidence.got, p0, repeats, clear)[0]:
+        return judge_grads(verdict.evidence.got, p0, repeats, clear, moved=repeats >= LONG_RUN,
+                           precision=False)
+    probe = {"id": LOW_PRECISION, "established": "replayed in the same dtype", "calls": [
+        recorded_call("another p0", (other, repeats), expected_grads(other, repeats, clear),
+                      list(got))]}
+    return dataclasses.replace(
+        verdict, evidence=dataclasses.replace(verdict.evidence, probes=[probe]),
+        message=f"{verdict.message.rstrip()} So does square_grads({fmt(other)}, {repeats}, "
+                f"clear={clear}), which returned {describe(list(got))}.")
 
 
 def observe_reuse_raises() -> bool:

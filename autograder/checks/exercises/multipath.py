@@ -17,6 +17,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, float_pair_problem, pair_close, renamed
+from .multipath_repeated import REPEATED, confirmed, repeated_backward
 
 QUESTION = "q3_multipath"
 #: Each gradient is checked against its own size: float32 leaves (the contract's float(x0))
@@ -120,9 +121,10 @@ def expected_split(x0: float, y0: float) -> tuple[float, float]:
 
 def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
            patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str,
-           split: bool) -> Verdict:
+           split: bool, repeated: bool = True) -> Verdict:
     """Type first, then values; a wrong value is matched against ``patterns`` (for
-    split_path_grads, first against a subtraction of totals: ``cancellation``).
+    split_path_grads, first against a subtraction of totals: ``cancellation``), then, with
+    ``repeated``, against gradients accumulated over more than one backward.
 
     ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused).
     """
@@ -147,6 +149,8 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     if derived is not None:  # the two readings cannot both hold but where their answers meet
         name, hint = derived if name is None else (None, (
             f"It fits two readings, nothing here tells which. One: {hint} Or: {derived[1]}"))
+    if name is None and not hint and repeated:
+        name, hint = repeated_backward(got, expected, atol, split) or (None, "")
     head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
             f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
             f"{tolerance_shown}).")
@@ -154,8 +158,9 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
-def judge_multipath(got: Any, x0: float, y0: float) -> Verdict:
-    """Compare ``multipath_grads(x0, y0)`` with ``(2*x0 + y0, x0)``; name the mistake."""
+def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True) -> Verdict:
+    """Compare ``multipath_grads(x0, y0)`` with ``(2*x0 + y0, x0)``; name the mistake
+    (``repeated``: gradients accumulated over backward calls too, see ``_judge``)."""
     x, y = float(x0), float(y0)
     return _judge(got, expected_multipath(x, y), f"multipath_grads({fmt(x0)}, {fmt(y0)})",
                   "(x.grad, y.grad)", [
@@ -169,7 +174,7 @@ def judge_multipath(got: Any, x0: float, y0: float) -> Verdict:
          "(x.grad, y.grad), x first."),
         ("lesson-constant", LESSON_MULTIPATH, "These are the lesson's gradients for (3, 4): make "
          "the leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "unused-leaf", split=False)
+    ], {"x0": x0, "y0": y0}, "unused-leaf", split=False, repeated=repeated)
 
 
 def cancellation(got: tuple[float, float], x0: float, y0: float,
@@ -228,8 +233,9 @@ def not_split(got: tuple[float, float], x0: float, y0: float,
     return None
 
 
-def judge_split(got: Any, x0: float, y0: float) -> Verdict:
-    """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake."""
+def judge_split(got: Any, x0: float, y0: float, repeated: bool = True) -> Verdict:
+    """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake
+    (``repeated`` as in ``judge_multipath``)."""
     x, y = float(x0), float(y0)
     total = 2 * x + y
     return _judge(got, expected_split(x, y), f"split_path_grads({fmt(x0)}, {fmt(y0)})",
@@ -244,7 +250,7 @@ def judge_split(got: Any, x0: float, y0: float) -> Verdict:
          "in the product and b in the square."),
         ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
          "leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "one-leaf", split=True)
+    ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated)
 
 
 def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
@@ -326,6 +332,10 @@ def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
     for x0, y0 in draw_points(rng):
         got, failure = _call(fn, name, x0, y0, "one-leaf" if split else "unused-leaf")
         verdict = failure or judge(got, x0, y0)
+        if verdict.misconception == REPEATED:  # one answer's multiples, seen again elsewhere?
+            verdict = confirmed(verdict, fn, name, x0, y0, judge,
+                                expected_split if split else expected_multipath,
+                                lambda a, b: tolerance(a, b, split))
         if not verdict.ok:
             verdict = explain(verdict, subject(fn, name, x0, y0, split), got)
             break

@@ -18,6 +18,8 @@ from ..probes import snapshot as probe_snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
+from .vjp_half import HINT as HALF_HINT
+from .vjp_half import ONE_TERM, confirmed
 
 QUESTION = "q4_vjp"
 #: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
@@ -85,8 +87,9 @@ def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
     return 2.0 * x.detach().double().numpy() * weights.detach().double().numpy()
 
 
-def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
-    """Type, then shape, then dtype, then values of ``vjp_square(x, weights)``."""
+def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = True) -> Verdict:
+    """Type, then shape, then dtype, then values of ``vjp_square(x, weights)`` (``half``: an
+    answer of exactly half may be named ``one-product-term``)."""
     expected = expected_vjp(x, weights)
     rtol, atol = TOLERANCES[x.dtype]
     shown = shown_call(x)
@@ -108,7 +111,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor) -> Verdict:
     evidence = Evidence(inputs, expected.tolist(), values.tolist(), err, evidence.tolerance)
     if arrays_close(values, expected, rtol, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = _diagnose(values, x, weights, rtol, atol)
+    name, hint = _diagnose(values, x, weights, rtol, atol, half)
     return Verdict(False, f"{shown} returned {short(values)}; expected "
                    f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
                    f"{evidence.tolerance}). {hint}".rstrip(), name,
@@ -182,7 +185,7 @@ TWICE_HINT = ("This is 2*x*weights**2, the right gradient times the weights agai
 
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
-              atol: float) -> tuple[str | None, str]:
+              atol: float, half: bool = True) -> tuple[str | None, str]:
     """Match a wrong gradient against the known mistakes."""
     xs, ws = x.detach().double().numpy(), weights.detach().double().numpy()
     name, hint = first_match(values, expected_vjp(x, weights), [
@@ -191,6 +194,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
          "v.backward(weights) so that each v[i] counts weights[i] times."),
         ("weights-applied-twice", 2.0 * xs * ws ** 2, TWICE_HINT),
         *mixed_weights(xs, ws),
+        (ONE_TERM, xs * ws if half else None, HALF_HINT),
         ("returned-value-not-grad", xs ** 2 * ws,
          "These are the weighted values of x ** 2, not a gradient: return the leaf's .grad."),
         ("returned-value-not-grad", xs ** 2,
@@ -310,12 +314,18 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     seed = seed_of(rng)
     verdict = PASS
     cases = draw_cases(rng)
-    for (x, weights), twin in zip(cases, draw_twins(rng, cases)):  # twins drawn last
+    for i, ((x, weights), twin) in enumerate(zip(cases, draw_twins(rng, cases))):  # twins last
         # the student gets copies: the reference must not see anything their code does to x;
         # a second call on other inputs comes before the answer is read (``call_again``)
         got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
                                        twin)
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
+        if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
+            other = cases[1 if i == 0 else 0]
+            verdict = confirmed(verdict, vjp_square, other, (replica(other[0]), other[1].clone()),
+                                TOLERANCES, lambda: judge_called_again(
+                                    judge_vjp(got, x, weights, half=False), got, x, twin),
+                                shown_call(other[0]))
         if not verdict.ok:
             verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break
