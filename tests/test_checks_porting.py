@@ -501,6 +501,77 @@ def test_the_weight_on_the_logits_is_right_at_zero_and_named_by_the_check():
             assert right.passed, right.message
 
 
+def broadcast_logits(w, X, y, sizes, *, how, clear=True):
+    """accumulated_grad whose logits and labels have different shapes, so the loss broadcasts
+    them to a (b_j, b_j) matrix (column logits against (b_j,) labels, as the NumPy series'
+    column vectors), or, for ``squeezed``, the right loss on column logits."""
+    if clear:
+        w.grad = None
+    B, start = sum(sizes), 0
+    for bj in sizes:
+        Xj, yj = X[start:start + bj], y[start:start + bj]
+        if how == "column-logsigmoid":  # the round-v notebook's own
+            z = Xj @ w.unsqueeze(1)
+            loss = -(yj * F.logsigmoid(z) + (1 - yj) * F.logsigmoid(-z)).mean()
+        elif how == "column-log-sigmoid":
+            p = torch.sigmoid((Xj @ w).reshape(-1, 1))
+            loss = -(yj * torch.log(p) + (1 - yj) * torch.log(1 - p)).mean()
+        elif how == "row-against-column-labels":
+            z = (w @ Xj.T).unsqueeze(0)
+            loss = (F.softplus(z) - yj.unsqueeze(1) * z).mean()
+        elif how == "column-view-stable-form":
+            z = Xj.mm(w.view(-1, 1))
+            loss = torch.mean(torch.clamp(z, min=0) - z * yj + torch.log1p(torch.exp(-z.abs())))
+        else:  # "squeezed": column logits squeezed back before the loss: right
+            z = (Xj @ w.unsqueeze(1)).squeeze(1)
+            loss = -(yj * F.logsigmoid(z) + (1 - yj) * F.logsigmoid(-z)).mean()
+        (loss * (bj / B)).backward()
+        start += bj
+    return w.grad.clone()
+
+
+BROADCASTS = ["column-logsigmoid", "column-log-sigmoid", "row-against-column-labels",
+              "column-view-stable-form"]
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(), st.sampled_from(BROADCASTS))
+def test_logits_broadcast_against_labels_are_named(seed, stale, clear, how):
+    """Is a loss on logits of another shape than the labels ((b_j, 1) against (b_j,), or (1,
+    b_j) against (b_j, 1)), averaged over the (b_j, b_j) matrix it broadcasts to, named by its
+    replay, with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = broadcast_logits(w, X, y, sizes, how=how, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "logits-labels-broadcast", verdict.message
+    assert "(b_j, b_j)" in verdict.message and "every label" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_logits_broadcast_against_labels_are_named_by_the_check():
+    """The whole check, as the round-v notebook meets it; squeezed column logits pass, and a
+    weighting mistake on column logits keeps its own name."""
+    for stale in (False, True):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: broadcast_logits(w, X, y, sizes, how="column-logsigmoid"),
+                rng, stale=stale)
+            assert result.misconception == "logits-labels-broadcast", result.message
+            right = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: broadcast_logits(w, X, y, sizes, how="squeezed"),
+                np.random.default_rng(seed), stale=stale)
+            assert right.passed, right.message
+    for weighting, name in (("1/J", "unweighted-mean"), ("none", "unscaled-sum")):
+        result = microbatch.check_accumulated_grad(
+            lambda w, X, y, sizes: student_accumulate(w, X, y, sizes, weighting=weighting),
+            np.random.default_rng(0), stale=False)
+        assert result.misconception == name, result.message
+
+
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):
     """accumulated_grad whose micro-batches start at the wrong rows, as students slice them."""
     w.grad = None
