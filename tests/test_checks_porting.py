@@ -291,10 +291,13 @@ def test_a_step_scaled_by_the_batch_size_is_named(seed, lr, steps, how):
     losses = logreg.judge_losses(got[2], X, y, lr, steps)
     params = logreg.judge_params(got, X, y, lr, steps)
     assume(not (losses.ok and params.ok))  # a step of b alone can stay within the tolerance
+    # b's step over m for a few steps is b left at 0 within the matching tolerance
+    names = {"update-scaled-by-m"} | ({"bias-left-out"} if how == "b-only-over-m" else set())
     for verdict in (losses, params):
-        assert verdict.ok or verdict.misconception == "update-scaled-by-m", verdict.message
-        assert verdict.ok or f"m = {X.shape[0]}" in verdict.message, verdict.message
-    if not losses.ok and (how.endswith("over-m") or how == "grad-divided-in-place"):
+        assert verdict.ok or verdict.misconception in names, verdict.message
+        assert verdict.ok or verdict.misconception == "bias-left-out" \
+            or f"m = {X.shape[0]}" in verdict.message, verdict.message
+    if losses.misconception == "update-scaled-by-m" and how != "w-times-m":
         assert "already has the 1/m" in losses.message, losses.message
 
 

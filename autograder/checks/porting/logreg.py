@@ -85,10 +85,9 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),
                                                MATCH_RTOL, MATCH_ATOL)
 
-    # the step scaled by m before the summed loss: the summed loss's path is the step times m's
-    for name in ("not-cleared", "loss-after-update", *scaled.SCALINGS, "sum-not-mean",
-                 "lr-ignored", "sigmoid-log", "logits-clamped", "bias-left-out",
-                 *loops.RESCALINGS):
+    # b's step scaled by 1/m after b left out, which a few such steps look like
+    for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
+                 "logits-clamped", "bias-left-out", *scaled.SCALINGS, *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
