@@ -329,6 +329,106 @@ def test_bytes_from_the_wrong_size_are_named(seed, how):
     assert saved.check_count_saved(mutant, generator(seed), track=False).passed
 
 
+def _extra_forwards(where):
+    """A count_saved that runs net(inputs) more than once inside the hooks: a debugging print
+    of the output's shape after the branch (with autograd on), a warm-up forward before it,
+    two shape checks after it, or the forward under set_grad_enabled(track) and again for the
+    output (the student's own arrangements)."""
+    def count(net, inputs, track):
+        sizes = []
+
+        def pack(tensor):
+            sizes.append(tensor.numel() * tensor.element_size())
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            if where == "warm-up":
+                net(inputs)
+            if where == "grad-enabled-then-output":
+                with torch.set_grad_enabled(track):
+                    net(inputs)
+                out = net(inputs)
+            elif track:
+                out = net(inputs)
+            else:
+                with torch.no_grad():
+                    out = net(inputs)
+            if where in ("print-after", "two-checks-after"):
+                shape = tuple(net(inputs).shape)  # a debugging print of it
+            if where == "two-checks-after":
+                assert net(inputs).shape == out.shape == shape
+        return len(sizes), sum(sizes)
+    return count
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1), st.booleans(),
+       st.sampled_from(["print-after", "warm-up", "two-checks-after",
+                        "grad-enabled-then-output"]))
+def test_extra_forwards_inside_the_hooks_are_named(seed, track, where):
+    """Is a forward run again inside the hooks with autograd on (tracked = k + 1 runs,
+    untracked = k runs) named for it in both modes, and never as no_grad on the wrong run?"""
+    result = saved.check_count_saved(_extra_forwards(where), generator(seed), track=track)
+    assert not result.passed and result.misconception == "extra-forward-in-hooks", result.message
+    assert "inside the saved_tensors_hooks block" in result.message, result.message
+
+
+def _no_grad_then_forward_again(net, inputs, track):
+    """no_grad on the untracked forward, and a print of the shape under no_grad too: right."""
+    sizes = []
+
+    def pack(tensor):
+        sizes.append(tensor.numel() * tensor.element_size())
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        with torch.set_grad_enabled(track):
+            net(inputs)
+        with torch.no_grad():
+            tuple(net(inputs).shape)
+    return len(sizes), sum(sizes)
+
+
+def _pack_counted_twice(net, inputs, track):
+    """Each pack call recorded twice: tracked is 2 runs' count, untracked 0 (not k runs)."""
+    n, nbytes = _count(net, inputs, track)
+    return 2 * n, 2 * nbytes
+
+
+@SOME
+@given(st.integers(0, 2**31 - 1))
+def test_near_misses_of_an_extra_forward_are_not_named_for_it(seed):
+    """A right count with an extra forward under no_grad passes; no_grad missing stays
+    no-grad-wrong-run; doubled bytes and each pack counted twice are not an extra forward."""
+    for track in (True, False):
+        assert saved.check_count_saved(_no_grad_then_forward_again, generator(seed),
+                                       track=track).passed
+    missing = saved.check_count_saved(lambda n, x, track: _count(n, x, True), generator(seed),
+                                      track=False)
+    assert missing.misconception == "no-grad-wrong-run", missing.message
+    doubled = functools.partial(_count, size=lambda t: 2 * t.numel() * t.element_size())
+    for mutant in (doubled, _pack_counted_twice):
+        result = saved.check_count_saved(mutant, generator(seed), track=True)
+        assert not result.passed and result.misconception != "extra-forward-in-hooks", \
+            result.message
+
+
+def test_extra_forward_judged_from_both_modes():
+    """judge_counts: (k + 1) tracked runs beside k untracked ones, in either mode's order."""
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    pred = saved.predict(net, torch.ones(3, 4))
+    t = pred.tracked
+    times = lambda k: (k * t[0], k * t[1])  # noqa: E731
+    for k in (1, 2, 3):
+        assert _judge_ids([times(k + 1), times(k), times(k + 1)], pred, True) \
+            == "extra-forward-in-hooks"
+        assert _judge_ids([times(k), times(k + 1), times(k)], pred, False) \
+            == "extra-forward-in-hooks"
+    assert _judge_ids([times(2), (0, 0), times(2)], pred, True) != "extra-forward-in-hooks"
+    assert _judge_ids([t, t, t], pred, False) == "no-grad-wrong-run"
+    assert _judge_ids([t, times(3), t], pred, False) != "extra-forward-in-hooks"
+
+
 #: Right sizes written otherwise: they pass.
 BYTES_RIGHT = {
     "nbytes": lambda t: t.nbytes,

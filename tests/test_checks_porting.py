@@ -233,6 +233,109 @@ def test_a_none_gradient_at_the_first_update_is_told_apart(mistake, steps, name)
     assert "NoneType" in verdict.message
 
 
+def step_scaled(X, y, lr, steps, *, how):
+    """A train_logreg whose step is scaled by the batch size m, as a port of the NumPy series'
+    ``w -= lr * dw / m`` onto autograd's gradient of the mean loss writes it, in several
+    spellings; or, for ``lr-halved``, by a constant unrelated to m."""
+    m = X.shape[0]
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        w.grad, b.grad = None, None
+        loss.backward()
+        losses.append(loss.item())
+        with torch.no_grad():
+            if how == "grad-over-m":  # the round-v notebook's own
+                w -= lr * w.grad / m
+                b -= lr * b.grad / m
+            elif how == "lr-over-m":
+                step = lr / len(X)
+                w.sub_(step * w.grad)
+                b.sub_(step * b.grad)
+            elif how == "grad-divided-in-place":
+                w.grad /= m
+                b.grad.div_(m)
+                w -= lr * w.grad
+                b -= lr * b.grad
+            elif how == "w-only-over-m":
+                w -= lr * w.grad / X.shape[0]
+                b -= lr * b.grad
+            elif how == "b-only-over-m":
+                w -= lr * w.grad
+                b -= lr * b.grad / m
+            elif how == "w-times-m":
+                w -= lr * m * w.grad
+                b -= lr * b.grad
+            elif how == "lr-halved":
+                w -= 0.5 * lr * w.grad
+                b -= 0.5 * lr * b.grad
+            else:  # "lr-over-constant": lr / how's number, whatever m is
+                w -= lr * w.grad / int(how)
+                b -= lr * b.grad / int(how)
+    return w.detach(), b.detach(), losses
+
+
+STEP_SCALINGS = ["grad-over-m", "lr-over-m", "grad-divided-in-place", "w-only-over-m",
+                 "b-only-over-m", "w-times-m"]
+
+
+@FAST
+@given(seeds, learning_rates, step_counts, st.sampled_from(STEP_SCALINGS))
+def test_a_step_scaled_by_the_batch_size_is_named(seed, lr, steps, how):
+    """Are losses, and w and b, of a run whose step was divided (or multiplied) by m named
+    for it, with the 1/m the mean loss's gradient already has?"""
+    X, y = problem(seed)
+    got = step_scaled(X, y, lr, steps, how=how)
+    losses = logreg.judge_losses(got[2], X, y, lr, steps)
+    params = logreg.judge_params(got, X, y, lr, steps)
+    assume(not (losses.ok and params.ok))  # a step of b alone can stay within the tolerance
+    # b's step over m for a few steps is b left at 0 within the matching tolerance
+    names = {"update-scaled-by-m"} | ({"bias-left-out"} if how == "b-only-over-m" else set())
+    for verdict in (losses, params):
+        assert verdict.ok or verdict.misconception in names, verdict.message
+        assert verdict.ok or verdict.misconception == "bias-left-out" \
+            or f"m = {X.shape[0]}" in verdict.message, verdict.message
+    if losses.misconception == "update-scaled-by-m" and how != "w-times-m":
+        assert "already has the 1/m" in losses.message, losses.message
+
+
+@pytest.mark.parametrize("how", ["grad-over-m", "b-only-over-m"])
+def test_a_step_scaled_by_the_batch_size_is_named_by_the_checks(how):
+    """The whole checks, as the round-v notebook meets them (the one-step regime included,
+    where only w and b tell it)."""
+    from autograder.checks.porting.logreg_regimes import check_train_logreg_regimes
+
+    def fn(X, y, lr=0.5, steps=300):
+        return step_scaled(X, y, lr, steps, how=how)
+
+    for seed in range(2):
+        for part in ("losses", "params"):
+            result = logreg.check_train_logreg(fn, np.random.default_rng(seed), part=part)
+            assert result.misconception == "update-scaled-by-m", result.message
+        result = check_train_logreg_regimes(fn, np.random.default_rng(seed))
+        assert result.misconception == "update-scaled-by-m", result.message
+
+
+def test_a_step_scaled_by_a_constant_is_not_named_for_m():
+    """A step divided by a constant is not named for m, even a constant equal to the first
+    drawn m (asked again on a data set of another m); lr halved neither; a summed loss keeps
+    its own name; a correct run passes."""
+    m = logreg.draw_problem(np.random.default_rng(0))[0].shape[0]
+    for how in ("lr-halved", str(m)):
+        def fn(X, y, lr=0.5, steps=300, how=how):
+            return step_scaled(X, y, lr, steps, how=how)
+        for part in ("losses", "params"):
+            result = logreg.check_train_logreg(fn, np.random.default_rng(0), part=part)
+            assert not result.passed and result.misconception != "update-scaled-by-m", \
+                (how, result.message)
+    X, y = problem(0)
+    summed = student_train(X, y, 0.3, 10, reduction="sum")
+    assert logreg.judge_losses(summed[2], X, y, 0.3, 10).misconception == "sum-not-mean"
+    assert logreg.judge_params(summed, X, y, 0.3, 10).misconception == "sum-not-mean"
+
+
 @FAST
 @given(seeds, learning_rates.filter(lambda lr: abs(lr - 0.5) > 0.05), step_counts)
 def test_hard_coded_lr_and_steps_are_named(seed, lr, steps):
@@ -499,6 +602,77 @@ def test_the_weight_on_the_logits_is_right_at_zero_and_named_by_the_check():
                 lambda w, X, y, sizes: weighted_inside_the_loss(w, X, y, sizes, where="loss"),
                 np.random.default_rng(seed), stale=stale)
             assert right.passed, right.message
+
+
+def broadcast_logits(w, X, y, sizes, *, how, clear=True):
+    """accumulated_grad whose logits and labels have different shapes, so the loss broadcasts
+    them to a (b_j, b_j) matrix (column logits against (b_j,) labels, as the NumPy series'
+    column vectors), or, for ``squeezed``, the right loss on column logits."""
+    if clear:
+        w.grad = None
+    B, start = sum(sizes), 0
+    for bj in sizes:
+        Xj, yj = X[start:start + bj], y[start:start + bj]
+        if how == "column-logsigmoid":  # the round-v notebook's own
+            z = Xj @ w.unsqueeze(1)
+            loss = -(yj * F.logsigmoid(z) + (1 - yj) * F.logsigmoid(-z)).mean()
+        elif how == "column-log-sigmoid":
+            p = torch.sigmoid((Xj @ w).reshape(-1, 1))
+            loss = -(yj * torch.log(p) + (1 - yj) * torch.log(1 - p)).mean()
+        elif how == "row-against-column-labels":
+            z = (w @ Xj.T).unsqueeze(0)
+            loss = (F.softplus(z) - yj.unsqueeze(1) * z).mean()
+        elif how == "column-view-stable-form":
+            z = Xj.mm(w.view(-1, 1))
+            loss = torch.mean(torch.clamp(z, min=0) - z * yj + torch.log1p(torch.exp(-z.abs())))
+        else:  # "squeezed": column logits squeezed back before the loss: right
+            z = (Xj @ w.unsqueeze(1)).squeeze(1)
+            loss = -(yj * F.logsigmoid(z) + (1 - yj) * F.logsigmoid(-z)).mean()
+        (loss * (bj / B)).backward()
+        start += bj
+    return w.grad.clone()
+
+
+BROADCASTS = ["column-logsigmoid", "column-log-sigmoid", "row-against-column-labels",
+              "column-view-stable-form"]
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(), st.sampled_from(BROADCASTS))
+def test_logits_broadcast_against_labels_are_named(seed, stale, clear, how):
+    """Is a loss on logits of another shape than the labels ((b_j, 1) against (b_j,), or (1,
+    b_j) against (b_j, 1)), averaged over the (b_j, b_j) matrix it broadcasts to, named by its
+    replay, with or without the stale grad kept?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = broadcast_logits(w, X, y, sizes, how=how, clear=clear)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    assert verdict.misconception == "logits-labels-broadcast", verdict.message
+    assert "(b_j, b_j)" in verdict.message and "every label" in verdict.message
+    assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_logits_broadcast_against_labels_are_named_by_the_check():
+    """The whole check, as the round-v notebook meets it; squeezed column logits pass, and a
+    weighting mistake on column logits keeps its own name."""
+    for stale in (False, True):
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            result = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: broadcast_logits(w, X, y, sizes, how="column-logsigmoid"),
+                rng, stale=stale)
+            assert result.misconception == "logits-labels-broadcast", result.message
+            right = microbatch.check_accumulated_grad(
+                lambda w, X, y, sizes: broadcast_logits(w, X, y, sizes, how="squeezed"),
+                np.random.default_rng(seed), stale=stale)
+            assert right.passed, right.message
+    for weighting, name in (("1/J", "unweighted-mean"), ("none", "unscaled-sum")):
+        result = microbatch.check_accumulated_grad(
+            lambda w, X, y, sizes: student_accumulate(w, X, y, sizes, weighting=weighting),
+            np.random.default_rng(0), stale=False)
+        assert result.misconception == name, result.message
 
 
 def sliced_at_wrong_offsets(w, X, y, sizes, *, how):

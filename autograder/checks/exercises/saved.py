@@ -22,7 +22,14 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import is_int
-from .saved_patterns import BYTE_NAMES, matches, only_match, patterns
+from .saved_patterns import (
+    BYTE_NAMES,
+    extra_forwards,
+    extra_forwards_hint,
+    matches,
+    only_match,
+    patterns,
+)
 from .saved_reference import (
     Predictions,
     draw_unambiguous,
@@ -77,6 +84,10 @@ def _diagnose(got: tuple[int, int], other: tuple[int, int], pred: Predictions,
     if track and got == nothing and other == nothing:
         return "nothing-counted", ("Nothing was counted in either mode: run net(inputs) inside "
                                    "the saved_tensors_hooks block and record each call of pack.")
+    # before the wrong run: an extra tracked forward makes track=False count one run too
+    extra = extra_forwards(*((got, other) if track else (other, got)), pred)
+    if extra is not None:
+        return "extra-forward-in-hooks", extra_forwards_hint(extra)
     if (track and got == nothing) or (not track and got == pred.tracked and other == nothing):
         return "no-grad-wrong-run", (
             "torch.no_grad() was applied to the wrong run: the tracked forward saved nothing. "

@@ -129,3 +129,36 @@ def _example(pred: Predictions, size: Callable[[tuple[int, ...], int, int], int]
     wrong = [p for p in pred.packed if size(*p) != math.prod(p[0]) * p[1]] or list(pred.packed)
     shape, element, obj = wrong[0]
     return shape, math.prod(shape), element, obj
+
+
+def extra_forwards(tracked: tuple[int, int], untracked: tuple[int, int],
+                   pred: Predictions) -> int | None:
+    """``k`` when the two modes' answers are the right ones plus ``k >= 1`` more tracked runs
+    each (tracked = (k + 1) runs, untracked = k): a forward run again inside the hooks with
+    autograd on, in both modes (a debugging ``print(net(inputs).shape)`` after the branch, a
+    warm-up before it). Each pack call counted twice gives 2 runs tracked but none untracked,
+    and no_grad missing one run in each: neither is this."""
+    one = pred.tracked
+    if one[0] <= 0:
+        return None
+    k, rest = divmod(untracked[0] - pred.untracked[0], one[0])
+
+    def runs(base: tuple[int, int], n: int) -> tuple[int, int]:
+        return base[0] + n * one[0], base[1] + n * one[1]
+
+    if k < 1 or rest or tuple(untracked) != runs(pred.untracked, k) \
+            or tuple(tracked) != runs(pred.tracked, k):
+        return None
+    return k
+
+
+def extra_forwards_hint(k: int) -> str:
+    """What an answer of ``k`` extra tracked forwards (``extra_forwards``) is told."""
+    times = "once more" if k == 1 else f"{k} more times"
+    return (f"These are the counts of net(inputs) run {times} with autograd on, in both modes: "
+            f"{k + 1} tracked runs' saved tensors for track=True and {k} for track=False. A "
+            "forward outside the tracked/no_grad branch but inside the saved_tensors_hooks "
+            "block (a print(net(inputs).shape) or a check left there, a warm-up call) records "
+            "a graph and calls pack for everything it saves, whatever track is. Run "
+            "net(inputs) once inside the block (under no_grad when track is False); reuse its "
+            "output, or do any other forward outside the hooks or under no_grad.")

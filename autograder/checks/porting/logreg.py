@@ -20,8 +20,9 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_loops as loops
 from . import logreg_rise as rise
+from . import logreg_scaled as scaled
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
-from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS
+from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS, UNEXPLAINED
 from .logreg_penalty import penalty_added
 from .logreg_recorded import running_statistic
 from .logreg_runs import reference_run, replayed_losses, update_path
@@ -84,24 +85,26 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),
                                                MATCH_RTOL, MATCH_ATOL)
 
+    # b's step scaled by 1/m after b left out, which a few such steps look like
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
-                 "logits-clamped", "bias-left-out", *loops.RESCALINGS):
+                 "logits-clamped", "bias-left-out", *scaled.SCALINGS, *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
         dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
-        keep = 3 if name == "sum-not-mean" else steps
+        keep = 3 if name == "sum-not-mean" or name.endswith("times-m") else steps
         if final is None:  # only the losses can match: the replay ends where it parts from them
             replayed = replayed_losses(X, y, run_lr, steps, replay, dtype, keep, close)
         else:
             w_replay, b_replay, replayed = reference_run(X, y, run_lr, steps, replay, dtype)
         pattern = torch.tensor(replayed)
-        advice, name = ((loops.rescaled_advice(name), "features-rescaled") if name in loops.RESCALINGS
-                        else (MISTAKES[name], name))
+        # the step times m ends where the summed loss does: its losses alone tell it
+        by_final = final is not None and name != "step-times-m"
+        name, advice = _told(name, X.shape[0])
         if matches(target[:keep], pattern[:keep], correct[:keep]):
             return name, advice
-        if final is not None and matches(final, _vector(w_replay, b_replay),
+        if by_final and matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
     if final is None:  # the record, not the training: transforms of the grader's own losses
@@ -122,8 +125,16 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
     if changed is not None:
         return changed
-    return None, ("Compare your loop with the contract: zeros for w and b, the mean loss on "
-                  "X @ w + b, clear, backward, update under no_grad, record the loss before it.")
+    return None, UNEXPLAINED
+
+
+def _told(replay: str, m: int) -> tuple[str, str]:
+    """The name and advice of the replayed mistake ``replay`` (on ``m`` rows)."""
+    if replay in loops.RESCALINGS:
+        return "features-rescaled", loops.rescaled_advice(replay)
+    if replay in scaled.SCALINGS:
+        return scaled.NAME, scaled.advice(replay, m)
+    return replay, MISTAKES[replay]
 
 
 def largest_logit(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, k: int) -> float:

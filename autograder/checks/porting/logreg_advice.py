@@ -44,3 +44,7 @@ NEVER_UPDATED_QUESTIONS = ("Is the gradient cleared between the backward and the
                            "out of it?")
 NEVER_UPDATED = ("{} never changed from the starting zeros: no update reached it. "
                  + NEVER_UPDATED_QUESTIONS)
+
+#: What a wrong run no replayed mistake explains is told.
+UNEXPLAINED = ("Compare your loop with the contract: zeros for w and b, the mean loss on "
+               "X @ w + b, clear, backward, update under no_grad, record the loss before it.")

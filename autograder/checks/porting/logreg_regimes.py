@@ -24,6 +24,7 @@ from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_recorded as recorded
 from . import logreg_rise as rise
+from . import logreg_scaled as scaled
 from . import logreg_unstable as unstable
 from .common import allclose, call_named
 from .logreg import (
@@ -31,6 +32,7 @@ from .logreg import (
     QUESTION,
     RTOL,
     call_train_logreg,
+    diagnose,
     draw_problem,
     judge_losses,
     judge_params,
@@ -38,6 +40,7 @@ from .logreg import (
     reference_run,
     train_beside_reference,
 )
+from .logreg_advice import UNEXPLAINED
 from .logreg_grads import judge_grads, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
@@ -172,11 +175,26 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
     replayed mistake explained."""
+    verdict = scaled.confirmed(
+        verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
+        lambda losses, X2, y2, params: diagnose(losses, X2, y2, lr, steps, params), X, y,
+        UNEXPLAINED)
     verdict = tell_unstable_apart(verdict, train_logreg, X, y, lr, got)
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
+
+
+def _trained(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
+             steps: int) -> Any:
+    """The student's ``(w, b, losses)`` on another problem, or None unless it is one whose
+    losses are Python floats."""
+    got, failure = call_train_logreg(train_logreg, X, y, lr, steps)
+    if failure is not None or not (isinstance(got[2], list)
+                                   and all(is_float(v) for v in got[2])):
+        return None
+    return got
 
 
 def recorded_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,

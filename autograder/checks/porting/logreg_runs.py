@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from . import logreg_loops as loops
+from .logreg_scaled import step_factors
 
 #: Where a loss that clamps the logits (a NumPy overflow habit) cuts their gradient off.
 LOGIT_CLAMP = 30.0
@@ -81,9 +82,14 @@ class _Run:
         if mistake != "not-cleared":
             w.grad, b.grad = None, None
         loss.backward()
+        factors = step_factors(mistake, X.shape[0])
         with torch.no_grad():
-            w -= self.lr * w.grad
-            b -= self.lr * b.grad
+            if factors is None:
+                w -= self.lr * w.grad
+                b -= self.lr * b.grad
+            else:  # the step scaled by the batch size (logreg_scaled)
+                w -= self.lr * factors[0] * w.grad
+                b -= self.lr * factors[1] * b.grad
             if mistake == "loss-after-update":
                 loss = _loss(X, y, w, b, None)
         return loss.item()

@@ -13,6 +13,9 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
+from .microbatch_shapes import ADVICE as BROADCAST_ADVICE
+from .microbatch_shapes import NAME as BROADCAST
+from .microbatch_shapes import broadcast_grad
 
 QUESTION = "q2_microbatch"
 RTOL, ATOL = 1e-4, 1e-6
@@ -181,6 +184,14 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
         for replay, also in replays:
             if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
                 return "weight-on-logits", MISTAKES["weight-on-logits"] + also
+    broadcast = broadcast_grad(w, X, y, sizes)
+    if not allclose(broadcast, reference(w, X, y), MATCH_RTOL, MATCH_ATOL):  # equal labels
+        replays = [(broadcast, "")]
+        if stale is not None:
+            replays.append((broadcast + stale.double(), ALSO_STALE))
+        for replay, also in replays:
+            if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
+                return BROADCAST, BROADCAST_ADVICE + also
     for slicing, (how, _) in SLICINGS.items():
         for pattern in sliced_grads(w, X, y, sizes, slicing):
             for extra, also in ((None, ""), (stale, " It also keeps the .grad that w arrived "
