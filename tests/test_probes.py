@@ -261,3 +261,16 @@ def test_diagnoses_count_in_the_class_report():
         {"points": 0.0, "possible": 1.0, "tests": [{"name": "t", "checks": checks}]})},
         assignment=variant.assignment, seed=0))
     assert ("q3_multipath: probe.ignores-argument", 2) in misconceptions([doc, doc])
+
+
+def test_an_answer_that_is_nan_again_is_the_same_answer():
+    """NaN twice (or inf twice) is one answer given twice: never ``depends-on-history``."""
+    assert probes.numbers_close([float("nan"), float("inf"), 1.0], [float("nan"), float("inf"), 1.0])
+    assert not probes.numbers_close([float("nan")], [1.0])
+    assert not probes.numbers_close([float("inf")], [float("-inf")])
+
+    def nan_on_negatives(a, b):  # a log of a negative argument: NaN, the same on every call
+        return (a * b, float(torch.exp(torch.log(torch.tensor(b))) + a))
+
+    found = probes.diagnose(_subject(nan_on_negatives), nan_on_negatives(2.5, -1.25))
+    assert found is None or found.id != "probe.depends-on-history", found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -164,11 +165,15 @@ def recorded_call(probe: str, args: tuple, expected: Any, got: Any) -> dict:
 
 
 def numbers_close(a: list[float] | None, b: list[float] | None) -> bool:
-    """Equal lengths and every pair within ``1e-6`` relative (``1e-9`` absolute). Symmetric, not
-    ``closeness.within``: it asks whether two of the student's answers agree, with no reference
-    side to scale by."""
+    """Equal lengths and every pair within ``1e-6`` relative (``1e-9`` absolute), or equal
+    infinities, or both NaN; an infinity is close to nothing else. A NaN given twice is one
+    answer given twice: two calls that both give NaN must not read as an answer that changes
+    from one call to the next. Symmetric, not ``closeness.within``: it asks whether two of the
+    student's answers agree, with no reference side to scale by."""
     return a is not None and b is not None and len(a) == len(b) and all(
-        abs(x - y) <= 1e-9 + 1e-6 * max(abs(x), abs(y)) for x, y in zip(a, b))
+        x == y or (math.isnan(x) and math.isnan(y))
+        or (math.isfinite(x) and math.isfinite(y)
+            and abs(x - y) <= 1e-9 + 1e-6 * max(abs(x), abs(y))) for x, y in zip(a, b))
 
 
 def numbers_of(x: Any) -> list[float] | None:
