@@ -17,6 +17,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, float_pair_problem, pair_close, renamed
+from .multipath_halved import HALVED, confirmed_halved, halved
 from .multipath_repeated import REPEATED, confirmed, repeated_backward
 
 QUESTION = "q3_multipath"
@@ -121,12 +122,13 @@ def expected_split(x0: float, y0: float) -> tuple[float, float]:
 
 def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
            patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str,
-           split: bool, repeated: bool = True) -> Verdict:
+           split: bool, repeated: bool = True, halving: bool = True) -> Verdict:
     """Type first, then values; a wrong value is matched against ``patterns`` (for
     split_path_grads, first against a subtraction of totals: ``cancellation``), then, with
     ``repeated``, against gradients accumulated over more than one backward.
 
-    ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused).
+    ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused);
+    ``halving``: a split's square path at half its gradient is looked for (``halved``).
     """
     x0, y0 = float(inputs["x0"]), float(inputs["y0"])
     atol = tolerance(x0, y0, split)
@@ -149,6 +151,8 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     if derived is not None:  # the two readings cannot both hold but where their answers meet
         name, hint = derived if name is None else (None, (
             f"It fits two readings, nothing here tells which. One: {hint} Or: {derived[1]}"))
+    if name is None and not hint and split and halving:
+        name, hint = halved(got, x0, y0, atol) or (None, "")
     if name is None and not hint and repeated:
         name, hint = repeated_backward(got, expected, atol, split) or (None, "")
     head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
@@ -233,9 +237,10 @@ def not_split(got: tuple[float, float], x0: float, y0: float,
     return None
 
 
-def judge_split(got: Any, x0: float, y0: float, repeated: bool = True) -> Verdict:
+def judge_split(got: Any, x0: float, y0: float, repeated: bool = True,
+                halving: bool = True) -> Verdict:
     """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake
-    (``repeated`` as in ``judge_multipath``)."""
+    (``repeated`` as in ``judge_multipath``, ``halving`` as in ``_judge``)."""
     x, y = float(x0), float(y0)
     total = 2 * x + y
     return _judge(got, expected_split(x, y), f"split_path_grads({fmt(x0)}, {fmt(y0)})",
@@ -250,7 +255,7 @@ def judge_split(got: Any, x0: float, y0: float, repeated: bool = True) -> Verdic
          "in the product and b in the square."),
         ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
          "leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated)
+    ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated, halving=halving)
 
 
 def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
@@ -336,6 +341,9 @@ def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
             verdict = confirmed(verdict, fn, name, x0, y0, judge,
                                 expected_split if split else expected_multipath,
                                 lambda a, b: tolerance(a, b, split))
+        elif verdict.misconception == HALVED:  # half the square path here; elsewhere too?
+            verdict = confirmed_halved(verdict, fn, name, x0, y0, judge, expected_split,
+                                       lambda a, b: tolerance(a, b, True))
         if not verdict.ok:
             verdict = explain(verdict, subject(fn, name, x0, y0, split), got)
             break

@@ -83,17 +83,33 @@ def repeated_backward(got: tuple[float, float], expected: tuple[float, float],
 def confirmed(verdict: Verdict, fn: Callable, name: str, x0: Any, y0: Any,
               judge: Callable[..., Verdict], reference: Callable, atol_at: Callable) -> Verdict:
     """``verdict`` (named ``repeated-backward`` at ``(x0, y0)``) kept when a call at another
-    point (``CONFIRM_POINTS``) gives the same multiples of the right gradients, with that call
-    in its evidence; else the answer judged again with that reading left out."""
-    point = CONFIRM_POINTS[1] if (float(x0), float(y0)) == CONFIRM_POINTS[0] else \
+    point gives the same multiples of the right gradients (``elsewhere``); else the answer
+    judged again with that reading left out."""
+    ks = multiples(tuple(verdict.evidence.got), reference(float(x0), float(y0)),
+                   atol_at(float(x0), float(y0)))
+
+    def holds(other: tuple[float, float], point: tuple[float, float]) -> bool:
+        return multiples(other, reference(*point), atol_at(*point)) == ks
+
+    return elsewhere(verdict, fn, name, (x0, y0), holds, reference,
+                     f"the same multiples {list(ks)} at another point",
+                     lambda: judge(tuple(verdict.evidence.got), x0, y0, repeated=False))
+
+
+def elsewhere(verdict: Verdict, fn: Callable, name: str, at: tuple[Any, Any],
+              holds: Callable[[tuple[float, float], tuple[float, float]], bool],
+              reference: Callable, established: str,
+              otherwise: Callable[[], Verdict]) -> Verdict:
+    """``verdict``, named at the point ``at``, kept when ``fn`` called at another point
+    (``CONFIRM_POINTS``) returns a pair of floats for which ``holds``, with that call in its
+    evidence and its message; else ``otherwise()``, the answer judged without that reading."""
+    point = CONFIRM_POINTS[1] if tuple(map(float, at)) == CONFIRM_POINTS[0] else \
         CONFIRM_POINTS[0]
-    got = tuple(verdict.evidence.got)
-    ks = multiples(got, reference(float(x0), float(y0)), atol_at(float(x0), float(y0)))
     other, failure = call(fn, name, *point)
-    if failure is not None or float_pair_problem(other, "") is not None or multiples(
-            tuple(map(float, other)), reference(*point), atol_at(*point)) != ks:
-        return judge(got, x0, y0, repeated=False)
-    probe = {"id": REPEATED, "established": f"the same multiples {list(ks)} at another point",
+    if failure is not None or float_pair_problem(other, "") is not None \
+            or not holds(tuple(map(float, other)), point):
+        return otherwise()
+    probe = {"id": verdict.misconception, "established": established,
              "calls": [recorded_call("another point", point, list(reference(*point)),
                                      list(other))]}
     return dataclasses.replace(
