@@ -16,6 +16,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg import ATOL, MATCH_ATOL, MATCH_RTOL, QUESTION, RTOL, draw_problem
+from .logreg_sigmoid import confirmed, wrong_sigmoid
 
 
 def reference_grads(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
@@ -84,11 +85,15 @@ def misplaced_bias(got: Any, at: tuple[torch.Tensor, ...] | None,
 
 
 def diagnose_grads(got_w: torch.Tensor, ref_w: torch.Tensor, m: int,
-                   at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
+                   at: tuple[torch.Tensor, ...] | None = None,
+                   sigmoids: bool = True) -> tuple[str | None, str]:
     """Name a wrong closed-form gradient by how it relates to the reference (and, given the
     point ``at = (X, y, w, b)``, to the gradients with b in the wrong place: left out of the
-    logits, added after the sigmoid, subtracted from the logits)."""
+    logits, added after the sigmoid, subtracted from the logits; and, with ``sigmoids``, to
+    those with the sigmoid computed by a wrong formula)."""
     name, told = misplaced_bias(got_w, at, 0)
+    if name is None and sigmoids:
+        name, told = wrong_sigmoid(got_w, at, 0)
     if name is not None:
         return name, told
     got = got_w.detach().double()
@@ -124,11 +129,15 @@ def wrong_count(got: torch.Tensor, ref: torch.Tensor, m: int) -> tuple[float, in
 
 
 def diagnose_bias_grad(got_b: Any, ref_b: torch.Tensor, m: int,
-                       at: tuple[torch.Tensor, ...] | None = None) -> tuple[str | None, str]:
+                       at: tuple[torch.Tensor, ...] | None = None,
+                       sigmoids: bool = True) -> tuple[str | None, str]:
     """Name a wrong gradient of b as ``diagnose_grads`` names one of w: b in the wrong place
-    (left out of the logits, after the sigmoid, subtracted), the residuals summed instead of averaged (m times too large), the sign flipped.
+    (left out of the logits, after the sigmoid, subtracted), a wrong sigmoid, the residuals
+    summed instead of averaged (m times too large), the sign flipped.
     b's gradient may be ``(1,)`` or 0-d."""
     name, told = misplaced_bias(got_b, at, 1)
+    if name is None and sigmoids:
+        name, told = wrong_sigmoid(got_b, at, 1)
     if name is not None:
         return name, told
     if isinstance(got_b, torch.Tensor) and got_b.numel() == ref_b.numel():
@@ -156,7 +165,7 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         got, verdict = call_named(logreg_grads, "logreg_grads", (), X.clone(), y.clone(),
                                   w.clone(), b.clone())
         if verdict is None:
-            verdict = judge_grads(got, ref_w, ref_b, X.shape[0], (X, y, w, b))
+            verdict = judged_twice(logreg_grads, got, ref_w, ref_b, (X, y, w, b))
         if not verdict.ok:
             from .logreg_regimes import grads_subject  # it builds on this module
             verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
@@ -165,11 +174,21 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
                   passed_message="logreg_grads matched autograd at random points.")
 
 
+def judged_twice(logreg_grads: Callable, got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor,
+                 at: tuple[torch.Tensor, ...]) -> Verdict:
+    """``judge_grads`` at ``at = (X, y, w, b)``; a wrong sigmoid it names is kept only when
+    ``logreg_grads`` fits the same formula at a second point (``logreg_sigmoid.confirmed``)."""
+    m = at[0].shape[0]
+    return confirmed(judge_grads(got, ref_w, ref_b, m, at), got, at, logreg_grads,
+                     lambda: judge_grads(got, ref_w, ref_b, m, at, sigmoids=False))
+
+
 def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int,
-                at: tuple[torch.Tensor, ...] | None = None) -> Verdict:
+                at: tuple[torch.Tensor, ...] | None = None, sigmoids: bool = True) -> Verdict:
     """Judge ``logreg_grads``'s ``(grad_w, grad_b)``; b's gradient may be ``(1,)`` or 0-d.
     Given the point ``at = (X, y, w, b)``, a wrong one is also compared with the gradients
-    with b in the wrong place (``misplaced_bias``)."""
+    with b in the wrong place (``misplaced_bias``) and, with ``sigmoids``, with those of a
+    wrong formula for the sigmoid (``logreg_sigmoid``)."""
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
         return Verdict(False, f"logreg_grads returned {describe(got)}; expected a tuple "
                        "(grad_w, grad_b).", "wrong-type", Evidence(got=plain(got)))
@@ -179,9 +198,9 @@ def judge_grads(got: Any, ref_w: torch.Tensor, ref_b: torch.Tensor, m: int,
         lambda: with_diagnosis(
             judge_tensor(grad_w, ref_w, "the gradient of w", dtype=torch.float32, rtol=RTOL,
                          atol=ATOL, inputs=inputs),
-            lambda: diagnose_grads(grad_w, ref_w, m, at)),
+            lambda: diagnose_grads(grad_w, ref_w, m, at, sigmoids)),
         lambda: with_diagnosis(
             judge_tensor(grad_b, ref_b, "the gradient of b", dtype=torch.float32, rtol=RTOL,
                          atol=ATOL, inputs=inputs, shapes=((1,), ())),
-            lambda: diagnose_bias_grad(grad_b, ref_b, m, at)),
+            lambda: diagnose_bias_grad(grad_b, ref_b, m, at, sigmoids)),
     ])

@@ -41,7 +41,7 @@ from .logreg import (
     train_beside_reference,
 )
 from .logreg_advice import UNEXPLAINED
-from .logreg_grads import judge_grads, reference_grads
+from .logreg_grads import judge_grads, judged_twice, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
 from .logreg_stuck import explain_stuck
@@ -331,7 +331,7 @@ def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator,
         before = [snapshot(a) for a in args]
         ref_w, ref_b = reference_grads(X, y, w, b)
         got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
-        verdict = verdict or judge_grads(got, ref_w, ref_b, X.shape[0], args)
+        verdict = verdict or judged_twice(logreg_grads, got, ref_w, ref_b, args)
         left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
         if verdict.ok and left:
             verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "

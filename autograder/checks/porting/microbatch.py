@@ -16,6 +16,7 @@ from .common import allclose, call_named, judge_tensor, with_diagnosis
 from .microbatch_shapes import ADVICE as BROADCAST_ADVICE
 from .microbatch_shapes import NAME as BROADCAST
 from .microbatch_shapes import broadcast_grad
+from .microbatch_weights import confirmed, misplaced_weight
 
 QUESTION = "q2_microbatch"
 RTOL, ATOL = 1e-4, 1e-6
@@ -165,8 +166,10 @@ def reference(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor
 
 
 def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
-             sizes: list[int], stale: torch.Tensor | None) -> tuple[str | None, str]:
-    """Match a wrong gradient against the grader's replay of each known mistake."""
+             sizes: list[int], stale: torch.Tensor | None,
+             weights: bool = True) -> tuple[str | None, str]:
+    """Match a wrong gradient against the grader's replay of each known mistake (with
+    ``weights``, the weight b_j / B in the wrong place among them)."""
     parts = micro_grads(w, X, y, sizes)
     patterns = [("unweighted-mean", sum(parts) / len(parts)), ("unscaled-sum", sum(parts))]
     if stale is not None:
@@ -206,6 +209,11 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     rescaled = accumulated_rescaled(got, parts, reference(w, X, y), sizes, stale)
     if rescaled is not None:
         return "accumulated-grad-rescaled", rescaled
+    placed = weights and misplaced_weight(got, w, X, y, sizes, stale, reference(w, X, y),
+                                          [f for f, _, _ in factors(len(sizes), sum(sizes))],
+                                          MATCH_RTOL, MATCH_ATOL, ALSO_STALE)
+    if placed:
+        return placed
     return scaled_mistake(got, reference(w, X, y), len(sizes), X.shape[0], stale)
 
 
@@ -272,16 +280,28 @@ def shown_call(X: torch.Tensor, sizes: list[int]) -> str:
     return f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes})"
 
 
+def judged_twice(accumulated_grad: Callable, got: Any, w: torch.Tensor, X: torch.Tensor,
+                 y: torch.Tensor, sizes: list[int], stale: torch.Tensor | None,
+                 w_before: torch.Tensor) -> Verdict:
+    """``judge``; a weight in the wrong place it names is kept only when ``accumulated_grad``
+    puts it in the same place at a second w (``microbatch_weights.confirmed``)."""
+    return confirmed(judge(got, w, X, y, sizes, stale, w_before), accumulated_grad, w_before,
+                     X, y, sizes, diagnose,
+                     lambda: judge(got, w, X, y, sizes, stale, w_before, weights=False))
+
+
 def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
-          stale: torch.Tensor | None, w_before: torch.Tensor) -> Verdict:
+          stale: torch.Tensor | None, w_before: torch.Tensor, weights: bool = True) -> Verdict:
     """Judge one returned gradient (already copied) against the full-batch reference. ``X``,
     ``y`` and ``sizes`` are the grader's copies as they were before the call (a call may
-    change the caller's); ``w`` is the caller's, ``w_before`` its values before the call."""
+    change the caller's); ``w`` is the caller's, ``w_before`` its values before the call.
+    ``weights``: whether a weight in the wrong place may be named (``diagnose``)."""
     shown = shown_call(X, sizes)
     inputs = {"sizes": sizes, "n": X.shape[1], "stale_grad": stale is not None}
     verdict = judge_tensor(got, reference(w_before, X, y), shown, dtype=w.dtype, rtol=RTOL,
                            atol=ATOL, inputs=inputs)
-    verdict = with_diagnosis(verdict, lambda: diagnose(got, w_before, X, y, sizes, stale))
+    verdict = with_diagnosis(verdict, lambda: diagnose(got, w_before, X, y, sizes, stale,
+                                                       weights))
     verdict = dataclasses.replace(verdict, message=verdict.message.rstrip())
     if verdict.ok and not torch.equal(w.detach(), w_before):
         return Verdict(False, f"{shown} changed the values of w: it must only compute the "
@@ -354,7 +374,8 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         before = [snapshot(a) for a in (w, X, y)]
         got, failure = call_named(accumulated_grad, "accumulated_grad", (), w, X, y, sizes)
         got = copied(got)
-        verdict = failure or judge(got, w, X0, y0, sizes0, stale_grad, w_before)
+        verdict = failure or judged_twice(accumulated_grad, got, w, X0, y0, sizes0, stale_grad,
+                                          w_before)
         verdict = left_as_given(verdict, shown_call(X0, sizes0),
                                 _left_on(before, (w, X, y, sizes), sizes0), sizes0)
         if not verdict.ok:
@@ -415,7 +436,8 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
             verdict = judge_tensor(got, reference(w_before, X0, y0), shown, dtype=w.dtype,
                                    rtol=RTOL, atol=ATOL, inputs={"sizes": sizes_before})
         else:
-            verdict = failure or judge(got, w, X0, y0, sizes_before, stale, w_before)
+            verdict = failure or judged_twice(accumulated_grad, got, w, X0, y0, sizes_before,
+                                              stale, w_before)
         verdict = left_as_given(verdict, shown, _left_on(before, args, sizes_before),
                                 sizes_before)
         if not verdict.ok:

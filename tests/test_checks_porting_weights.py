@@ -1,0 +1,144 @@
+"""Is q2_microbatch's micro-batch weight ``b_j / B`` put in the wrong place named for where it
+went, and is every right place of it left alone?
+
+The weight belongs on each micro-batch's mean loss: ``(bce(Xj @ w, yj) * b_j / B).backward()``.
+A student who hands it to the loss function can give it as ``pos_weight`` (which scales only
+the positive-label terms) or fold it into the labels; one who writes it by hand can invert it.
+``weight=`` of the same value, with the default mean, is the weight on the mean loss: right.
+The implementations below are written as students write them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from autograder.checks.porting import microbatch
+
+FAST = settings(deadline=None, max_examples=20)
+seeds = st.integers(0, 2**32 - 1)
+
+
+def loss_of(how, z, yj, bj, B):
+    """Micro-batch j's loss, weighted as ``how`` says, ready for its backward."""
+    share = bj / B
+    if how == "pos-weight":  # the round-w notebook's own
+        return F.binary_cross_entropy_with_logits(z, yj, pos_weight=torch.tensor(share))
+    if how == "pos-weight-module":
+        return nn.BCEWithLogitsLoss(pos_weight=torch.full((1,), share))(z, yj)
+    if how == "labels":
+        return F.binary_cross_entropy_with_logits(z, yj * bj / B)
+    if how == "labels-module":
+        return nn.BCEWithLogitsLoss()(z, yj * share)
+    if how == "inverted":
+        return F.binary_cross_entropy_with_logits(z, yj) * B / bj
+    if how == "inverted-division":
+        return F.binary_cross_entropy_with_logits(z, yj) / share
+    # right, in unusual styles
+    if how == "weight-per-element":
+        return F.binary_cross_entropy_with_logits(z, yj, weight=torch.full_like(yj, share))
+    if how == "weight-scalar":
+        return F.binary_cross_entropy_with_logits(z, yj, weight=torch.tensor(share))
+    if how == "sum-over-B":
+        return F.binary_cross_entropy_with_logits(z, yj, reduction="sum") / B
+    # other mistakes, with names of their own
+    if how == "on-logits":
+        return F.binary_cross_entropy_with_logits(z * share, yj)
+    if how == "unweighted":
+        return F.binary_cross_entropy_with_logits(z, yj)
+    raise ValueError(how)
+
+
+def weighted(how, *, clear=True):
+    """A student's accumulated_grad that weights each micro-batch as ``loss_of`` says."""
+    def accumulated_grad(w, X, y, sizes):
+        if clear:
+            w.grad = None
+        B, start = sum(sizes), 0
+        for bj in sizes:
+            Xj, yj = X[start:start + bj], y[start:start + bj]
+            loss_of(how, Xj @ w, yj, bj, B).backward()
+            start += bj
+        return w.grad.clone()
+    return accumulated_grad
+
+
+NAMES = {"pos-weight": "weight-as-pos-weight", "pos-weight-module": "weight-as-pos-weight",
+         "labels": "weight-on-labels", "labels-module": "weight-on-labels",
+         "inverted": "weight-inverted", "inverted-division": "weight-inverted",
+         "weight-per-element": None, "weight-scalar": None, "sum-over-B": None,
+         "on-logits": "weight-on-logits", "unweighted": "unscaled-sum"}
+#: What each new name's message says the student did.
+TOLD = {"weight-as-pos-weight": "pos_weight", "weight-on-labels": "labels",
+        "weight-inverted": "B / b_j"}
+
+
+@FAST
+@given(seeds, st.booleans(), st.booleans(), st.sampled_from(sorted(NAMES)))
+def test_the_weight_in_the_wrong_place_is_named_for_where_it_went(seed, stale, clear, how):
+    """Is b_j / B given as pos_weight, folded into the labels, or inverted named by its
+    replay, with or without the stale grad kept; does the weight on the mean loss pass,
+    however it is written (weight=, a sum over B); and do other mistakes keep their names?"""
+    assume(stale or clear)
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(seed), stale)
+    stale_grad = w.grad.clone() if stale else None
+    before = w.detach().clone()
+    got = weighted(how, clear=clear)(w, X, y, sizes)
+    verdict = microbatch.judge(got, w, X, y, sizes, stale_grad, before)
+    name = NAMES[how]
+    if name is None and not clear:
+        name = "stale-grad-kept"
+    assert verdict.ok == (name is None) and verdict.misconception == name, verdict.message
+    if name in TOLD:
+        assert TOLD[name] in verdict.message, verdict.message
+        assert "(bce(Xj @ w, yj) * bj / B).backward()" in verdict.message, verdict.message
+        assert clear or "It also keeps the .grad that w arrived with" in verdict.message
+
+
+def test_pos_weight_is_wrong_at_zero_too():
+    """At w = 0 every p is 0.5, yet pos_weight still shrinks the positive terms: wrong there
+    too (the public test fails), and named."""
+    w, X, y, sizes = microbatch.draw_problem(np.random.default_rng(2), False)
+    zero = torch.zeros_like(w, requires_grad=True)
+    got = weighted("pos-weight")(zero, X, y, sizes)
+    verdict = microbatch.judge(got, zero, X, y, sizes, None, zero.detach().clone())
+    assert verdict.misconception == "weight-as-pos-weight", verdict.message
+
+
+def test_the_weight_in_the_wrong_place_is_named_by_the_checks():
+    """The whole checks, as a notebook meets them: fresh w, a stale grad, the same objects
+    twice; the weight given as weight= passes all three."""
+    for how in ("pos-weight", "labels", "inverted"):
+        for seed in range(3):
+            for stale in (False, True):
+                result = microbatch.check_accumulated_grad(
+                    weighted(how), np.random.default_rng(seed), stale=stale)
+                assert result.misconception == NAMES[how], result.message
+            result = microbatch.check_same_objects(weighted(how), np.random.default_rng(seed))
+            assert result.misconception == NAMES[how], result.message
+    for seed in range(3):
+        for stale in (False, True):
+            right = microbatch.check_accumulated_grad(
+                weighted("weight-per-element"), np.random.default_rng(seed), stale=stale)
+            assert right.passed, right.message
+        assert microbatch.check_same_objects(weighted("weight-scalar"),
+                                             np.random.default_rng(seed)).passed
+
+
+def test_a_weight_not_confirmed_at_a_second_point_is_not_named():
+    """An accumulated_grad that matches the pos_weight replay on its first call only is not
+    named: the name needs the same replay at a second w."""
+    calls = []
+
+    def first_call_only(w, X, y, sizes):
+        calls.append(1)
+        return weighted("pos-weight" if len(calls) == 1 else "unweighted")(w, X, y, sizes)
+
+    result = microbatch.check_accumulated_grad(first_call_only, np.random.default_rng(0),
+                                               stale=False)
+    assert not result.passed and result.misconception != "weight-as-pos-weight", result.message
+    assert "pos_weight" not in result.message, result.message
