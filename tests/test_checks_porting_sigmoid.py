@@ -32,6 +32,11 @@ PROBABILITIES = {
     "hardsigmoid": F.hardsigmoid,
     "clamped-tangent": lambda z: torch.clamp(0.5 + z / 4, 0, 1),
     "clamped-keras": lambda z: (0.2 * z + 0.5).clamp(0.0, 1.0),
+    # a "stable" sigmoid by branches, one branch's sign wrong (blind round x)
+    "stable-negative-branch-flipped": lambda z: torch.where(
+        z >= 0, 1 / (1 + torch.exp(-z)), 1 / (1 + torch.exp(z))),
+    "stable-positive-branch-flipped": lambda z: torch.where(
+        z >= 0, torch.exp(-z) / (1 + torch.exp(-z)), torch.exp(z) / (1 + torch.exp(z))),
     # right, in unusual styles
     "exp-ratio": lambda z: torch.exp(z) / (1 + torch.exp(z)),
     "tanh-halved": lambda z: 0.5 * (1 + torch.tanh(z / 2)),
@@ -40,13 +45,19 @@ PROBABILITIES = {
     "logsigmoid-exp": lambda z: F.logsigmoid(z).exp(),
     "two-class-softmax": lambda z: torch.softmax(torch.stack([torch.zeros_like(z), z], 1),
                                                  dim=1)[:, 1],
+    "stable-by-branches": lambda z: torch.where(
+        z >= 0, 1 / (1 + torch.exp(-z.clamp(min=0))),
+        torch.exp(z.clamp(max=0)) / (1 + torch.exp(z.clamp(max=0)))),
 }
-RIGHT = ["exp-ratio", "tanh-halved", "expit", "method", "logsigmoid-exp", "two-class-softmax"]
+RIGHT = ["exp-ratio", "tanh-halved", "expit", "method", "logsigmoid-exp", "two-class-softmax",
+         "stable-by-branches"]
 #: What each wrong one is told it computed.
 FORMULAS = {"tanh-unhalved": "sigmoid(2z)", "exp-sign-flipped": "sigmoid(-z)",
             "exp-ratio-of-minus": "sigmoid(-z)", "twice-the-exponent": "sigmoid(2z)",
             "softmax-of-one-logit": "p = 1", "softmax-over-examples": "softmax",
-            "hardsigmoid": "z / 6", "clamped-tangent": "z / 4", "clamped-keras": "z / 5"}
+            "hardsigmoid": "z / 6", "clamped-tangent": "z / 4", "clamped-keras": "z / 5",
+            "stable-negative-branch-flipped": "sigmoid(|z|)",
+            "stable-positive-branch-flipped": "sigmoid(-|z|)"}
 WRONG = list(FORMULAS)
 
 
@@ -122,7 +133,8 @@ def test_other_mistakes_keep_their_names(seed):
         assert verdict.misconception == name, verdict.message
 
 
-@pytest.mark.parametrize("how", ["tanh-unhalved", "exp-sign-flipped", "softmax-over-examples"])
+@pytest.mark.parametrize("how", ["tanh-unhalved", "exp-sign-flipped", "softmax-over-examples",
+                                 "stable-negative-branch-flipped"])
 def test_a_wrong_sigmoid_is_named_by_the_checks(how):
     """The whole checks, as a notebook meets them: at random points, and at the point a
     training loop returns (leaves that require grad); a right one passes both."""

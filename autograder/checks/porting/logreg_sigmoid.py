@@ -4,7 +4,8 @@ The closed form needs p = sigmoid(z) of the logits z = X @ w + b. Written by han
 can go wrong: the tanh identity without halving z (``0.5 * (1 + tanh(z))``, which is
 sigmoid(2z)), the sign in the exponent flipped (``1 / (1 + exp(z))``, sigmoid(-z)), a softmax
 (over one logit: always 1; over the examples: p's that sum to 1), a piecewise-linear "hard
-sigmoid" (``F.hardsigmoid``, ``clamp(0.5 + z / 4, 0, 1)``). Most agree with the sigmoid where
+sigmoid" (``F.hardsigmoid``, ``clamp(0.5 + z / 4, 0, 1)``), a "stable" sigmoid by branches
+with one branch's sign flipped (sigmoid(|z|) or sigmoid(-|z|)). Most agree with the sigmoid where
 every logit is 0, the public test's w = 0, b = 0. Each formula is replayed in the closed form
 (float64); a gradient is named ``NAME`` when exactly one replay matches it where the right
 gradient does not (``fitted``), and the check keeps the name only when the student's answer
@@ -35,6 +36,14 @@ FORMULAS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
     "sigmoid(z/2)": (lambda z: torch.sigmoid(z / 2),
                      "p = sigmoid(z / 2), e.g. 1 / (1 + exp(-z / 2)): z is halved where the "
                      "sigmoid takes it whole"),
+    "sigmoid(|z|)": (lambda z: torch.sigmoid(z.abs()),
+                     "p = sigmoid(|z|): right where z >= 0, sigmoid(-z) where z < 0, e.g. a "
+                     "\"stable\" sigmoid by branches whose branch for z < 0 is 1 / (1 + exp(z)) "
+                     "where it must be exp(z) / (1 + exp(z))"),
+    "sigmoid(-|z|)": (lambda z: torch.sigmoid(-z.abs()),
+                      "p = sigmoid(-|z|): right where z < 0, sigmoid(-z) where z >= 0, e.g. a "
+                      "\"stable\" sigmoid by branches whose branch for z >= 0 is exp(-z) / "
+                      "(1 + exp(-z)) where it must be 1 / (1 + exp(-z))"),
     "one": (lambda z: torch.ones_like(z),
             "p = 1 for every example, a softmax over a single logit (a softmax along a "
             "dimension of size 1 is always 1; the two-class softmax of (0, z) is sigmoid(z))"),
@@ -50,8 +59,8 @@ FORMULAS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
 
 #: What every wrong formula is also told.
 ADVICE = ("The closed form needs p = sigmoid(z) = 1 / (1 + exp(-z)) of the logits z = X @ w + "
-          "b; a formula that agrees with it only where z = 0 passes the public test (w = 0, "
-          "b = 0) and nothing else. Use torch.sigmoid(X @ w + b) (or torch.special.expit): "
+          "b; a formula that agrees with it where z = 0 passes the public test (w = 0, "
+          "b = 0) and fails on other logits. Use torch.sigmoid(X @ w + b) (or torch.special.expit): "
           "exact, and it never overflows.")
 
 
@@ -69,33 +78,37 @@ def replays(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
     return out
 
 
-def fitted(got: Any, at: tuple[torch.Tensor, ...] | None, part: int) -> str | None:
-    """The one formula whose replay gradient ``part`` (0: w, 1: b) at ``at = (X, y, w, b)``
-    ``got`` is, where the right gradient is not that replay; None when none or several match."""
+def fitted(got: Any, at: tuple[torch.Tensor, ...] | None, part: int) -> tuple[str, ...]:
+    """The formulas whose replay gradient ``part`` (0: w, 1: b) at ``at = (X, y, w, b)``
+    ``got`` is, where the right gradient is not that replay; ``()`` when none. For w's
+    gradient several can match where they agree on every logit drawn (sigmoid(-z) and
+    sigmoid(|z|) where every z < 0): all are kept, and told. b's is one number, which a
+    formula can meet by chance: it is fitted only when exactly one matches."""
     if at is None or not isinstance(got, torch.Tensor) or got.numel() != at[2 + part].numel():
-        return None
+        return ()
     values = got.detach().double().reshape(-1)
     grads = replays(*at)
     right = grads.pop("right")[part]
-    found = [key for key, pair in grads.items()
-             if allclose(values, pair[part], MATCH_RTOL, MATCH_ATOL)
-             and not allclose(right, pair[part], MATCH_RTOL, MATCH_ATOL)]
-    return found[0] if len(found) == 1 else None
+    found = tuple(key for key, pair in grads.items()
+                  if allclose(values, pair[part], MATCH_RTOL, MATCH_ATOL)
+                  and not allclose(right, pair[part], MATCH_RTOL, MATCH_ATOL))
+    return found if part == 0 or len(found) == 1 else ()
 
 
 def wrong_sigmoid(got: Any, at: tuple[torch.Tensor, ...] | None,
                   part: int) -> tuple[str | None, str]:
     """``(NAME, what it is told)`` when ``fitted`` finds the formula; ``(None, "")`` else."""
-    key = fitted(got, at, part)
-    if key is None:
+    keys = fitted(got, at, part)
+    if not keys:
         return None, ""
-    return NAME, f"It matches the closed form with {FORMULAS[key][1]}. {ADVICE}"
+    told = " Or, the same on every logit here, ".join(FORMULAS[key][1] for key in keys)
+    return NAME, f"It matches the closed form with {told}. {ADVICE}"
 
 
-def formula_of(got: Any, at: tuple[torch.Tensor, ...]) -> str | None:
-    """The formula an answer ``(grad_w, grad_b)`` at ``at`` was fitted to: w's, else b's."""
+def formula_of(got: Any, at: tuple[torch.Tensor, ...]) -> tuple[str, ...]:
+    """The formulas an answer ``(grad_w, grad_b)`` at ``at`` was fitted to: w's, else b's."""
     if not (isinstance(got, (tuple, list)) and len(got) == 2):
-        return None
+        return ()
     return fitted(got[0], at, 0) or fitted(got[1], at, 1)
 
 
@@ -113,14 +126,15 @@ def confirmed(verdict: Any, got: Any, at: tuple[torch.Tensor, ...] | None,
     """``verdict``, when it names ``NAME`` and the student's ``logreg_grads`` at
     ``second_point(at)`` fits the same formula as ``got`` at ``at``; else ``unnamed()``: the
     judgement without the sigmoid's replays (the probes look further). Only a verdict naming
-    ``NAME`` costs a call."""
+    ``NAME`` costs a call. Where several formulas fitted (they agreed on every logit), one
+    of them fitting at the second point is enough."""
     if verdict.ok or verdict.misconception != NAME or at is None:
         return verdict
-    key = formula_of(got, at)
+    keys = formula_of(got, at)
     point = second_point(at)
     got2 = (call_named(logreg_grads, "logreg_grads", (), point[0].clone(), point[1].clone(),
-                       *point[2:])[0] if key is not None else None)
-    if got2 is not None and formula_of(got2, point) == key:
+                       *point[2:])[0] if keys else None)
+    if got2 is not None and set(formula_of(got2, point)) & set(keys):
         return verdict
     return unnamed()
 
