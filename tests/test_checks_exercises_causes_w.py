@@ -329,7 +329,7 @@ NOT_STORAGE_ORDER = {
 }
 RIGHT_EXPORTS = {
     "ravel then reshape": lambda t: t.detach().numpy().ravel().copy().reshape(t.shape),
-    "np.array order='K'": lambda t: np.array(t.detach(), order="K", copy=True),
+    "np.array order='K'": lambda t: np.array(t.detach().numpy(), order="K", copy=True),
     "contiguous storage": lambda t: _from_storage_bytes(t.detach().contiguous()),
     "clone storage": lambda t: _from_storage_bytes(t.detach().clone(
         memory_format=torch.contiguous_format)),
@@ -348,3 +348,18 @@ def test_storage_order_named_only_on_its_evidence(seed, how):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_storage_reads_of_a_contiguous_copy_pass(seed, how):
     assert export.check_export(RIGHT_EXPORTS[how], generator(seed)).passed
+
+
+@pytest.mark.parametrize("view", ["rows 1:", "step 2", "column 1:2"])
+def test_a_view_read_from_its_storage_or_its_first_element_is_named(view):
+    """A view that starts past its storage's start (the judge's own tensor) or a step slice:
+    its memory read from the storage's start (bytes(untyped_storage())) or from its first
+    element (data_ptr(); the student's process holds a view's storage from there) is named."""
+    base = torch.arange(24, dtype=torch.float64).reshape(4, 6)
+    t = {"rows 1:": base[1:], "step 2": base[:, ::2], "column 1:2": base[:, 1:2]}[view]
+    reads = (_from_storage_bytes,) if t.is_contiguous() else (_from_storage_bytes,
+                                                                _from_data_ptr)
+    for read in reads:  # a contiguous view read from its first element is right
+        verdict = export.judge_export(read(t), t)
+        assert verdict.misconception == "read-in-storage-order", verdict.message
+        assert f"strides {tuple(t.stride())}" in verdict.message, verdict.message
