@@ -145,8 +145,9 @@ def storage_order(got: np.ndarray, t: torch.Tensor, expected: np.ndarray) -> str
                     "contiguous (bytes(t.untyped_storage()), t.storage(), a read at "
                     "t.data_ptr(), as_strided with contiguous strides, ravel(order='K')). But t "
                     f"is a view, with strides {tuple(src.stride())}{at}: its elements are "
-                    "picked from the storage through them, so the storage holds them in "
-                    "another order, or other values between them. Export the values, not the "
+                    "picked from the storage through its strides and storage offset, so the "
+                    "storage holds them in another order, or other values between or before "
+                    "them. Export the values, not the "
                     f"memory: {EXPORT} (NumPy follows the strides), or t.contiguous() first.")
     return ""
 
