@@ -43,6 +43,12 @@ def _replay(p0: float, repeats: int, clear: bool, leaf: torch.dtype,
     return out
 
 
+def replay32(p0: float, repeats: int, clear: bool) -> list[float]:
+    """What the contract's loop returns with its float32 leaf: the gradients as p.grad holds
+    them, before anything is done to them."""
+    return _replay(p0, repeats, clear, torch.float32, lambda p: p ** 2, lambda g: g.item())
+
+
 def replays(p0: float, repeats: int, clear: bool, dtype: torch.dtype) -> dict[str, list[float]]:
     """What ``square_grads(p0, repeats, clear)`` returns with ``dtype`` in each place."""
     def plain(g: torch.Tensor) -> float:

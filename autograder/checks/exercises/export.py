@@ -116,10 +116,40 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
     if not np.array_equal(got, expected):
         wrong = int(np.sum(got != expected))
+        hint = storage_order(got, t, expected)
         return Verdict(False, f"{shown} returned {short(got)}; expected {short(expected)} "
-                       f"({wrong} entries differ; an export must copy values exactly).", None,
-                       evidence)
+                       f"({wrong} entries differ; an export must copy values exactly).{hint}",
+                       STORAGE_ORDER if hint else None, evidence)
     return Verdict(True, evidence=evidence)
+
+
+STORAGE_ORDER = "read-in-storage-order"
+
+
+def storage_order(got: np.ndarray, t: torch.Tensor, expected: np.ndarray) -> str:
+    """What an export is told whose values are ``t.numel()`` consecutive elements of the
+    storage ``t`` views, in the order they lie there (from the storage's start, or from t's
+    first element: what the student's process holds of a view starts there), where that is
+    not t's values; ``""`` when they are not."""
+    src = t.detach().cpu()
+    flat = torch.empty(0, dtype=src.dtype).set_(src.untyped_storage())
+    n, offset = src.numel(), src.storage_offset()
+    for start in dict.fromkeys((0, offset)):
+        if start + n > flat.numel():
+            continue
+        memory = flat[start:start + n].numpy().reshape(got.shape)
+        if np.array_equal(got, memory) and not np.array_equal(memory, expected):
+            at = f" and storage offset {offset}" if offset else ""
+            return (f" These are {n} consecutive elements of the memory t views, in the order "
+                    "they lie there, reshaped to t's shape: t's storage was read as if t were "
+                    "contiguous (bytes(t.untyped_storage()), t.storage(), a read at "
+                    "t.data_ptr(), as_strided with contiguous strides, ravel(order='K')). But t "
+                    f"is a view, with strides {tuple(src.stride())}{at}: its elements are "
+                    "picked from the storage through its strides and storage offset, so the "
+                    "storage holds them in another order, or other values between or before "
+                    "them. Export the values, not the "
+                    f"memory: {EXPORT} (NumPy follows the strides), or t.contiguous() first.")
+    return ""
 
 
 def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,

@@ -93,42 +93,60 @@ LEFT_OUT = (
 BYTES_FIX = ("Count t.numel() * t.element_size() for each tensor pack receives: its number of "
              "elements times the bytes of one element.")
 #: Sizes a count can take for each saved tensor instead of ``numel() * element_size()``:
-#: (id, the bytes it counts from ``(shape, element_size, sys.getsizeof)``, hint from an example
-#: packed tensor where it differs, as ``(shape, numel, element_size, object_size)``).
-BYTE_SIZES: tuple[tuple[str, Callable[[tuple[int, ...], int, int], int],
-                        Callable[[tuple], str]], ...] = (
-    ("bytes-from-first-dimension", lambda shape, size, obj: shape[0] * size if shape else size,
+#: (id, the bytes it counts from ``(shape, element_size, sys.getsizeof, stride)``, hint from an
+#: example packed tensor where it differs, as ``(shape, numel, element_size, object_size,
+#: stride)``).
+BYTE_SIZES: tuple[tuple[str, Callable[..., int], Callable[[tuple], str]], ...] = (
+    ("bytes-from-first-dimension", lambda shape, size, obj, *_: shape[0] * size if shape else size,
      lambda ex: "Each saved tensor's bytes were counted from its first dimension alone: len(t), "
      f"t.shape[0] and t.size(0) are its number of rows, not of elements (a saved {ex[0]} "
      f"tensor has len {ex[0][0]} but {ex[1]} elements). {BYTES_FIX}"),
-    ("bytes-from-last-dimension", lambda shape, size, obj: shape[-1] * size if shape else size,
+    ("bytes-from-last-dimension", lambda shape, size, obj, *_: shape[-1] * size if shape else size,
      lambda ex: "Each saved tensor's bytes were counted from its last dimension alone "
      f"(t.shape[-1], t.size(-1)), not from all its elements (a saved {ex[0]} tensor has "
      f"{ex[0][-1]} entries along its last dimension but {ex[1]} elements). {BYTES_FIX}"),
-    ("bytes-from-number-of-dimensions", lambda shape, size, obj: len(shape) * size,
+    ("bytes-from-number-of-dimensions", lambda shape, size, obj, *_: len(shape) * size,
      lambda ex: "Each saved tensor's bytes were counted from its number of dimensions (t.dim(), "
      f"t.ndim, len(t.shape): {len(ex[0])} for a saved {ex[0]} tensor), not from its number "
      f"of elements ({ex[1]}). {BYTES_FIX}"),
-    ("bytes-without-element-size", lambda shape, size, obj: math.prod(shape),
+    ("bytes-without-element-size", lambda shape, size, obj, *_: math.prod(shape),
      lambda ex: "These are the saved tensors' numbers of elements, not their bytes: numel() "
      f"counts elements, each of which takes element_size() bytes ({ex[2]} here). {BYTES_FIX}"),
-    ("bytes-in-bits", lambda shape, size, obj: math.prod(shape) * size * 8,
+    ("bytes-in-bits", lambda shape, size, obj, *_: math.prod(shape) * size * 8,
      lambda ex: "These are bits, 8 times the bytes: torch.finfo(dtype).bits, or nbytes * 8, "
      f"counts bits. {BYTES_FIX}"),
-    ("bytes-of-python-object", lambda shape, size, obj: obj,
+    ("bytes-of-python-object", lambda shape, size, obj, *_: obj,
      lambda ex: "sys.getsizeof(t) is the size of the Python object that wraps a tensor "
      f"({ex[3]} bytes, whatever the tensor's shape), not of the tensor's elements. "
+     f"{BYTES_FIX}"),
+    ("bytes-from-first-stride",
+     lambda shape, size, obj, stride: shape[0] * stride[0] * size if shape else size,
+     lambda ex: "Each saved tensor's bytes were counted from its strides, its rows times the "
+     "step between rows (t.stride(0) * t.shape[0]): that is its number of elements only for a "
+     "contiguous tensor. A saved tensor can be a view laid out otherwise: a Linear saves "
+     "weight.t(), whose rows lie 1 element apart, and a batch sliced with a step has rows "
+     f"further apart than its width (a saved {ex[0]} tensor with strides {ex[4]} counts "
+     f"{ex[0][0] * ex[4][0]} that way but has {ex[1]} elements). {BYTES_FIX}"),
+    ("bytes-from-largest-stride", lambda shape, size, obj, stride: max(
+        (n * s for n, s in zip(shape, stride)), default=1) * size,
+     lambda ex: "Each saved tensor's bytes were counted from its strides, the largest of each "
+     "dimension's size times its stride (the memory its elements span): that is its number "
+     "of elements only where no gap lies between them. A view of a larger tensor, such as the "
+     "strided batch (every other row), spans more than its own elements (a saved "
+     f"{ex[0]} tensor with strides {ex[4]} spans "
+     f"{max(n * s for n, s in zip(ex[0], ex[4]))} that way but has {ex[1]} elements). "
      f"{BYTES_FIX}"),
 )
 BYTE_NAMES = frozenset(name for name, _, _ in BYTE_SIZES)
 
 
-def _example(pred: Predictions, size: Callable[[tuple[int, ...], int, int], int]) -> tuple:
+def _example(pred: Predictions, size: Callable[..., int]) -> tuple:
     """A packed tensor whose bytes ``size`` gets wrong, as ``(shape, numel, element_size,
-    object_size)`` (the first one, when it gets none wrong: then it is not matched)."""
+    object_size, stride)`` (the first one, when it gets none wrong: then it is not
+    matched)."""
     wrong = [p for p in pred.packed if size(*p) != math.prod(p[0]) * p[1]] or list(pred.packed)
-    shape, element, obj = wrong[0]
-    return shape, math.prod(shape), element, obj
+    shape, element, obj, stride = wrong[0]
+    return shape, math.prod(shape), element, obj, stride
 
 
 def extra_forwards(tracked: tuple[int, int], untracked: tuple[int, int],

@@ -36,9 +36,9 @@ class Predictions:
         no_leaves: the packed leaves (the batch the first Linear saves: no ``grad_fn``) left
             out, as a count of non-leaf tensors only gives.
         activations: both left out: only the tensors the forward computed.
-        packed: each packed tensor's ``(shape, element_size(), sys.getsizeof())``, in pack
-            order: what a per-tensor size other than ``numel() * element_size()`` is replayed
-            on (``bytes_by``).
+        packed: each packed tensor's ``(shape, element_size(), sys.getsizeof(), stride())``,
+            in pack order: what a per-tensor size other than ``numel() * element_size()`` is
+            replayed on (``bytes_by``).
     """
 
     tracked: tuple[int, int]
@@ -50,11 +50,11 @@ class Predictions:
     no_weights: tuple[int, int]
     no_leaves: tuple[int, int]
     activations: tuple[int, int]
-    packed: tuple[tuple[tuple[int, ...], int, int], ...] = ()
+    packed: tuple[tuple[tuple[int, ...], int, int, tuple[int, ...]], ...] = ()
 
-    def bytes_by(self, size: Callable[[tuple[int, ...], int, int], int]) -> tuple[int, int]:
+    def bytes_by(self, size: Callable[..., int]) -> tuple[int, int]:
         """The tracked count with each packed tensor's bytes taken as ``size(shape,
-        element_size, object_size)`` instead of ``numel() * element_size()``."""
+        element_size, object_size, stride)`` instead of ``numel() * element_size()``."""
         return len(self.packed), sum(size(*p) for p in self.packed)
 
 
@@ -141,7 +141,8 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
         no_weights=without(leaves=False, weights=True),
         no_leaves=without(leaves=True, weights=False),
         activations=without(leaves=True, weights=True),
-        packed=tuple((tuple(t.shape), t.element_size(), sys.getsizeof(t)) for t in packed),
+        packed=tuple((tuple(t.shape), t.element_size(), sys.getsizeof(t), tuple(t.stride()))
+                     for t in packed),
     )
 
 

@@ -20,6 +20,9 @@ from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
+from .vjp_sqrt import HINT as SQRT_HINT
+from .vjp_sqrt import SQRT, at_negative_weights
+from .vjp_sqrt import confirmed as sqrt_confirmed
 
 QUESTION = "q4_vjp"
 #: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
@@ -87,9 +90,11 @@ def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
     return 2.0 * x.detach().double().numpy() * weights.detach().double().numpy()
 
 
-def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = True) -> Verdict:
+def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = True,
+              sqrt: bool = True) -> Verdict:
     """Type, then shape, then dtype, then values of ``vjp_square(x, weights)`` (``half``: an
-    answer of exactly half may be named ``one-product-term``)."""
+    answer of exactly half may be named ``one-product-term``; ``sqrt``: one NaN where the
+    weights are negative, ``weights-through-sqrt``)."""
     expected = expected_vjp(x, weights)
     rtol, atol = TOLERANCES[x.dtype]
     shown = shown_call(x)
@@ -111,7 +116,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = Tru
     evidence = Evidence(inputs, expected.tolist(), values.tolist(), err, evidence.tolerance)
     if arrays_close(values, expected, rtol, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = _diagnose(values, x, weights, rtol, atol, half)
+    name, hint = _diagnose(values, x, weights, rtol, atol, half, sqrt)
     return Verdict(False, f"{shown} returned {short(values)}; expected "
                    f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
                    f"{evidence.tolerance}). {hint}".rstrip(), name,
@@ -185,9 +190,11 @@ TWICE_HINT = ("This is 2*x*weights**2, the right gradient times the weights agai
 
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
-              atol: float, half: bool = True) -> tuple[str | None, str]:
+              atol: float, half: bool = True, sqrt: bool = True) -> tuple[str | None, str]:
     """Match a wrong gradient against the known mistakes."""
     xs, ws = x.detach().double().numpy(), weights.detach().double().numpy()
+    if sqrt and at_negative_weights(values, expected_vjp(x, weights), weights, rtol, atol):
+        return SQRT, SQRT_HINT
     name, hint = first_match(values, expected_vjp(x, weights), [
         ("weights-ignored", 2.0 * xs,
          "This is 2*x, the gradient of v.sum(): the weights were ignored. Call "
@@ -326,6 +333,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
                                 TOLERANCES, lambda: judge_called_again(
                                     judge_vjp(got, x, weights, half=False), got, x, twin),
                                 shown_call(other[0]))
+        if verdict.misconception == SQRT:  # NaN at the negative weights: and negated?
+            verdict = sqrt_confirmed(verdict, vjp_square, (replica(x), -weights), TOLERANCES,
+                                     lambda: judge_called_again(judge_vjp(
+                                         got, x, weights, sqrt=False), got, x, twin))
         if not verdict.ok:
             verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break

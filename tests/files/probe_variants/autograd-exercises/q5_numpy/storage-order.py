@@ -1,6 +1,6 @@
 # kind: wrong
-# probe: probe.input-class.non-contiguous
-# feedback: wrong for non-contiguous inputs
+# probe: read-in-storage-order
+# feedback: consecutive elements of the memory t views
 # Reads the tensor's memory in storage order "to avoid a copy through Python", which is only
 # the element order of a contiguous tensor.
 def export_numpy(t):
