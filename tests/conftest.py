@@ -52,6 +52,13 @@ REQUIRE_ALL = "AUTOGRADER_TESTS_REQUIRE_ALL"
 # tests/test_variants.py in 102 s instead of 13 s. Set before any test module imports torch.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# pytest keeps each test module's assert-rewritten bytecode in tests/__pycache__ and reads it
+# back in the next run, but writes none where Python may not write bytecode
+# (PYTHONDONTWRITEBYTECODE, set on CI machines and on this one): each xdist worker then
+# rewrote the ~50 test modules' asserts in every run, about a third of its collection's CPU.
+# This process only: the processes the tests start keep the environment's setting.
+sys.dont_write_bytecode = False
+
 
 def pytest_addoption(parser):
     # tests/test_reports_slow.py: rewrite tests/files/golden/ from the current feedback.
