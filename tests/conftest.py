@@ -13,8 +13,9 @@ A test whose need is missing is skipped with the reason; with ``AUTOGRADER_TESTS
 
 Fixtures (session-wide; built once per ``pytest`` run, shared by the xdist workers):
 
-- ``assigned``: one ``otter assign`` per assignment, into a scratch folder (never the
-  checkout's ``build/``): its zip, fresh student template folder and solution notebook.
+- ``assigned``: one ``autograder assign`` per assignment, into a scratch folder (never the
+  checkout's ``build/``): its zip, fresh student template folder, solution notebook and what
+  the CLI printed.
 - ``zips``: ``{assignment: autograder zip}`` from ``assigned``; ``build_dir``: the folder
   holding them, for ``autograder --build``.
 - ``shared_dir(tmp_path_factory)``: the folder every xdist worker of this run sees, for what
@@ -30,10 +31,10 @@ on a shared engine): ``owned_containers(pid)``; for pages: ``browser()`` (headle
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -51,6 +52,13 @@ REQUIRE_ALL = "AUTOGRADER_TESTS_REQUIRE_ALL"
 # threads spin while they wait: two xdist workers on 2 cores, each with two threads, ran
 # tests/test_variants.py in 102 s instead of 13 s. Set before any test module imports torch.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# pytest keeps each test module's assert-rewritten bytecode in tests/__pycache__ and reads it
+# back in the next run, but writes none where Python may not write bytecode
+# (PYTHONDONTWRITEBYTECODE, set on CI machines and on this one): each xdist worker then
+# rewrote the ~50 test modules' asserts in every run, about a third of its collection's CPU.
+# This process only: the processes the tests start keep the environment's setting.
+sys.dont_write_bytecode = False
 
 
 def pytest_addoption(parser):
@@ -151,6 +159,7 @@ class Assigned:
     zip: Path
     templates: Path
     solution: Path
+    output: str  # what ``autograder assign`` printed building it
 
 
 def shared_dir(tmp_path_factory) -> Path:
@@ -175,17 +184,19 @@ def torch_modes_kept():
 
 @pytest.fixture(scope="session")
 def assigned(tmp_path_factory) -> dict[str, Assigned]:
-    """``otter assign`` run once per assignment for the whole test run: each assignment under
-    a lock of its own, the first worker to get there builds it, the others wait and reuse it.
-    Each worker starts with another assignment, so two workers build the two side by side
-    instead of one building both while the other waits."""
-    from autograder.authoring.assign import assign
+    """``autograder assign`` (the CLI, hence ``otter assign``) run once per assignment for the
+    whole test run, on a copy of its master in a scratch project: each assignment under a lock
+    of its own, the first worker to get there builds it, the others wait and reuse it. Each
+    worker starts with another assignment, so two workers build the two side by side instead
+    of one building both while the other waits. What the CLI printed is kept (``output``):
+    the test of its closing lines reads it instead of a second ``otter assign``."""
     from autograder.authoring.layout import ASSIGNMENTS, Layout
     from notebooks import ROOT
 
     shared = shared_dir(tmp_path_factory) / "assigned"
     shared.mkdir(exist_ok=True)
-    layout = Layout.at(ROOT, shared / "build")
+    project = shared / "project"
+    layout = Layout.at(project, shared / "build")
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
     start = worker % len(ASSIGNMENTS)
     found = {}
@@ -193,11 +204,18 @@ def assigned(tmp_path_factory) -> dict[str, Assigned]:
         with open(shared / f"{assignment}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             done = shared / f"{assignment}.done"
-            templates, solution = shared / "templates" / assignment, shared / f"{assignment}.ipynb"
             if not done.exists():
-                assign(assignment, layout, templates=templates, solution=solution)
-                done.write_text(json.dumps(str(layout.zip(assignment))))
-            found[assignment] = Assigned(layout.zip(assignment), templates, solution)
+                masters = project / "assignments" / assignment
+                shutil.rmtree(masters, ignore_errors=True)  # a worker stopped half way
+                shutil.copytree(ROOT / "assignments" / assignment, masters)
+                proc = subprocess.run(
+                    [sys.executable, "-m", "autograder", "--project", str(project), "--build",
+                     str(layout.build), "assign", assignment],
+                    capture_output=True, text=True, timeout=900, check=False)
+                assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+                done.write_text(proc.stdout)
+            found[assignment] = Assigned(layout.zip(assignment), layout.templates(assignment),
+                                         layout.solution(assignment), done.read_text())
     return {a: found[a] for a in ASSIGNMENTS}
 
 
