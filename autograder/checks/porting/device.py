@@ -155,6 +155,44 @@ def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
                    "wrong-parameters", Evidence(expected=len(wanted), got=len(held)))
 
 
+#: SGD's settings that change its step, with the value that leaves it plain: ``p -= lr *
+#: p.grad`` (dampening and nesterov act only through momentum; foreach, fused and
+#: differentiable change how the step is computed, not what it is).
+PLAIN_SGD = {"momentum": 0, "weight_decay": 0, "maximize": False}
+STEP_WORDS = {"momentum": "adds a momentum buffer (a running sum of past gradients) to every "
+                          "step",
+              "weight_decay": "also shrinks every parameter toward 0 by lr * weight_decay * p "
+                              "(L2 regularisation)",
+              "maximize": "steps up the gradient, not down"}
+
+
+def _is(value: Any, plain_value: Any) -> bool:
+    """A setting's value is the plain one: a false bool, or a number exactly it (a NaN, a
+    string, a tensor is not)."""
+    if isinstance(value, (bool, np.bool_)):
+        return not value
+    return near(value, float(plain_value), 0.0)
+
+
+def judge_plain(opt: torch.optim.SGD, device: torch.device, lr: float) -> Verdict:
+    """The optimizer's step is plain gradient descent: every group's momentum, weight decay
+    and maximize at SGD's defaults (a NaN or a non-number is not a default)."""
+    groups = opt.param_groups
+    changed = [key for key, plain_value in PLAIN_SGD.items()
+               if any(not _is(g.get(key, plain_value), plain_value) for g in groups)]
+    if not changed:
+        return PASS
+    settings = {key: groups[0].get(key) for key in (*changed, "nesterov")
+                if key in changed or (key == "nesterov" and groups[0].get(key))}
+    shown = ", ".join(f"{key}={value!r}" for key, value in settings.items())
+    what = "; ".join(f"{key} {STEP_WORDS[key]}" for key in changed)
+    return Verdict(False, f"make_optimizer(model, {device}, lr={fmt(lr)}) built SGD with "
+                   f"{shown}: {what}, so its steps are not the gradient descent the lesson "
+                   "ports. Return plain SGD, each step p -= lr * p.grad: "
+                   "torch.optim.SGD(model.parameters(), lr=lr), nothing else set.",
+                   "sgd-not-plain", Evidence({"lr": lr}, dict(PLAIN_SGD), plain(settings)))
+
+
 def judge_zero_lr(make_optimizer: Callable, model: nn.Module, device: torch.device) -> Verdict:
     """``make_optimizer`` asked for ``lr=0.0``, a legal learning rate (SGD takes it: the steps
     leave the model as it is), judged as any other lr. A new optimizer over this model with
@@ -201,6 +239,8 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
         with call_context(overwrite_module_params=True) if moved else nullcontext():
             verdict = explain_optimizer(verdict, make_optimizer, drawn_again(state), device,
                                         lr)
+    if verdict.ok and not moved:  # the step's settings, judged once: not after the move
+        verdict = judge_plain(opt, device, lr)
     if verdict.ok and not moved:  # its model drawn after the first case's inputs
         verdict = judge_zero_lr(make_optimizer, draw_model(rng)[0], device)
     name = "make_optimizer_after_move" if moved else "make_optimizer"
