@@ -18,6 +18,7 @@ import torch
 
 from autograder.checks.exercises import accumulation, export, saved, vjp
 from autograder.checks.seeding import generator
+from test_checks_exercises import _count  # count_saved with each saved tensor's size given
 
 SEEDS = range(3)
 
@@ -122,19 +123,6 @@ def test_float_buffers_pass(seed, clear):
         assert accumulation.check_square_grads(fn, generator(seed), clear=clear).passed
 
 # ---------------------------------------------------------------- q2_saved
-
-
-def _count(net, inputs, track, size):
-    sizes = []
-
-    def pack(tensor):
-        sizes.append(size(tensor))
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        with torch.set_grad_enabled(track):
-            net(inputs)
-    return len(sizes), int(sum(sizes))
 
 
 def _span(t):
