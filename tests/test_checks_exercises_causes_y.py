@@ -1,14 +1,15 @@
 """Mistake classes of ``autograd-exercises`` answers that blind round y lost points on without
 being told why (or told a wrong cause), each named from its own evidence with the student's
 variants, and never on its near-misses: q1 gradients capped at a constant
-(``gradients-clipped``)."""
+(``gradients-clipped``), q4 a pullback reduced by a mean where the VJP needs a sum
+(``vjp-averaged``)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from autograder.checks.exercises import accumulation
+from autograder.checks.exercises import accumulation, vjp
 from autograder.checks.seeding import generator
 
 SEEDS = range(3)
@@ -114,3 +115,81 @@ def test_capped_answer_at_large_p0_is_not_said_to_ignore_it():
     verdict = accumulation.judge_grads([20.0, 20.0, 20.0], 1234.5, 3, True)
     assert verdict.misconception == "gradients-clipped", verdict.message
     assert "c=20" in verdict.message
+
+# ---------------------------------------------------------------- q4_vjp
+
+
+def _reduced(backward):
+    """A vjp_square whose leaf gets its gradient from ``backward(leaf, v, weights)``; returns
+    leaf.grad (or what ``backward`` returns, when it returns a tensor)."""
+    def vjp_square(x, weights):
+        leaf = x.detach().clone().requires_grad_(True)
+        v = leaf ** 2
+        out = backward(leaf, v, weights)
+        return out if isinstance(out, torch.Tensor) else leaf.grad
+    return vjp_square
+
+
+#: Means where the VJP needs a sum, and the word the message gives for what was averaged.
+AVERAGED = {
+    "sum(-1).mean() (round y)": (_reduced(
+        lambda leaf, v, w: (w * v).sum(dim=-1).mean().backward()), "rows"),
+    ".mean() of all": (_reduced(lambda leaf, v, w: (w * v).mean().backward()), "entries of x"),
+    "mean(-1).sum()": (_reduced(lambda leaf, v, w: (w * v).mean(-1).sum().backward()),
+                       "last dimension"),
+    "backward(weights / numel)": (_reduced(
+        lambda leaf, v, w: v.backward(w / leaf.numel())), "entries of x"),
+    "mean(0).sum()": (_reduced(lambda leaf, v, w: torch.mean(w * v, dim=0).sum().backward()),
+                      "rows"),
+    "grad / len(x)": (_reduced(lambda leaf, v, w: (v.backward(w), leaf.grad / len(leaf))[1]),
+                      "rows"),
+}
+NOT_AVERAGED = {
+    "backward(weights / 3)": (_reduced(lambda leaf, v, w: v.backward(w / 3)), None),
+    "backward(weights * 0.5)": (_reduced(lambda leaf, v, w: v.backward(w * 0.5)),
+                                "one-product-term"),
+    "detached factor": (_reduced(lambda leaf, v, w: (leaf * leaf.detach()).backward(w)),
+                        "one-product-term"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(AVERAGED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_averaged_pullbacks_are_named(seed, how):
+    """Is a pullback reduced by a mean (over every entry, the rows or the last dimension)
+    named for it, with what was averaged and the sum as the fix?"""
+    fn, what = AVERAGED[how]
+    result = vjp.check_vjp(fn, generator(seed))
+    assert not result.passed, result.message
+    assert result.misconception == "vjp-averaged", result.message
+    for words in (what, "mean", "sum"):
+        assert words in result.message, result.message
+
+
+@pytest.mark.parametrize("how", sorted(NOT_AVERAGED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_averaging_named_only_on_its_evidence(seed, how):
+    fn, name = NOT_AVERAGED[how]
+    result = vjp.check_vjp(fn, generator(seed))
+    assert not result.passed, result.message
+    assert result.misconception != "vjp-averaged", result.message
+    if name is not None:
+        assert result.misconception == name, result.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_mean_scaled_back_passes(seed):
+    """A mean times the count, or a sum over the last dimension then over the rows, is a
+    sum: right."""
+    for fn in (_reduced(lambda leaf, v, w: ((w * v).mean() * leaf.numel()).backward()),
+               _reduced(lambda leaf, v, w: (w * v).sum(dim=-1).sum().backward())):
+        assert vjp.check_vjp(fn, generator(seed)).passed
+
+
+def test_round_y_rows_mean_tells_rows():
+    """Round y's 2-D x = [[1, 2], [3, 4]], weights [[1, 2], [1, 1]]: half, and rows."""
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float64)
+    w = torch.tensor([[1.0, 2.0], [1.0, 1.0], [2.0, 3.0]], dtype=torch.float64)
+    got = AVERAGED["sum(-1).mean() (round y)"][0](x, w)
+    verdict = vjp.judge_vjp(got, x, w)
+    assert verdict.misconception == "vjp-averaged" and "rows" in verdict.message
