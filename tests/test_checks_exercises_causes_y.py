@@ -2,14 +2,14 @@
 being told why (or told a wrong cause), each named from its own evidence with the student's
 variants, and never on its near-misses: q1 gradients capped at a constant
 (``gradients-clipped``), q4 a pullback reduced by a mean where the VJP needs a sum
-(``vjp-averaged``)."""
+(``vjp-averaged``), q3 leaves made in float16 or bfloat16 (``low-precision``)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from autograder.checks.exercises import accumulation, vjp
+from autograder.checks.exercises import accumulation, multipath, vjp
 from autograder.checks.seeding import generator
 
 SEEDS = range(3)
@@ -193,3 +193,85 @@ def test_round_y_rows_mean_tells_rows():
     got = AVERAGED["sum(-1).mean() (round y)"][0](x, w)
     verdict = vjp.judge_vjp(got, x, w)
     assert verdict.misconception == "vjp-averaged" and "rows" in verdict.message
+
+# ---------------------------------------------------------------- q3_multipath
+
+
+def _leaves(make, read=lambda g: g.item()):
+    """multipath_grads and split_path_grads with leaves from ``make(value)`` and gradients
+    read with ``read``."""
+    def multipath_grads(x0, y0):
+        x, y = make(float(x0)), make(float(y0))
+        (x * y + x ** 2).backward()
+        return read(x.grad), read(y.grad)
+
+    def split_path_grads(x0, y0):
+        a, b, y = make(float(x0)), make(float(x0)), make(float(y0))
+        (a * y.detach() + b ** 2).backward()
+        return read(a.grad), read(b.grad)
+    return multipath_grads, split_path_grads
+
+
+def _cast_inside(split):
+    """float32 leaves, w computed from their float16 casts."""
+    def fn(x0, y0):
+        x, y = _in(torch.float32)(float(x0)), _in(torch.float32)(float(y0))
+        b = _in(torch.float32)(float(x0)) if split else x
+        (x.half() * (y.half().detach() if split else y.half()) + b.half() ** 2).backward()
+        return (x.grad.item(), b.grad.item()) if split else (x.grad.item(), y.grad.item())
+    return fn
+
+
+def _in(dtype):
+    return lambda v: torch.tensor(v, dtype=dtype, requires_grad=True)
+
+
+LOW = {
+    "bfloat16 leaves (round y)": (_leaves(_in(torch.bfloat16)), "bfloat16"),
+    "float16 leaves": (_leaves(_in(torch.float16)), "float16"),
+    ".half() leaves": (_leaves(lambda v: torch.tensor(v).half().requires_grad_()), "float16"),
+    "gradients read in bfloat16": (_leaves(_in(torch.float32),
+                                           lambda g: g.bfloat16().item()), "bfloat16"),
+    "float32 leaves cast inside w": ((_cast_inside(False), _cast_inside(True)), "float16"),
+}
+NOT_LOW = {
+    "inputs rounded to 2 decimals": _leaves(lambda v: torch.tensor(round(v, 2),
+                                                                   requires_grad=True)),
+    "inputs truncated": _leaves(lambda v: torch.tensor(float(int(v)), requires_grad=True)),
+}
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("how", sorted(LOW))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_low_precision_leaves_are_named(seed, how, split):
+    """Are multipath_grads and split_path_grads computed in float16 or bfloat16 named for it,
+    with the dtype and float32 as the fix?"""
+    fns, dtype = LOW[how]
+    result = multipath.check_grads(fns[split], generator(seed), split=split)
+    assert not result.passed, result.message
+    assert result.misconception == "low-precision", result.message
+    for words in (dtype, "float32"):
+        assert words in result.message, result.message
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("how", sorted(NOT_LOW))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_multipath_low_precision_named_only_on_its_evidence(seed, how, split):
+    result = multipath.check_grads(NOT_LOW[how][split], generator(seed), split=split)
+    assert not result.passed, result.message
+    assert result.misconception != "low-precision", result.message
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_float64_leaves_pass(seed, split):
+    fns = _leaves(_in(torch.float64))
+    assert multipath.check_grads(fns[split], generator(seed), split=split).passed
+
+
+def test_round_y_bfloat16_point():
+    """Round y's (0.3, 1.7): (2.3125, 0.30078125) for (2.3, 0.3)."""
+    verdict = multipath.judge_multipath((2.3125, 0.30078125), 0.3, 1.7)
+    assert verdict.misconception == "low-precision" and "bfloat16" in verdict.message
