@@ -57,8 +57,11 @@ def clipped_hint(got: list[float], p0: float, repeats: int, clear: bool, c: floa
     pairs = list(dict.fromkeys(f"{fmt(right[k])} came back as {fmt(got[k])}" for k in which))
     told = ", ".join(pairs[:3]) + (", ..." if len(pairs) > 3 else "")
     rest = ", the others are right" if len(which) < len(right) else ""
+    count = (f"{len(which)} of the {len(right)} right gradients" if rest else
+             "the right gradient" if len(right) == 1 else f"all {len(right)} right gradients")
+    verb = "is" if len(which) == 1 else "are"
     return (f"Every value is the right gradient with its magnitude capped at c={cap}: "
-            f"{len(which)} of the {len(right)} right gradients are above {cap} in magnitude and "
+            f"{count} {verb} above {cap} in magnitude and "
             f"came back capped ({told}){rest}. That is gradient clipping: "
             f"torch.nn.utils.clip_grad_norm_([p], max_norm={cap}) or clip_grad_value_([p], "
             f"{cap}) after each backward (for one scalar both cap |p.grad| at {cap}), "
