@@ -24,8 +24,8 @@ WHERE = {
     "leaf": "the leaves made in {d} (torch.tensor(float(x0), dtype=torch.{d}, "
             "requires_grad=True), .{m}()), so that the product, the square and every gradient "
             "are {d} numbers too",
-    "compute": "float32 leaves cast to {d} inside w (x.{m}() * y.{m}() + x.{m}() ** 2), so "
-               "that each path's gradient is a {d} number",
+    "compute": "float32 leaves cast to {d} inside w (each leaf's .{m}() in the product and "
+               "the square), so that each path's gradient is a {d} number",
     "read": "each gradient cast to {d} on the way out (x.grad.{m}().item())",
 }
 #: Points for the confirming call whose values both dtypes round beyond the check's
