@@ -18,6 +18,8 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import first_match, float_pair_problem, pair_close, renamed
 from .multipath_halved import HALVED, confirmed_halved, halved
+from .multipath_precision import LOW_PRECISION, low_precision
+from .multipath_precision import confirmed as precision_confirmed
 from .multipath_repeated import REPEATED, confirmed, repeated_backward
 
 QUESTION = "q3_multipath"
@@ -122,13 +124,15 @@ def expected_split(x0: float, y0: float) -> tuple[float, float]:
 
 def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
            patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str,
-           split: bool, repeated: bool = True, halving: bool = True) -> Verdict:
+           split: bool, repeated: bool = True, halving: bool = True,
+           precision: bool = True) -> Verdict:
     """Type first, then values; a wrong value is matched against ``patterns`` (for
     split_path_grads, first against a subtraction of totals: ``cancellation``), then, with
     ``repeated``, against gradients accumulated over more than one backward.
 
     ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused);
-    ``halving``: a split's square path at half its gradient is looked for (``halved``).
+    ``halving``: a split's square path at half its gradient is looked for (``halved``);
+    ``precision``: a replay through float16 or bfloat16 (``low_precision``).
     """
     x0, y0 = float(inputs["x0"]), float(inputs["y0"])
     atol = tolerance(x0, y0, split)
@@ -151,6 +155,8 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     if derived is not None:  # the two readings cannot both hold but where their answers meet
         name, hint = derived if name is None else (None, (
             f"It fits two readings, nothing here tells which. One: {hint} Or: {derived[1]}"))
+    if name is None and not hint and precision:
+        name, hint = low_precision(got, x0, y0, split) or (None, "")
     if name is None and not hint and split and halving:
         name, hint = halved(got, x0, y0, atol) or (None, "")
     if name is None and not hint and repeated:
@@ -162,9 +168,11 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
-def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True) -> Verdict:
+def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True,
+                    precision: bool = True) -> Verdict:
     """Compare ``multipath_grads(x0, y0)`` with ``(2*x0 + y0, x0)``; name the mistake
-    (``repeated``: gradients accumulated over backward calls too, see ``_judge``)."""
+    (``repeated``: gradients accumulated over backward calls too; ``precision``: a lower
+    precision; see ``_judge``)."""
     x, y = float(x0), float(y0)
     return _judge(got, expected_multipath(x, y), f"multipath_grads({fmt(x0)}, {fmt(y0)})",
                   "(x.grad, y.grad)", [
@@ -178,7 +186,8 @@ def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True) -> Ve
          "(x.grad, y.grad), x first."),
         ("lesson-constant", LESSON_MULTIPATH, "These are the lesson's gradients for (3, 4): make "
          "the leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "unused-leaf", split=False, repeated=repeated)
+    ], {"x0": x0, "y0": y0}, "unused-leaf", split=False, repeated=repeated,
+                  precision=precision)
 
 
 def cancellation(got: tuple[float, float], x0: float, y0: float,
@@ -238,9 +247,10 @@ def not_split(got: tuple[float, float], x0: float, y0: float,
 
 
 def judge_split(got: Any, x0: float, y0: float, repeated: bool = True,
-                halving: bool = True) -> Verdict:
+                halving: bool = True, precision: bool = True) -> Verdict:
     """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake
-    (``repeated`` as in ``judge_multipath``, ``halving`` as in ``_judge``)."""
+    (``repeated`` and ``precision`` as in ``judge_multipath``, ``halving`` as in
+    ``_judge``)."""
     x, y = float(x0), float(y0)
     total = 2 * x + y
     return _judge(got, expected_split(x, y), f"split_path_grads({fmt(x0)}, {fmt(y0)})",
@@ -255,7 +265,8 @@ def judge_split(got: Any, x0: float, y0: float, repeated: bool = True,
          "in the product and b in the square."),
         ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
          "leaves from the x0 and y0 arguments."),
-    ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated, halving=halving)
+    ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated, halving=halving,
+                  precision=precision)
 
 
 def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
@@ -337,6 +348,9 @@ def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
     for x0, y0 in draw_points(rng):
         got, failure = _call(fn, name, x0, y0, "one-leaf" if split else "unused-leaf")
         verdict = failure or judge(got, x0, y0)
+        if verdict.misconception == LOW_PRECISION:  # replayed here: and at another point?
+            verdict = precision_confirmed(verdict, fn, name, x0, y0, split, judge,
+                                          expected_split if split else expected_multipath)
         if verdict.misconception == REPEATED:  # one answer's multiples, seen again elsewhere?
             verdict = confirmed(verdict, fn, name, x0, y0, judge,
                                 expected_split if split else expected_multipath,

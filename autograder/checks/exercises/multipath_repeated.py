@@ -99,12 +99,13 @@ def confirmed(verdict: Verdict, fn: Callable, name: str, x0: Any, y0: Any,
 def elsewhere(verdict: Verdict, fn: Callable, name: str, at: tuple[Any, Any],
               holds: Callable[[tuple[float, float], tuple[float, float]], bool],
               reference: Callable, established: str,
-              otherwise: Callable[[], Verdict]) -> Verdict:
+              otherwise: Callable[[], Verdict],
+              points: tuple[tuple[float, float], ...] = CONFIRM_POINTS) -> Verdict:
     """``verdict``, named at the point ``at``, kept when ``fn`` called at another point
-    (``CONFIRM_POINTS``) returns a pair of floats for which ``holds``, with that call in its
-    evidence and its message; else ``otherwise()``, the answer judged without that reading."""
-    point = CONFIRM_POINTS[1] if tuple(map(float, at)) == CONFIRM_POINTS[0] else \
-        CONFIRM_POINTS[0]
+    (the first of ``points``, the second when ``at`` is the first) returns a pair of floats
+    for which ``holds``, with that call in its evidence and its message; else
+    ``otherwise()``, the answer judged without that reading."""
+    point = points[1] if tuple(map(float, at)) == points[0] else points[0]
     other, failure = call(fn, name, *point)
     if failure is not None or float_pair_problem(other, "") is not None \
             or not holds(tuple(map(float, other)), point):

@@ -20,6 +20,8 @@ from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
+from .vjp_mean import AVERAGED, patterns
+from .vjp_mean import confirmed as mean_confirmed
 from .vjp_sqrt import HINT as SQRT_HINT
 from .vjp_sqrt import SQRT, at_negative_weights
 from .vjp_sqrt import confirmed as sqrt_confirmed
@@ -91,10 +93,11 @@ def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
 
 
 def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = True,
-              sqrt: bool = True) -> Verdict:
+              sqrt: bool = True, mean: bool = True) -> Verdict:
     """Type, then shape, then dtype, then values of ``vjp_square(x, weights)`` (``half``: an
     answer of exactly half may be named ``one-product-term``; ``sqrt``: one NaN where the
-    weights are negative, ``weights-through-sqrt``)."""
+    weights are negative, ``weights-through-sqrt``; ``mean``: divided by a count of x's,
+    ``vjp-averaged``)."""
     expected = expected_vjp(x, weights)
     rtol, atol = TOLERANCES[x.dtype]
     shown = shown_call(x)
@@ -116,7 +119,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = Tru
     evidence = Evidence(inputs, expected.tolist(), values.tolist(), err, evidence.tolerance)
     if arrays_close(values, expected, rtol, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = _diagnose(values, x, weights, rtol, atol, half, sqrt)
+    name, hint = _diagnose(values, x, weights, rtol, atol, half, sqrt, mean)
     return Verdict(False, f"{shown} returned {short(values)}; expected "
                    f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
                    f"{evidence.tolerance}). {hint}".rstrip(), name,
@@ -190,7 +193,8 @@ TWICE_HINT = ("This is 2*x*weights**2, the right gradient times the weights agai
 
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
-              atol: float, half: bool = True, sqrt: bool = True) -> tuple[str | None, str]:
+              atol: float, half: bool = True, sqrt: bool = True,
+              mean: bool = True) -> tuple[str | None, str]:
     """Match a wrong gradient against the known mistakes."""
     xs, ws = x.detach().double().numpy(), weights.detach().double().numpy()
     if sqrt and at_negative_weights(values, expected_vjp(x, weights), weights, rtol, atol):
@@ -202,6 +206,8 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
         ("weights-applied-twice", 2.0 * xs * ws ** 2, TWICE_HINT),
         *mixed_weights(xs, ws),
         (ONE_TERM, xs * ws if half else None, HALF_HINT),
+        # after the half: a mean over 2 entries halves too, told when another input is not half
+        *(patterns(expected_vjp(x, weights)) if mean else []),
         ("returned-value-not-grad", xs ** 2 * ws,
          "These are the weighted values of x ** 2, not a gradient: return the leaf's .grad."),
         ("returned-value-not-grad", xs ** 2,
@@ -333,6 +339,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
                                 TOLERANCES, lambda: judge_called_again(
                                     judge_vjp(got, x, weights, half=False), got, x, twin),
                                 shown_call(other[0]))
+        if verdict.misconception == AVERAGED:  # a count of x's: and of another shape's?
+            verdict = mean_confirmed(verdict, vjp_square, x, weights, TOLERANCES,
+                                     lambda: judge_called_again(judge_vjp(
+                                         got, x, weights, half=False, mean=False), got, x, twin))
         if verdict.misconception == SQRT:  # NaN at the negative weights: and negated?
             verdict = sqrt_confirmed(verdict, vjp_square, (replica(x), -weights), TOLERANCES,
                                      lambda: judge_called_again(judge_vjp(
