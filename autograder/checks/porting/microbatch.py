@@ -64,17 +64,24 @@ OFFSETS = ("wrong when the micro-batch sizes differ: each micro-batch must start
            "at j * size")
 
 
-def draw_problem(rng: np.random.Generator, stale: bool
+#: The features' scale in the last problem, ``w`` divided by it: the same logits as any
+#: draw, a gradient that many times larger (norm about 1 to 6), where what acts on large
+#: gradients only shows (a clip at a norm or a value that the others stay under).
+LARGE = 10.0
+
+
+def draw_problem(rng: np.random.Generator, stale: bool, scale: float = 1.0
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
-    """A leaf ``w`` (with a stale ``.grad`` when asked), data, and 2-4 unequal sizes."""
+    """A leaf ``w`` (with a stale ``.grad`` when asked), data, and 2-4 unequal sizes; with
+    ``scale``, the features times it and ``w`` divided by it (the same logits)."""
     parts, n = int(rng.integers(2, 5)), int(rng.integers(2, 7))
     sizes = sorted(set(int(s) for s in rng.integers(3, 40, size=parts)))
     while len(sizes) < 2:  # equal sizes would hide the weighting mistake
         sizes = sorted(set(sizes + [int(rng.integers(3, 40))]))
     sizes = [int(s) for s in rng.permutation(sizes)]
-    X = torch.tensor(rng.standard_normal((sum(sizes), n)), dtype=torch.float32)
+    X = torch.tensor(rng.standard_normal((sum(sizes), n)) * scale, dtype=torch.float32)
     y = torch.tensor(rng.integers(0, 2, sum(sizes)), dtype=torch.float32)
-    w = torch.tensor(rng.normal(0.0, 1.0, n), dtype=torch.float32, requires_grad=True)
+    w = torch.tensor(rng.normal(0.0, 1.0, n) / scale, dtype=torch.float32, requires_grad=True)
     if stale:
         w.grad = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n),
                               dtype=torch.float32)
@@ -360,9 +367,9 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(4):
-        w, X, y, sizes = draw_problem(rng, stale)
-        if i == 3:  # a micro-batch of one, drawn last (earlier problems stay the seed's own)
+    for i in range(5):  # later problems drawn after earlier ones, which stay the seed's own
+        w, X, y, sizes = draw_problem(rng, stale, LARGE if i == 4 else 1.0)
+        if i == 3:  # a micro-batch of one
             sizes = [1, sizes[0] - 1] + sizes[1:]
         stale_grad = w.grad.clone() if stale else None
         w_before = w.detach().clone()

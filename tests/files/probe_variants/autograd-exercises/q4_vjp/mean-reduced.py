@@ -1,6 +1,6 @@
 # kind: wrong
-# probe: probe.scaled
-# feedback: the answer is off by a constant factor
+# probe: vjp-averaged
+# feedback: reduced by a mean where the vector-Jacobian product needs a sum
 # The weighted output is averaged rather than backpropagated as a vector.
 def vjp_square(x, weights):
     leaf = x.detach().clone().requires_grad_()
