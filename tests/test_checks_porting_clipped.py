@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autograder.checks.porting import microbatch
 
@@ -169,3 +171,14 @@ def test_near_misses_keep_their_names(seed):
     for factor in (0.9, 0.5, 1.3):
         result = check(scaled(factor), np.random.default_rng(seed), stale=False)
         assert not result.passed and result.misconception != "gradient-clipped", result.message
+
+
+@settings(deadline=None, max_examples=15)
+@given(seed=st.integers(0, 2**32 - 1), factor=st.floats(0.05, 0.99))
+def test_no_constant_factor_is_called_clipped(seed, factor):
+    """The right answer times any constant below 1 fits a total clip at its first problem;
+    the second problem (a gradient 4 times larger) gives a c 4 times larger, so it is never
+    named."""
+    result = microbatch.check_accumulated_grad(scaled(factor), np.random.default_rng(seed),
+                                               stale=False)
+    assert result.misconception != "gradient-clipped", result.message
