@@ -44,6 +44,7 @@ from .logreg_advice import UNEXPLAINED
 from .logreg_grads import judge_grads, judged_twice, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
+from .logreg_stale import carried_grads, name_stale_grad
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
 
@@ -330,8 +331,10 @@ def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator,
         args = (X, y, w, b)
         before = [snapshot(a) for a in args]
         ref_w, ref_b = reference_grads(X, y, w, b)
+        carried = carried_grads(w, b)
         got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
         verdict = verdict or judged_twice(logreg_grads, got, ref_w, ref_b, args)
+        verdict = name_stale_grad(verdict, got, carried, (ref_w, ref_b))
         left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
         if verdict.ok and left:
             verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "

@@ -13,6 +13,7 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
+from .microbatch_clipped import clipped
 from .microbatch_shapes import ADVICE as BROADCAST_ADVICE
 from .microbatch_shapes import NAME as BROADCAST
 from .microbatch_shapes import broadcast_grad
@@ -291,10 +292,14 @@ def judged_twice(accumulated_grad: Callable, got: Any, w: torch.Tensor, X: torch
                  y: torch.Tensor, sizes: list[int], stale: torch.Tensor | None,
                  w_before: torch.Tensor) -> Verdict:
     """``judge``; a weight in the wrong place it names is kept only when ``accumulated_grad``
-    puts it in the same place at a second w (``microbatch_weights.confirmed``)."""
-    return confirmed(judge(got, w, X, y, sizes, stale, w_before), accumulated_grad, w_before,
-                     X, y, sizes, diagnose,
-                     lambda: judge(got, w, X, y, sizes, stale, w_before, weights=False))
+    puts it in the same place at a second w (``microbatch_weights.confirmed``); an unnamed
+    wrong answer that fits a clipped gradient is named when a second problem fits the same
+    clip (``microbatch_clipped``)."""
+    verdict = confirmed(judge(got, w, X, y, sizes, stale, w_before), accumulated_grad,
+                        w_before, X, y, sizes, diagnose,
+                        lambda: judge(got, w, X, y, sizes, stale, w_before, weights=False))
+    return clipped(verdict, accumulated_grad, got, w_before, X, y, sizes, micro_grads,
+                   MATCH_RTOL, MATCH_ATOL)
 
 
 def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],

@@ -29,6 +29,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import name_raised, sentence
 from .gradcheck import QUESTION, draw_x
+from .selfcheck_cached import cached
 
 #: What a raised GradcheckError means (check_my_op must return False, not raise).
 RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to gradcheck."),)
@@ -232,6 +233,9 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
                 got, failure, seen, saved = runs[True]
                 verdict = judge_broken_op(got, failure, x, seen, saved)
             if not verdict.ok:
+                verdict = cached(verdict, lambda x_, broken: run_with_op(check_my_op, x_,
+                                                                         broken)[0],
+                                 lambda: telling_x(rng, dtype))
                 break
         if not verdict.ok:
             break
