@@ -23,7 +23,7 @@ from .vjp_half import ONE_TERM, confirmed
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
 from .vjp_sqrt import HINT as SQRT_HINT
-from .vjp_sqrt import SQRT, at_negative_weights
+from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
 
 QUESTION = "q4_vjp"
@@ -204,6 +204,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
          "This is 2*x, the gradient of v.sum(): the weights were ignored. Call "
          "v.backward(weights) so that each v[i] counts weights[i] times."),
         ("weights-applied-twice", 2.0 * xs * ws ** 2, TWICE_HINT),
+        *sign_patterns(xs, ws),
         *mixed_weights(xs, ws),
         (ONE_TERM, xs * ws if half else None, HALF_HINT),
         # after the half: a mean over 2 entries halves too, told when another input is not half

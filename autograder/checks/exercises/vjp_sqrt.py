@@ -1,9 +1,11 @@
-"""q4_vjp: a pullback that takes the weights through their square roots, as in folding them
-into the square (``((weights.sqrt() * leaf) ** 2).sum().backward()``, "a weighted sum of
-squares is a sum of squares of sqrt(w) * x"): right where a weight is non-negative, NaN where
-it is negative. Named ``weights-through-sqrt`` from one answer (``at_negative_weights``) and
-kept only when the same x with the weights negated is NaN at the other entries
-(``confirmed``)."""
+"""q4_vjp: pullbacks that lose the weights' signs, right wherever every weight is >= 0 (the
+lesson's are). Through their square roots, as in folding them into the square
+(``((weights.sqrt() * leaf) ** 2).sum().backward()``, "a weighted sum of squares is a sum of
+squares of sqrt(w) * x"): NaN where a weight is negative, named ``weights-through-sqrt`` from
+one answer (``at_negative_weights``) and kept only when the same x with the weights negated is
+NaN at the other entries (``confirmed``). Their sizes kept or the negative ones zeroed
+(``weights.abs()``, ``clamp(min=0)``): ``weights-sign-dropped``, matched as a pattern
+(``sign_patterns``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,26 @@ HINT = ("Every entry whose weight is negative is NaN, and every other entry is r
         "weights * leaf ** 2 only for non-negative weights: the square root of a negative "
         "number is NaN, and so is everything computed from it. The vector given to backward "
         "can have any sign: v = leaf ** 2, then v.backward(weights).")
+
+
+SIGN_DROPPED = "weights-sign-dropped"
+SIGNED = ("A weight is a coefficient of the sum, not a size: a negative weight makes its v[i] "
+          "count negatively, and the gradient there points the other way. Call "
+          "v.backward(weights) with the weights as given.")
+
+
+def sign_patterns(xs: np.ndarray, ws: np.ndarray) -> list[tuple[str, Any, str]]:
+    """For ``first_match``: the gradient with the weights' sizes kept and signs dropped, and
+    with the negative weights zeroed; none where no weight is negative."""
+    if not (ws < 0).any():
+        return []
+    return [(SIGN_DROPPED, 2.0 * xs * np.abs(ws),
+             "This is 2*x*|weights|: right where a weight is positive, the sign flipped "
+             "wherever it is negative. The weights' signs were dropped (weights.abs(), "
+             f"torch.sqrt(weights ** 2)) before backward. {SIGNED}"),
+            (SIGN_DROPPED, 2.0 * xs * np.maximum(ws, 0.0),
+             "This is 2*x*weights with the negative weights set to 0 (weights.clamp(min=0), "
+             f"torch.relu(weights)): those entries got no gradient. {SIGNED}")]
 
 
 def at_negative_weights(values: Any, expected: np.ndarray, weights: torch.Tensor,
