@@ -263,6 +263,11 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     again = every_other_row(torch.from_numpy(rng.standard_normal(
         (inputs.shape[0] + int(rng.integers(1, 4)), inputs.shape[1]))).to(inputs.dtype))
     cases.append((net, again, predict(net, again)))
+    # drawn last for the same reason: a batch of one row into a Linear with one output and an
+    # activation, which saves its (1, 1) output, a tensor of one element (the networks above
+    # save none: a count that skips one-element tensors is right on them)
+    cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=1,
+                                  batch=1, one_output=True))
     verdict = PASS
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)

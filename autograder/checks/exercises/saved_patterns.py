@@ -1,7 +1,8 @@
 """q2_saved: the known mistakes a count of saved tensors can be, each predicted on the
 grader's own hook run of the network (``saved_reference.Predictions``): a run under the wrong
-mode, the parameters, distinct storages, a kind of saved tensor left out, each tensor's bytes
-from another size of it; with what each is told (``patterns``, ``matches``, ``only_match``)."""
+mode, the parameters, distinct storages, a kind of saved tensor left out, the tensors of one
+element left out, each tensor's bytes from another size of it; with what each is told
+(``patterns``, ``matches``, ``only_match``)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] 
          "given, on every call."),
         *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
           if track),
+        ("small-tensors-skipped", pred.one_element_left_out() if track else None,
+         one_element_hint(pred)),
         *((name, pred.bytes_by(size), hint(_example(pred, size))) for name, size, hint
           in BYTE_SIZES if track and pred.packed),
     ]
@@ -87,6 +90,18 @@ LEFT_OUT = (
      "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
      "keeps): those are saved for backward too."),
 )
+
+
+def one_element_hint(pred: Predictions) -> str:
+    """What a count without the packed tensors of one element is told, with their shapes."""
+    shapes = [shape for shape, *_ in pred.packed if math.prod(shape) == 1]
+    which = ", ".join(sorted({str(shape) for shape in shapes})) or "none"
+    return (f"These are the counts with the saved tensors of one element left out ({len(shapes)} "
+            f"here, of shape {which}: on a batch of one row, an activation after a Linear with "
+            "one output saves its (1, 1) output). A tensor of one element is no bookkeeping "
+            "scalar: backward needs it like any other. Every tensor pack receives counts, "
+            "whatever its size: count each call and its numel() * element_size(), without a "
+            "test on numel(), dim() or shape.")
 
 
 #: What each saved tensor's bytes are: the fix a count from another size of it is told.

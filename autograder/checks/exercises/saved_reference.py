@@ -6,6 +6,7 @@ draws, redrawn until no two mistakes predict the same answer (``draw_unambiguous
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Callable
@@ -56,6 +57,12 @@ class Predictions:
         """The tracked count with each packed tensor's bytes taken as ``size(shape,
         element_size, object_size, stride)`` instead of ``numel() * element_size()``."""
         return len(self.packed), sum(size(*p) for p in self.packed)
+
+    def one_element_left_out(self) -> tuple[int, int]:
+        """The tracked count without the packed tensors of one element (a (1, 1) output a
+        Sigmoid keeps): what a pack hook that counts only ``numel() > 1`` returns."""
+        kept = [p for p in self.packed if math.prod(p[0]) != 1]
+        return len(kept), sum(math.prod(shape) * size for shape, size, *_ in kept)
 
 
 def layout_copy(t: torch.Tensor) -> torch.Tensor:
@@ -147,16 +154,21 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
 
 
 def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1,
-              batch: int | None = None) -> tuple[nn.Sequential, torch.Tensor]:
+              batch: int | None = None, one_output: bool = False) -> tuple[
+        nn.Sequential, torch.Tensor]:
     """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``
-    (``batch`` rows, else a drawn number)."""
+    (``batch`` rows, else a drawn number). With ``one_output``, the last Linear has one output
+    and an activation follows it: on a one-row batch it saves a (1, 1) tensor, of one
+    element."""
     n_linear = int(rng.integers(min_linear, 4))
     widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
+    if one_output:
+        widths[-1] = 1
     layers: list[nn.Module] = []
     with torch.random.fork_rng(devices=[]):  # leave the student's global torch RNG alone
         for i in range(n_linear):
             layers.append(nn.Linear(widths[i], widths[i + 1], bias=bool(rng.random() < 0.8)))
-            if i < n_linear - 1 or rng.random() < 0.5:
+            if i < n_linear - 1 or one_output or rng.random() < 0.5:
                 layers.append(ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]())
     net = nn.Sequential(*layers).to(dtype)
     with torch.no_grad():
@@ -173,16 +185,18 @@ def unambiguous(pred: Predictions) -> bool:
     cannot be seen on that network and is not matched.
     """
     wrong = [pred.params, LESSON_COUNTS, pred.untracked]
-    wrong += [p for p in (pred.unique, pred.four_bytes) if p != pred.tracked]
+    wrong += [p for p in (pred.unique, pred.four_bytes, pred.one_element_left_out())
+              if p != pred.tracked]
     return pred.tracked not in wrong[:3] and len(set(wrong)) == len(wrong)
 
 
 def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int,
-                     batch: int | None = None, tracked_inputs: bool = False) -> tuple[
-        nn.Sequential, torch.Tensor, Predictions]:
+                     batch: int | None = None, tracked_inputs: bool = False,
+                     one_output: bool = False) -> tuple[nn.Sequential, torch.Tensor, Predictions]:
     """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
     for _ in range(50):
-        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch)
+        net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch,
+                                one_output=one_output)
         inputs.requires_grad_(tracked_inputs)
         pred = predict(net, inputs)
         if unambiguous(pred):
