@@ -73,9 +73,13 @@ _FAULTS = {
     "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
     "offset": lambda x: torch.full_like(x, 1e-6),
 }
+#: Backwards off by a relative amount everywhere, as factors of the right gradient: ``scaled``
+#: (0.5 % off) fails gradcheck's default rtol=1e-3 and passes rtol=1e-2; ``nudged`` (0.05 % off)
+#: passes rtol=1e-3 and fails rtol=1e-4.
+_SCALES = {"scaled": 1.005, "nudged": 1.0005}
 #: ``lesson``: the right gradient; ``broken``: the quotient rule's second term missing; the rest
-#: the right gradient plus one of ``_FAULTS``.
-BACKWARDS = ("lesson", "broken", *_FAULTS)
+#: the right gradient plus one of ``_FAULTS``, or times one of ``_SCALES``.
+BACKWARDS = ("lesson", "broken", *_FAULTS, *_SCALES)
 
 
 def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
@@ -88,7 +92,8 @@ def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> 
         leaf = x.clone().requires_grad_()
         (lesson,) = torch.autograd.grad(_lesson_op(leaf), leaf)
     grads = {"lesson": lesson, "broken": 3 * x ** 2 / (1 + x.abs().sum()),
-             **{fault: lesson + term(x) for fault, term in _FAULTS.items()}}
+             **{fault: lesson + term(x) for fault, term in _FAULTS.items()},
+             **{kind: lesson * factor for kind, factor in _SCALES.items()}}
     return grad_output * grads[kind]
 
 
