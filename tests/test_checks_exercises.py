@@ -469,7 +469,8 @@ def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case)
     left_out = {"weights-left-out": pred.no_weights, "leaves-left-out": pred.no_leaves,
                 "weights-and-leaves-left-out": pred.activations}
     others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved_reference.LESSON_COUNTS,
-              t, (0, 0)] + [pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
+              t, (0, 0), pred.one_element_left_out()] + [
+        pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
     for name, wrong in left_out.items():
         rivals = others + [v for k, v in left_out.items() if k != name]
         if wrong not in rivals:

@@ -92,6 +92,8 @@ def fitted(got: Any, at: tuple[torch.Tensor, ...] | None, part: int) -> tuple[st
     found = tuple(key for key, pair in grads.items()
                   if allclose(values, pair[part], MATCH_RTOL, MATCH_ATOL)
                   and not allclose(right, pair[part], MATCH_RTOL, MATCH_ATOL))
+    if part == 1 and allclose(values, -right, MATCH_RTOL, MATCH_ATOL):
+        return ()  # b's gradient with its sign flipped: sigmoid(-z) gives it where mean(y) = 0.5
     return found if part == 0 or len(found) == 1 else ()
 
 
