@@ -82,6 +82,16 @@ def fitted(got: list[float], p0: float, repeats: int, clear: bool
     return None
 
 
+def told(dtype: torch.dtype, places: list[str], where: dict[str, str]) -> tuple[str, str, str]:
+    """How a replay through ``dtype`` at ``places`` is told: the dtype's name, each place's
+    way from ``where`` (formatted with the name and its tensor method), and whether several
+    places gave the same numbers."""
+    name = str(dtype).replace("torch.", "")
+    method = {torch.float16: "half", torch.bfloat16: "bfloat16"}[dtype]
+    ways = "; or ".join(where[place].format(d=name, m=method) for place in places)
+    return name, ways, " (these give the same numbers here)" if len(places) > 1 else ""
+
+
 def low_precision(got: list[float], p0: float, repeats: int, clear: bool) -> str | None:
     """The message for a wrong ``got`` that a replay through float16 or bfloat16 reproduces
     value for value (every way of computing in that dtype that does, told together: they give
@@ -90,10 +100,7 @@ def low_precision(got: list[float], p0: float, repeats: int, clear: bool) -> str
     if found is None:
         return None
     dtype, places = found
-    name = str(dtype).replace("torch.", "")
-    method = {torch.float16: "half", torch.bfloat16: "bfloat16"}[dtype]
-    ways = "; or ".join(WHERE[place].format(d=name, m=method) for place in places)
-    alike = " (these give the same numbers here)" if len(places) > 1 else ""
+    name, ways, alike = told(dtype, places, WHERE)
     rounded = torch.tensor(p0, dtype=dtype).item()
     overflow = (f" {name}'s largest finite value is {fmt(torch.finfo(dtype).max)}, so a "
                 "gradient beyond it became inf." if any(math.isinf(g) for g in got) else "")

@@ -14,11 +14,9 @@ import torch
 
 from ..describing import fmt
 from ..result import Verdict
+from .accumulation_precision import DTYPES, LOW_PRECISION, told
 from .multipath_repeated import elsewhere
 
-LOW_PRECISION = "low-precision"
-#: The dtypes tried, with their significant bits (the stored mantissa and the implicit one).
-DTYPES = {torch.float16: 11, torch.bfloat16: 8}
 #: Where a replay puts the dtype, and how the message says what the student did.
 WHERE = {
     "leaf": "the leaves made in {d} (torch.tensor(float(x0), dtype=torch.{d}, "
@@ -83,10 +81,7 @@ def low_precision(got: tuple[float, float], x0: float, y0: float,
     if found is None:
         return None
     dtype, places = found
-    name = str(dtype).replace("torch.", "")
-    method = {torch.float16: "half", torch.bfloat16: "bfloat16"}[dtype]
-    ways = "; or ".join(WHERE[place].format(d=name, m=method) for place in places)
-    alike = " (these give the same numbers here)" if len(places) > 1 else ""
+    name, ways, alike = told(dtype, places, WHERE)
     function = "split_path_grads" if split else "multipath_grads"
     rounded = ", ".join(f"{fmt(v)} is {fmt(torch.tensor(v, dtype=dtype).item(), 10)}"
                         for v in dict.fromkeys((x0, y0)))
