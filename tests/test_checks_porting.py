@@ -24,6 +24,7 @@ from autograder.checks.porting import (
     logreg_grads,
     microbatch,
     selfcheck,
+    selfcheck_at_x,
 )
 
 FAST = settings(deadline=None, max_examples=20)
@@ -1093,7 +1094,7 @@ def test_a_check_with_autograd_off_is_named(fn, name, check):
     op: each is named by how the stand-in was called, in both checks that ask about correct
     ops; a copy made under no_grad that requires grad is right."""
     run = {"check_my_op": selfcheck.check_check_my_op,
-           "check_my_op_at_x": selfcheck.check_check_my_op_at_x}[check]
+           "check_my_op_at_x": selfcheck_at_x.check_check_my_op_at_x}[check]
     result = run(fn, np.random.default_rng(5))
     assert result.passed == (name is None) and result.misconception == name, result.message
     if name == "check-without-autograd":

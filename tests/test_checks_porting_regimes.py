@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import device, logreg_regimes, microbatch, recording, selfcheck
+from autograder.checks.porting import device, logreg_regimes, microbatch, recording, selfcheck_at_x
 from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)
@@ -330,7 +330,7 @@ def my_op(x):  # replaced by the stand-ins during each call (swap_globals)
         "atol-also-abs"])
 def test_check_my_op_at_x(fn, passes, name):
     for seed in range(3):
-        result = selfcheck.check_check_my_op_at_x(fn, np.random.default_rng(seed))
+        result = selfcheck_at_x.check_check_my_op_at_x(fn, np.random.default_rng(seed))
         assert result.passed == passes and result.misconception == name, result.message
 
 

@@ -15,6 +15,7 @@ from . import (
     microbatch,
     recording,
     selfcheck,
+    selfcheck_at_x,
 )
 
 ASSIGNMENT = "autograd-porting"
@@ -47,7 +48,7 @@ CHECKS = index([
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op", ("check_my_op",),
           selfcheck.check_check_my_op),
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_at_x", ("check_my_op",),
-          selfcheck.check_check_my_op_at_x),
+          selfcheck_at_x.check_check_my_op_at_x),
     Check(ASSIGNMENT, device.QUESTION, "pick_device", ("pick_device",),
           device.check_pick_device),
     Check(ASSIGNMENT, device.QUESTION, "predict_values", ("predict",),
