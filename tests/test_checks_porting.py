@@ -20,6 +20,7 @@ from autograder.checks.porting import (
     device_predict,
     gradcheck,
     gradcheck_kink,
+    gradcheck_mistakes,
     logreg,
     logreg_grads,
     microbatch,
@@ -868,7 +869,7 @@ def test_upstream_on_each_term_names_nothing(seed, upstream):
     S, A = (x ** 3).sum(), x.abs().sum()
     second = -S * torch.sign(x) / (1 + A) ** 2
     for factor in (0.0, 1.0):  # the second term alone, at an upstream where nothing tells
-        name, _ = gradcheck.diagnose_backward(second, x, factor)
+        name, _ = gradcheck_mistakes.diagnose_backward(second, x, factor)
         assert name is None or not name.startswith("upstream"), name
 
 
