@@ -19,6 +19,7 @@ from autograder.checks.exercises import (
     accumulation,
     export,
     multipath,
+    multipath_points,
     saved,
     saved_patterns,
     saved_reference,
@@ -491,7 +492,7 @@ def test_multipath_reference_is_accepted(x0, y0):
     y = torch.tensor(y0, requires_grad=True)
     (x * y + x ** 2).backward()
     assert multipath.judge_multipath((x.grad.item(), y.grad.item()), x0, y0).ok
-    assert multipath.judge_split(multipath.expected_split(x0, y0), x0, y0).ok
+    assert multipath.judge_split(multipath_points.expected_split(x0, y0), x0, y0).ok
 
 
 @FAST
@@ -499,7 +500,7 @@ def test_multipath_reference_is_accepted(x0, y0):
 @example(2.0, 6.0)  # the lesson's split answer is also the swapped paths here
 def test_multipath_mutations_are_named(x0, y0):
     """Does each known mistake get its own id?"""
-    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(multipath_points.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
     assume(abs(x0 + y0) > 1e-2 and abs(x0 - y0) > 1e-2)
     whole, total = multipath.judge_multipath, 2 * x0 + y0
     assert whole((y0, x0), x0, y0).misconception == "one-path"
@@ -565,7 +566,7 @@ def test_hidden_points_separate_the_paths_by_orders_of_magnitude(seed):
     """Do the drawn points include, both ways round, one path's gradient far below the
     other's (where a subtraction of float32 totals loses the small one), and does a correct
     float32 split pass there?"""
-    points = multipath.draw_points(generator(seed))
+    points = multipath_points.draw_points(generator(seed))
     ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points]
     assert min(ratios) < 1e-3 and max(ratios) > 1e3, points
     for split in (False, True):
@@ -661,7 +662,7 @@ def test_second_leaf_of_its_own_passes(seed):
 def test_paths_not_split_named_only_on_its_answers(x0, y0):
     """(total, 2*x0) and (y0, total) are named paths-not-split; the other mistakes keep their
     names."""
-    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(multipath_points.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
     total, split = 2 * x0 + y0, multipath.judge_split
     for got in ((total, 2 * x0), (y0, total)):
         verdict = split(got, x0, y0)
