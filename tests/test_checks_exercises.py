@@ -19,10 +19,12 @@ from autograder.checks.exercises import (
     accumulation,
     export,
     multipath,
+    multipath_points,
     saved,
     saved_patterns,
     saved_reference,
     vjp,
+    vjp_untouched,
 )
 from autograder.checks.seeding import generator
 
@@ -490,7 +492,7 @@ def test_multipath_reference_is_accepted(x0, y0):
     y = torch.tensor(y0, requires_grad=True)
     (x * y + x ** 2).backward()
     assert multipath.judge_multipath((x.grad.item(), y.grad.item()), x0, y0).ok
-    assert multipath.judge_split(multipath.expected_split(x0, y0), x0, y0).ok
+    assert multipath.judge_split(multipath_points.expected_split(x0, y0), x0, y0).ok
 
 
 @FAST
@@ -498,7 +500,7 @@ def test_multipath_reference_is_accepted(x0, y0):
 @example(2.0, 6.0)  # the lesson's split answer is also the swapped paths here
 def test_multipath_mutations_are_named(x0, y0):
     """Does each known mistake get its own id?"""
-    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(multipath_points.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
     assume(abs(x0 + y0) > 1e-2 and abs(x0 - y0) > 1e-2)
     whole, total = multipath.judge_multipath, 2 * x0 + y0
     assert whole((y0, x0), x0, y0).misconception == "one-path"
@@ -564,7 +566,7 @@ def test_hidden_points_separate_the_paths_by_orders_of_magnitude(seed):
     """Do the drawn points include, both ways round, one path's gradient far below the
     other's (where a subtraction of float32 totals loses the small one), and does a correct
     float32 split pass there?"""
-    points = multipath.draw_points(generator(seed))
+    points = multipath_points.draw_points(generator(seed))
     ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points]
     assert min(ratios) < 1e-3 and max(ratios) > 1e3, points
     for split in (False, True):
@@ -660,7 +662,7 @@ def test_second_leaf_of_its_own_passes(seed):
 def test_paths_not_split_named_only_on_its_answers(x0, y0):
     """(total, 2*x0) and (y0, total) are named paths-not-split; the other mistakes keep their
     names."""
-    assume(multipath.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
+    assume(multipath_points.distinct(x0, y0) and abs(abs(y0) - abs(2 * x0)) > 1e-2)
     total, split = 2 * x0 + y0, multipath.judge_split
     for got in ((total, 2 * x0), (y0, total)):
         verdict = split(got, x0, y0)
@@ -698,10 +700,10 @@ def _vjp(x, weights):
 def test_vjp_reference_is_accepted(case):
     """Does autograd's own answer, in x's dtype, pass the float64 oracle?"""
     x, weights = case
-    before = vjp.snapshot(x, weights)
+    before = vjp_untouched.snapshot(x, weights)
     got = _vjp(x, weights)
     assert vjp.judge_vjp(got, x, weights).ok
-    assert vjp.judge_untouched(before, x, weights, got).ok
+    assert vjp_untouched.judge_untouched(before, x, weights, got).ok
 
 
 @FAST
@@ -715,10 +717,10 @@ def test_vjp_mutations_are_named(case):
         "wrong-shape", "weights-ignored", None)
     other = torch.float32 if x.dtype == torch.float64 else torch.float64
     assert vjp.judge_vjp(_vjp(x, weights).to(other), x, weights).misconception == "dtype-lost"
-    before = vjp.snapshot(x, weights)
+    before = vjp_untouched.snapshot(x, weights)
     x.requires_grad_()
     (x ** 2).backward(weights)
-    assert vjp.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
+    assert vjp_untouched.judge_untouched(before, x, weights, x.grad).misconception == "modified-input"
 
 
 def _aliased_product(x, weights):
@@ -796,7 +798,7 @@ def test_the_argument_changed_is_the_one_named(seed, how):
     leaves-inputs check as ``modified-weights``, naming weights with advice about weights, not
     about x's leaf; and one that marks x keep ``modified-input`` and its leaf advice?"""
     mutant, name, words = CHANGES_AN_ARGUMENT[how]
-    result = vjp.check_untouched(mutant, generator(seed))
+    result = vjp_untouched.check_untouched(mutant, generator(seed))
     assert not result.passed and result.misconception == name, result.message
     assert all(w in result.message for w in words), result.message
     if name == "modified-weights":
@@ -822,7 +824,7 @@ def _product_out_of_place(x, weights):
 @pytest.mark.parametrize("mutant", [_product_of_a_copy, _product_out_of_place])
 def test_products_that_leave_weights_alone_pass(mutant):
     """Near misses of the aliased product: a clone, or an out-of-place product, pass both."""
-    assert vjp.check_untouched(mutant, generator(4)).passed
+    assert vjp_untouched.check_untouched(mutant, generator(4)).passed
     assert vjp.check_vjp(mutant, generator(4)).passed
 
 

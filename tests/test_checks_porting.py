@@ -20,10 +20,12 @@ from autograder.checks.porting import (
     device_predict,
     gradcheck,
     gradcheck_kink,
+    gradcheck_mistakes,
     logreg,
     logreg_grads,
     microbatch,
     selfcheck,
+    selfcheck_at_x,
 )
 
 FAST = settings(deadline=None, max_examples=20)
@@ -867,7 +869,7 @@ def test_upstream_on_each_term_names_nothing(seed, upstream):
     S, A = (x ** 3).sum(), x.abs().sum()
     second = -S * torch.sign(x) / (1 + A) ** 2
     for factor in (0.0, 1.0):  # the second term alone, at an upstream where nothing tells
-        name, _ = gradcheck.diagnose_backward(second, x, factor)
+        name, _ = gradcheck_mistakes.diagnose_backward(second, x, factor)
         assert name is None or not name.startswith("upstream"), name
 
 
@@ -1093,7 +1095,7 @@ def test_a_check_with_autograd_off_is_named(fn, name, check):
     op: each is named by how the stand-in was called, in both checks that ask about correct
     ops; a copy made under no_grad that requires grad is right."""
     run = {"check_my_op": selfcheck.check_check_my_op,
-           "check_my_op_at_x": selfcheck.check_check_my_op_at_x}[check]
+           "check_my_op_at_x": selfcheck_at_x.check_check_my_op_at_x}[check]
     result = run(fn, np.random.default_rng(5))
     assert result.passed == (name is None) and result.misconception == name, result.message
     if name == "check-without-autograd":

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import gradcheck, selfcheck
+from autograder.checks.porting import gradcheck, selfcheck, selfcheck_at_x
 
 FAST = settings(deadline=None, max_examples=6)
 seeds = st.integers(0, 2**32 - 1)
@@ -61,7 +61,7 @@ def single_or_double_only(x):
 @pytest.mark.parametrize("fn", [contract, via_lambda, checks_myop_apply])
 def test_correct_styles_keep_both_checks(fn, seed):
     """MyOp.apply is my_op by the contract's own definition: checking it is checking my_op."""
-    for check in (selfcheck.check_check_my_op, selfcheck.check_check_my_op_at_x):
+    for check in (selfcheck.check_check_my_op, selfcheck_at_x.check_check_my_op_at_x):
         result = check(fn, np.random.default_rng(seed))
         assert result.passed, result.message
 

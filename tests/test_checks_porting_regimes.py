@@ -13,7 +13,14 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import device, logreg_regimes, microbatch, recording, selfcheck
+from autograder.checks.porting import (
+    device,
+    logreg_grads_trained,
+    logreg_regimes,
+    microbatch,
+    recording,
+    selfcheck_at_x,
+)
 from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)
@@ -261,7 +268,7 @@ def test_logreg_grads_at_the_trained_point():
         F.binary_cross_entropy_with_logits(X @ w + b, y).backward()
         return w.grad.clone(), b.grad.clone()
 
-    check = logreg_regimes.check_logreg_grads_trained
+    check = logreg_grads_trained.check_logreg_grads_trained
     assert check(closed, np.random.default_rng(0)).passed
     assert check(numpy_port, np.random.default_rng(0)).misconception == \
         "probe.input-class.requires-grad"
@@ -330,7 +337,7 @@ def my_op(x):  # replaced by the stand-ins during each call (swap_globals)
         "atol-also-abs"])
 def test_check_my_op_at_x(fn, passes, name):
     for seed in range(3):
-        result = selfcheck.check_check_my_op_at_x(fn, np.random.default_rng(seed))
+        result = selfcheck_at_x.check_check_my_op_at_x(fn, np.random.default_rng(seed))
         assert result.passed == passes and result.misconception == name, result.message
 
 

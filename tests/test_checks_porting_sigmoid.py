@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import logreg, logreg_grads, logreg_regimes
+from autograder.checks.porting import logreg, logreg_grads, logreg_grads_trained
 
 FAST = settings(deadline=None, max_examples=20)
 seeds = st.integers(0, 2**32 - 1)
@@ -142,7 +142,7 @@ def test_a_wrong_sigmoid_is_named_by_the_checks(how):
     """The whole checks, as a notebook meets them: at random points, and at the point a
     training loop returns (leaves that require grad); a right one passes both."""
     for seed in range(3):
-        for check in (logreg_grads.check_logreg_grads, logreg_regimes.check_logreg_grads_trained):
+        for check in (logreg_grads.check_logreg_grads, logreg_grads_trained.check_logreg_grads_trained):
             result = check(grads_with(how), np.random.default_rng(seed))
             assert not result.passed and result.misconception == "wrong-sigmoid", result.message
             assert FORMULAS[how] in result.message, result.message

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.porting import logreg_regimes
+from autograder.checks.porting import logreg_grads_trained
 
 
 def closed(X, y, w, b):
@@ -82,7 +82,7 @@ ANSWERS = {"both-cloned": both_cloned, "both-as-is": both_as_is,
 @pytest.mark.parametrize("how", STALE)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_stale_grad_is_named(how, seed):
-    result = logreg_regimes.check_logreg_grads_trained(ANSWERS[how], np.random.default_rng(seed))
+    result = logreg_grads_trained.check_logreg_grads_trained(ANSWERS[how], np.random.default_rng(seed))
     assert not result.passed
     assert result.misconception == "stale-grad-returned", result.message
     assert ".grad" in result.message and "last backward" in result.message, result.message
@@ -91,7 +91,7 @@ def test_a_stale_grad_is_named(how, seed):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_near_misses_keep_their_verdicts(seed):
-    check = logreg_regimes.check_logreg_grads_trained
+    check = logreg_grads_trained.check_logreg_grads_trained
     for how in ("backward-on-copies",):
         assert check(ANSWERS[how], np.random.default_rng(seed)).passed
     for how in ("backward-without-clearing", "doubled"):

@@ -17,7 +17,7 @@ import pytest
 import torch
 from torch.autograd.gradcheck import gradcheck as module_gradcheck
 
-from autograder.checks.porting import selfcheck
+from autograder.checks.porting import selfcheck, selfcheck_at_x
 from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
 
 NAME = "tolerance-loosened"
@@ -72,7 +72,7 @@ def reordered_contract(x):
 def both(fn, seed):
     """The two check_my_op checks' results at ``seed``."""
     return [check(fn, np.random.default_rng(seed))
-            for check in (selfcheck.check_check_my_op, selfcheck.check_check_my_op_at_x)]
+            for check in (selfcheck.check_check_my_op, selfcheck_at_x.check_check_my_op_at_x)]
 
 
 def test_the_scaled_stand_in_is_told_apart_only_by_the_contracts_rtol():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import accumulation, export, multipath, saved, vjp
+from . import accumulation, export, multipath, saved, vjp, vjp_untouched
 
 ASSIGNMENT = "autograd-exercises"
 
@@ -27,7 +27,7 @@ CHECKS = index([
     Check(ASSIGNMENT, vjp.QUESTION, "vjp_square_values", ("vjp_square",),
           vjp.check_vjp),
     Check(ASSIGNMENT, vjp.QUESTION, "vjp_square_leaves_inputs", ("vjp_square",),
-          vjp.check_untouched),
+          vjp_untouched.check_untouched),
     Check(ASSIGNMENT, export.QUESTION, "export_numpy_values", ("export_numpy",),
           export.check_export),
     Check(ASSIGNMENT, export.QUESTION, "export_numpy_independent", ("export_numpy",),

@@ -11,10 +11,12 @@ from . import (
     gradcheck,
     logreg,
     logreg_grads,
+    logreg_grads_trained,
     logreg_regimes,
     microbatch,
     recording,
     selfcheck,
+    selfcheck_at_x,
 )
 
 ASSIGNMENT = "autograd-porting"
@@ -29,7 +31,7 @@ CHECKS = index([
     Check(ASSIGNMENT, logreg.QUESTION, "train_logreg_regimes", ("train_logreg",),
           logreg_regimes.check_train_logreg_regimes),
     Check(ASSIGNMENT, logreg.QUESTION, "logreg_grads_trained", ("logreg_grads",),
-          logreg_regimes.check_logreg_grads_trained),
+          logreg_grads_trained.check_logreg_grads_trained),
     Check(ASSIGNMENT, microbatch.QUESTION, "weighted_sizes", ("accumulated_grad",),
           partial(microbatch.check_accumulated_grad, stale=False)),
     Check(ASSIGNMENT, microbatch.QUESTION, "stale_grad_cleared", ("accumulated_grad",),
@@ -47,7 +49,7 @@ CHECKS = index([
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op", ("check_my_op",),
           selfcheck.check_check_my_op),
     Check(ASSIGNMENT, gradcheck.QUESTION, "check_my_op_at_x", ("check_my_op",),
-          selfcheck.check_check_my_op_at_x),
+          selfcheck_at_x.check_check_my_op_at_x),
     Check(ASSIGNMENT, device.QUESTION, "pick_device", ("pick_device",),
           device.check_pick_device),
     Check(ASSIGNMENT, device.QUESTION, "predict_values", ("predict",),

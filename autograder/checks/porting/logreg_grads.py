@@ -167,7 +167,7 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         if verdict is None:
             verdict = judged_twice(logreg_grads, got, ref_w, ref_b, (X, y, w, b))
         if not verdict.ok:
-            from .logreg_regimes import grads_subject  # it builds on this module
+            from .logreg_grads_trained import grads_subject  # it builds on this module
             verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
             break
     return finish(QUESTION, "logreg_grads", verdict, seed=seed, points=points,

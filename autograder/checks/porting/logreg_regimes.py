@@ -1,5 +1,4 @@
-"""q1_logreg in the regimes a training loop can be wrong in, and ``logreg_grads`` at the point
-``train_logreg`` returns.
+"""q1_logreg in the regimes a training loop can be wrong in.
 
 The contract's loop is plain gradient descent for exactly ``steps`` steps at rate ``lr``: no
 clipping, no early stop, no schedule. A loop that clips the gradient's norm or stops once the
@@ -19,14 +18,14 @@ import torch
 
 from ..closeness import close_lists, is_float
 from ..describing import describe, expected_text
-from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
+from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_recorded as recorded
 from . import logreg_rise as rise
 from . import logreg_scaled as scaled
 from . import logreg_unstable as unstable
-from .common import allclose, call_named
+from .common import allclose
 from .logreg import (
     ATOL,
     QUESTION,
@@ -41,16 +40,13 @@ from .logreg import (
     train_beside_reference,
 )
 from .logreg_advice import UNEXPLAINED
-from .logreg_grads import judge_grads, judged_twice, reference_grads
 from .logreg_loops import SLACK
 from .logreg_runs import LOGIT_CLAMP
-from .logreg_stale import carried_grads, name_stale_grad
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
 REGIMES = ("one-step", "separable", "unscaled", "large-logits")
-
 
 
 def draw_regime(rng: np.random.Generator, kind: str
@@ -304,65 +300,3 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
                   passed_message="train_logreg matched the grader's runs with one step, on "
                                  "separable data, with large gradients and with logits far "
                                  "past ±30.")
-
-
-def trained_point(rng: np.random.Generator) -> tuple[torch.Tensor, ...]:
-    """A problem and the point a training loop leaves: leaves ``w`` and ``b`` that require grad
-    and carry a ``.grad`` from the last backward, as ``train_logreg`` returns them."""
-    X, y, lr, steps = draw_problem(rng)
-    w_ref, b_ref, _ = reference_run(X, y, lr, steps - 1)
-    w = w_ref.float().clone().requires_grad_()
-    b = b_ref.float().clone().requires_grad_()
-    torch.nn.functional.binary_cross_entropy_with_logits(X @ w + b, y).backward()
-    with torch.no_grad():  # the last update: .grad is the gradient at the point before
-        w -= lr * w.grad
-        b -= lr * b.grad
-    return X, y, w, b
-
-
-def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator, *,
-                               points: float = 1.0) -> CheckResult:
-    """``logreg_grads`` at the point ``train_logreg`` returns (leaves that require grad, with a
-    ``.grad``): the closed form's values, and the caller's tensors left as they were."""
-    seed = seed_of(rng)
-    verdict = PASS
-    for _ in range(2):
-        X, y, w, b = trained_point(rng)
-        args = (X, y, w, b)
-        before = [snapshot(a) for a in args]
-        ref_w, ref_b = reference_grads(X, y, w, b)
-        carried = carried_grads(w, b)
-        got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
-        verdict = verdict or judged_twice(logreg_grads, got, ref_w, ref_b, args)
-        verdict = name_stale_grad(verdict, got, carried, (ref_w, ref_b))
-        left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
-        if verdict.ok and left:
-            verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "
-                              f"{'; '.join(left)}. The closed form needs no autograd: compute "
-                              "with the tensors' values and leave them (and w.grad) as they are.",
-                              "modified-input")
-        if not verdict.ok:
-            verdict = explain(verdict, grads_subject(logreg_grads, *args), got)
-            break
-    return finish(QUESTION, "logreg_grads_trained", verdict, seed=seed, points=points,
-                  passed_message="logreg_grads matched at the point train_logreg returns.")
-
-
-def grads_subject(logreg_grads: Callable, X: torch.Tensor, y: torch.Tensor, w: torch.Tensor,
-                  b: torch.Tensor) -> Subject:
-    """What the probes need to explain a wrong ``logreg_grads`` (its input classes: leaves
-    that require grad, against the same values detached)."""
-    def classes(args: tuple) -> list[InputClass]:
-        X_, y_, w_, b_ = args
-        if not (w_.requires_grad or b_.requires_grad):
-            return []
-        return [InputClass("requires-grad", (X_, y_, w_.detach(), b_.detach()),
-                           "Does something fail or change for tensors that require grad "
-                           "(.numpy(), in-place ops, backward)? Use .detach() where needed.")]
-
-    def same(got: Any, expected: Any) -> bool:
-        return judge_grads(got, *expected, X.shape[0]).ok
-
-    return Subject("logreg_grads", logreg_grads, (X, y, w, b), ("X", "y", "w", "b"),
-                   lambda X_, y_, w_, b_: reference_grads(X_, y_, w_, b_), same, numbers_of,
-                   variations={1: lambda v: [1 - v]}, classes=classes)

@@ -1,0 +1,95 @@
+"""q3_multipath: the points the grader calls at, and the exact answers and tolerances there.
+
+Points are drawn where every known mistake's answer is far from the right one (``distinct``),
+ints among them, and where one path's gradient is orders of magnitude below the other's
+(``far_apart``: where subtracting float32 totals loses the small path).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+#: Each gradient is checked against its own size: float32 leaves (the contract's float(x0))
+#: round it by 6e-8 relative, far inside RTOL; ATOL only keeps a zero scale finite.
+RTOL, ATOL = 1e-5, 1e-12
+
+
+def distinct(x0: float, y0: float) -> bool:
+    """Inputs for which every known mistake's answer is far (1% of the scale) from the right one.
+
+    The differences between the right answer and the mistakes are x0, y0, x0 + y0, x0 - y0 and
+    |y0| - |2*x0| (the swapped split); none may be close to zero.
+    """
+    margin = 0.01 * (abs(x0) + abs(y0))
+    gaps = (x0, y0, x0 + y0, x0 - y0, abs(y0) - abs(2 * x0))
+    return margin > 0 and all(abs(g) > margin for g in gaps)
+
+
+def tolerance(x0: float, y0: float, split: bool) -> np.ndarray:
+    """Absolute tolerance of each gradient, scaled with the terms it is made of: float32
+    rounding of ``2*x0 + y0`` grows with |2*x0| + |y0| (the sum may cancel), while y0 and 2*x0
+    alone (split_path_grads's two paths, multipath_grads's y.grad = x0) are rounded relative
+    to themselves. A path's gradient that depends on the other path's size (a subtraction of
+    totals) is not within it when the paths differ by orders of magnitude (``far_apart``)."""
+    x, y = abs(float(x0)), abs(float(y0))
+    scales = (y, 2 * x) if split else (2 * x + y, x)
+    return ATOL + RTOL * np.array(scales)
+
+
+def subtracted_totals(x0: float, y0: float) -> tuple[float, float]:
+    """What a float32 subtraction of totals gives for each path: ``(total - b.grad,
+    total - a.grad)``, the total being x.grad of a float32 leaf, ``fl(fl(y0) + fl(2*x0))``.
+    The difference of two nearby float32 values is exact, so Python floats and float32
+    tensors give the same numbers."""
+    f = np.float32
+    a, b = f(y0), f(2) * f(x0)
+    total = float(a + b)
+    return total - float(b), total - float(a)
+
+
+def far_apart(rng: np.random.Generator, square_small: bool) -> tuple[float, float]:
+    """A point where one path's gradient is 5 to 6.5 orders of magnitude below the other's
+    (the square path 2*x0 when ``square_small``, else the product path y0), and where
+    subtracting float32 totals misses the small one by more than 30 times its tolerance:
+    a float32 sum keeps about 7 digits of the big path, so little of the small one survives
+    ``total - big``. Signs drawn."""
+    while True:
+        big = float(rng.choice([-1, 1]) * 10 ** rng.uniform(1.0, 3.0))
+        small = float(rng.choice([-1, 1]) * abs(big) * 10 ** rng.uniform(-6.5, -5.0))
+        x0, y0 = (small / 2, big) if square_small else (big / 2, small)
+        which = 1 if square_small else 0  # the small path's place in (a.grad, b.grad)
+        exact = expected_split(x0, y0)[which]
+        if abs(subtracted_totals(x0, y0)[which] - exact) > 30 * tolerance(x0, y0, True)[which]:
+            return x0, y0
+
+
+def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
+    """Floats (negative, fractional, large), then a pair of ints, which must be accepted too,
+    then one path's gradient orders of magnitude below the other's, both ways round."""
+    def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
+        while True:
+            x0, y0 = draw(), draw()
+            if distinct(x0, y0):
+                return x0, y0
+
+    return [
+        pair(lambda: float(np.round(rng.uniform(-9.0, 9.0), 3))),
+        pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(0.05, 0.95))),
+        pair(lambda: float(rng.choice([-1, 1]) * rng.uniform(50.0, 500.0))),
+        pair(lambda: int(rng.integers(-9, 10))),
+        # drawn last, so that the points above stay those of earlier runs with the same seed
+        far_apart(rng, square_small=True),
+        far_apart(rng, square_small=False),
+    ]
+
+
+def expected_multipath(x0: float, y0: float) -> tuple[float, float]:
+    """``(dw/dx, dw/dy)`` for ``w = x*y + x**2``, in float64."""
+    return 2.0 * x0 + y0, float(x0)
+
+
+def expected_split(x0: float, y0: float) -> tuple[float, float]:
+    """``(a.grad, b.grad)`` for ``a*y + b**2`` with ``a = b = x0``: product, then square path."""
+    return float(y0), 2.0 * x0

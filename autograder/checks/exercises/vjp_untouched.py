@@ -1,0 +1,103 @@
+"""q4_vjp: does ``vjp_square`` leave the caller's ``x`` and ``weights`` as they were?
+
+Each input is given twice on the same tensors (a second call exposes state left on them); a
+change to ``x`` or to the weights fails, told with what fits the change (the answer written
+into the weights through a second name, another write in place, the weights made a leaf).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..calling import call
+from ..describing import describe, plain
+from ..probes import changes, explain
+from ..probes import snapshot as probe_snapshot
+from ..result import PASS, CheckResult, Evidence, Verdict, finish
+from ..seeding import seed_of
+from .common import arrays_close
+from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
+
+
+def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tensor,
+                    got: Any) -> Verdict:
+    """Did ``vjp_square`` leave the caller's tensors as they were, and return a tensor?
+
+    Args:
+        before: ``snapshot(x, weights)`` taken before the call.
+        x: the caller's tensor after the call.
+        weights: the caller's weights after the call.
+        got: what the call returned.
+    """
+    evidence = Evidence(expected=plain(before["x"]), got=plain(x))
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
+                       f"shape {tuple(x.shape)}.", "wrong-type", evidence)
+    x_changed = changes(before["x_state"], x, "x")
+    w_changed = changes(before["w_state"], weights, "weights")
+    if x_changed:
+        also = (f" It also changed the caller's weights: {'; '.join(w_changed)}. "
+                f"{weights_hint(before, weights, got)}" if w_changed else "")
+        return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(x_changed)}. "
+                       f"{LEAF_HINT}{also}", "modified-input", evidence)
+    if w_changed:
+        return Verdict(False, f"vjp_square changed the caller's weights: {'; '.join(w_changed)}. "
+                       f"{weights_hint(before, weights, got)}", "modified-weights",
+                       Evidence(expected=plain(before["weights"]), got=plain(weights)))
+    return Verdict(True, evidence=evidence)
+
+
+#: What a call that wrote into the caller's weights is told to do instead.
+OUT_OF_PLACE = ("compute the product out of place, weights * leaf.grad (a new tensor), or "
+                "clone first: vjp = weights.clone().")
+
+
+def weights_hint(before: dict[str, Any], weights: torch.Tensor, got: Any) -> str:
+    """What fits the change made to the caller's ``weights``: the answer written into them
+    through a second name (``vjp = weights; vjp *= leaf.grad``), another in-place write, or the
+    weights marked as a leaf (``requires_grad``, ``.grad``, hooks)."""
+    w0 = before["weights"]
+    if weights.shape == w0.shape and not torch.equal(weights.detach(), w0):
+        answer = expected_vjp(before["x"], w0)
+        rtol, atol = TOLERANCES.get(weights.dtype, TOLERANCES[torch.float32])
+        if arrays_close(weights.detach().double().numpy(), answer, rtol, atol):
+            return ("They now hold the answer, 2 * x * weights: it was computed in place in "
+                    "the caller's weights. A name bound to weights (vjp = weights, or a view of "
+                    "it) is the same tensor, not a copy, so *= or mul_ on it writes into the "
+                    f"caller's weights. The weights are only read: {OUT_OF_PLACE}")
+        return ("An operation in place (*=, mul_, add_, an assignment into a slice) wrote into "
+                "the caller's weights, directly or through a name or view bound to them (w = "
+                f"weights is not a copy). The weights are only read: {OUT_OF_PLACE}")
+    return ("The weights are a constant vector handed to backward, not a leaf: leave their "
+            "requires_grad, .grad and hooks as they were (pass them as they are to "
+            "v.backward(weights), or use weights.detach() where a tensor of your own is needed).")
+
+
+def snapshot(x: torch.Tensor, weights: torch.Tensor) -> dict[str, Any]:
+    """What ``judge_untouched`` compares against: copies, and x's autograd flag."""
+    return {"x": x.detach().clone(), "requires_grad": x.requires_grad,
+            "weights": weights.detach().clone(), "x_state": probe_snapshot(x),
+            "w_state": probe_snapshot(weights)}
+
+
+def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
+                    points: float = 1.0) -> CheckResult:
+    """Call ``vjp_square`` twice per input and check the caller's tensors are left alone."""
+    seed = seed_of(rng)
+    verdict = PASS
+    for x, weights in draw_cases(rng):
+        before = snapshot(x, weights)
+        for _ in range(2):  # a second call on the same x exposes state left on it
+            got, failure = call(vjp_square, "vjp_square", x, weights)
+            verdict = failure or judge_untouched(before, x, weights, got)
+            if not verdict.ok:
+                if failure is not None:  # raised: does it raise only in this input class?
+                    verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
+                break
+        if not verdict.ok:
+            break
+    return finish(QUESTION, "vjp_square_leaves_inputs", verdict, seed=seed, points=points,
+                  passed_message="vjp_square left the caller's x and weights untouched.")
