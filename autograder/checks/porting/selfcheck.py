@@ -30,6 +30,7 @@ from ..seeding import seed_of
 from .common import name_raised, sentence
 from .gradcheck import QUESTION, draw_x
 from .selfcheck_cached import cached
+from .selfcheck_second import second_order
 from .selfcheck_tolerance import OFF_BY, tolerance
 
 #: What a raised GradcheckError means (check_my_op must return False, not raise).
@@ -148,6 +149,7 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
     seen = Seen([getattr(torch, name) for name in observed.get("dtypes", [])
                  if isinstance(getattr(torch, name, None), torch.dtype)],
                 observed.get("grad_modes", []))
+    seen.graph_backwards = observed.get("graph_backwards", 0)  # heard (selfcheck_second)
     changed = side_effects.changes(before, arg, "x")
     if failure is None and changed:
         failure = Verdict(False, f"check_my_op({describe(x)}) changed the caller's tensor: "
@@ -229,7 +231,8 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
                 runs[broken] = run_with_op(check_my_op, x, broken=broken)
             got, failure, seen, _ = runs[False]
             verdict = (raised_without_autograd(failure, seen, seen.modes) if failure
-                       else judge_correct_op(got, seen, x))
+                       else second_order(judge_correct_op(got, seen, x), got, True,
+                                         seen.graph_backwards))
             if verdict.ok:
                 got, failure, seen, saved = runs[True]
                 verdict = judge_broken_op(got, failure, x, seen, saved)
@@ -444,6 +447,7 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                                               f"{', '.join(sorted(set(seen)))}: convert x to "
                                               "float64 (x.detach().double()) and set "
                                               "requires_grad before gradcheck.")
+            verdict = second_order(verdict, got, expected, observed.get("graph_backwards"))
             if not verdict.ok:
                 verdict = checked_elsewhere(verdict, check_my_op, stand_in, x, got, expected)
                 verdict = tolerance(verdict, stand_in, got, expected,
