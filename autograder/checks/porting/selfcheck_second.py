@@ -28,6 +28,8 @@ ADVICE = ("check_my_op also ran my_op's backward with a graph recorded (create_g
           "graph is not, and the grader's op is not), so the second check rejects a correct "
           "op. Return gradcheck's verdict alone, without gradgradcheck.")
 
+#: Where rejects-correct-op's own advice starts (``selfcheck.judge_correct_op``).
+GENERIC = ": use gradcheck with eps=1e-6"
 #: The names a False for a correct op gets without this evidence (``selfcheck``).
 RENAMED = (None, "rejects-correct-op")
 
@@ -40,5 +42,7 @@ def second_order(verdict: Verdict, got: Any, expected: bool, graph_backwards: An
             or not isinstance(got, (bool, np.bool_)) or got \
             or not (isinstance(graph_backwards, int) and graph_backwards > 0):
         return verdict
-    return dataclasses.replace(verdict, misconception=NAME,
-                               message=f"{verdict.message.rstrip()} {ADVICE}")
+    said = verdict.message.rstrip()
+    if GENERIC in said:  # rejects-correct-op's own advice, which this one replaces
+        said = said.split(GENERIC)[0] + "."
+    return dataclasses.replace(verdict, misconception=NAME, message=f"{said} {ADVICE}")
