@@ -41,17 +41,19 @@ def in_float64(model: nn.Module, batch: torch.Tensor) -> tuple[nn.Module, torch.
     return model.double(), batch.double()
 
 
-def cast_batch(verdict: Verdict, predict: Callable, model32: nn.Module, batch: torch.Tensor,
-               device: torch.device, rtol: float, atol: float,
+def cast_batch(verdict: Verdict, predict: Callable, model32: Callable[[], nn.Module],
+               batch: torch.Tensor, device: torch.device, rtol: float, atol: float,
                evaluated: Callable[[nn.Module, torch.Tensor], torch.Tensor]) -> Verdict:
     """``verdict`` on the float64 problem, named ``batch-dtype-changed`` when it raised for a
-    dtype and ``predict`` on the float32 ``model32`` (the same weights, as drawn) with the
-    float64 ``batch`` gives that model's output on the batch in float32."""
+    dtype and ``predict`` on the float32 model ``model32()`` draws (the same weights, as drawn
+    at first; drawn only here, on the failing path) with the float64 ``batch`` gives that
+    model's output on the batch in float32."""
     if verdict.ok or verdict.misconception != "raised" or device.type == "meta" \
             or not any(word in verdict.message.lower() for word in DTYPE_WORDS):
         return verdict
-    expected = evaluated(model32, batch.float())
-    got, failure = call(predict, "predict", model32, batch.clone(), device)
+    model = model32()
+    expected = evaluated(model, batch.float())
+    got, failure = call(predict, "predict", model, batch.clone(), device)
     if not (failure is None and _same(got, expected, rtol, atol)):
         return verdict
     return dataclasses.replace(verdict, misconception=NAME,

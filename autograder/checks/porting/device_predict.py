@@ -260,8 +260,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                                               forward)
         heard = max(heard, packed)
         if i == 3:
-            verdict = cast_batch(verdict, predict, drawn_again(state), batch, device, RTOL, ATOL,
-                                 evaluated)
+            verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
+                                 RTOL, ATOL, evaluated)
         if not verdict.ok:
             arrived = drawn_again(state)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
