@@ -107,7 +107,9 @@ def fresh_stand_ins(observed: dict,
     and closure whichever backward the judge chose, so a ``check_my_op`` can only tell a right
     op from a wrong one by checking the gradient. Each call of ``MyOp.apply`` (``my_op``) also
     notes in ``observed["grad_modes"]`` whether autograd recorded it (``grad_mode``), the same
-    for either backward, so that a check can say why a correct op was rejected."""
+    for either backward, so that a check can say why a correct op was rejected; and each
+    backward run with grad mode on (``create_graph=True``: gradgradcheck) is counted in
+    ``observed["graph_backwards"]``."""
     seen = observed.setdefault("dtypes", [])
     modes = observed.setdefault("grad_modes", [])
 
@@ -122,6 +124,8 @@ def fresh_stand_ins(observed: dict,
 
     def stand_in_backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors
+        if torch.is_grad_enabled():  # a backward building a graph: a double backward's first
+            observed["graph_backwards"] = observed.get("graph_backwards", 0) + 1
         return backward(x, grad_output)
 
     class MyOp(torch.autograd.Function):

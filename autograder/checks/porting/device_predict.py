@@ -34,6 +34,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
+from .device_dtype import cast_batch, in_float64
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
@@ -246,10 +247,11 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     heard = 0
     # the third model gets a batch of one row (an input class the contract allows), drawn
     # last so that the first two stay those of earlier runs with the same seed
-    for i in range(3):
+    for i in range(4):  # the fourth: a float64 model and batch (device_dtype), drawn last
         state = rng.bit_generator.state  # the model as it arrived, drawn again for the probes
         model, batch = draw_model(rng)
         batch = batch[:1].clone() if i == 2 else batch
+        model, batch = in_float64(model, batch) if i == 3 else (model, batch)
         expected = evaluated(model, batch)
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
@@ -257,9 +259,13 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
                                               forward)
         heard = max(heard, packed)
+        if i == 3:
+            verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
+                                 RTOL, ATOL, evaluated)
         if not verdict.ok:
-            verdict = explain_prediction(verdict, predict, drawn_again(state), batch, device,
-                                         got)
+            arrived = drawn_again(state)
+            verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
+                                         else arrived, batch, device, got)
             break
     name = "predict_after_move" if moved else "predict_values"
     result = finish(QUESTION, name, verdict, seed=seed, points=points,

@@ -23,6 +23,7 @@ from . import logreg_rise as rise
 from . import logreg_scaled as scaled
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS, UNEXPLAINED
+from .logreg_marked import left_marked
 from .logreg_penalty import penalty_added
 from .logreg_recorded import running_statistic
 from .logreg_runs import reference_run, replayed_losses, update_path
@@ -163,10 +164,13 @@ def _flat(losses: torch.Tensor) -> bool:
 
 
 def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                      steps: int) -> tuple[Any, Verdict | None]:
-    """The student's ``train_logreg`` on copies of ``X`` and ``y``: ``(answer, None)``, or
+                      steps: int, given: tuple[torch.Tensor, torch.Tensor] | None = None
+                      ) -> tuple[Any, Verdict | None]:
+    """The student's ``train_logreg`` on copies of ``X`` and ``y`` (``given``: the copies to
+    hand over, for a check that inspects them after the call): ``(answer, None)``, or
     ``(answer, failure)`` when it raised or did not return a ``(w, b, losses)`` tuple."""
-    got, failure = call_named(train_logreg, "train_logreg", RAISE_HINTS, X.clone(), y.clone(),
+    X_, y_ = given if given is not None else (X.clone(), y.clone())
+    got, failure = call_named(train_logreg, "train_logreg", RAISE_HINTS, X_, y_,
                               lr=lr, steps=steps)
     if failure is None and not (isinstance(got, (tuple, list)) and len(got) == 3):
         failure = Verdict(False, f"train_logreg returned {describe(got)}; expected a tuple "
@@ -175,11 +179,13 @@ def call_train_logreg(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, 
 
 
 def train_beside_reference(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                           steps: int) -> tuple[Any, Verdict | None]:
+                           steps: int, given: tuple[torch.Tensor, torch.Tensor] | None = None
+                           ) -> tuple[Any, Verdict | None]:
     """``call_train_logreg``, with the grader's ``reference_run`` on the same problem computed
     while the student's worker trains (``calling.alongside``): the judgement then finds it
     kept."""
-    return alongside(train_logreg, lambda: call_train_logreg(train_logreg, X, y, lr, steps),
+    return alongside(train_logreg,
+                     lambda: call_train_logreg(train_logreg, X, y, lr, steps, given),
                      lambda: reference_run(X, y, lr, steps))[0]
 
 
@@ -267,13 +273,18 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     verdict = PASS
     for _ in range(3):
         X, y, lr, steps = draw_problem(rng)
-        got, verdict = train_beside_reference(train_logreg, X, y, lr, steps)
+        given = (X.clone(), y.clone())  # the caller's tensors, as the call leaves them
+        got, verdict = train_beside_reference(train_logreg, X, y, lr, steps, given)
         if verdict is None:
             verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
                        else judge_params(got, X, y, lr, steps))
         if not verdict.ok:
             from .logreg_regimes import explain_training  # it builds on this module
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
+            break
+        verdict = left_marked(verdict, f"train_logreg(X of shape {tuple(X.shape)}, y, lr="
+                              f"{fmt(lr)}, steps={steps})", dict(zip("Xy", given)))
+        if not verdict.ok:
             break
     return finish(QUESTION, f"train_logreg_{part}", verdict, seed=seed, points=points,
                   passed_message=f"train_logreg's {part} matched the grader's training runs.")

@@ -16,6 +16,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg import ATOL, MATCH_ATOL, MATCH_RTOL, QUESTION, RTOL, draw_problem
+from .logreg_marked import left_marked
 from .logreg_sigmoid import confirmed, wrong_sigmoid
 
 
@@ -162,10 +163,12 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         w = torch.tensor(rng.normal(0.0, 1.0, X.shape[1]), dtype=torch.float32)
         b = torch.tensor([rng.normal(0.0, 1.0)], dtype=torch.float32)
         ref_w, ref_b = reference_grads(X, y, w, b)
-        got, verdict = call_named(logreg_grads, "logreg_grads", (), X.clone(), y.clone(),
-                                  w.clone(), b.clone())
+        given = (X.clone(), y.clone())  # the caller's data, as the call leaves it
+        got, verdict = call_named(logreg_grads, "logreg_grads", (), *given, w.clone(),
+                                  b.clone())
         if verdict is None:
             verdict = judged_twice(logreg_grads, got, ref_w, ref_b, (X, y, w, b))
+            verdict = left_marked(verdict, "logreg_grads(X, y, w, b)", dict(zip("Xy", given)))
         if not verdict.ok:
             from .logreg_grads_trained import grads_subject  # it builds on this module
             verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)

@@ -18,6 +18,7 @@ from ..seeding import seed_of
 from .common import call_named
 from .logreg import QUESTION, draw_problem, reference_run
 from .logreg_grads import judge_grads, judged_twice, reference_grads
+from .logreg_marked import left_marked
 from .logreg_stale import carried_grads, name_stale_grad
 
 
@@ -50,6 +51,7 @@ def check_logreg_grads_trained(logreg_grads: Callable, rng: np.random.Generator,
         got, verdict = call_named(logreg_grads, "logreg_grads", (), *args)
         verdict = verdict or judged_twice(logreg_grads, got, ref_w, ref_b, args)
         verdict = name_stale_grad(verdict, got, carried, (ref_w, ref_b))
+        verdict = left_marked(verdict, "logreg_grads(X, y, w, b)", {"X": X, "y": y})
         left = [c for n, s, a in zip(("X", "y", "w", "b"), before, args) for c in changes(s, a, n)]
         if verdict.ok and left:
             verdict = Verdict(False, f"logreg_grads(X, y, w, b) changed what it was given: "

@@ -14,6 +14,8 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 from .microbatch_clipped import clipped
+from .microbatch_dtype import NAME as DTYPE_FIXED
+from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
 from .microbatch_weights import confirmed
 
@@ -132,10 +134,12 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(5):  # later problems drawn after earlier ones, which stay the seed's own
+    for i in range(6):  # later problems drawn after earlier ones, which stay the seed's own
         w, X, y, sizes = draw_problem(rng, stale, LARGE if i == 4 else 1.0)
         if i == 3:  # a micro-batch of one
             sizes = [1, sizes[0] - 1] + sizes[1:]
+        if i == 5:  # float64 w, X and y (microbatch_dtype)
+            w, X, y = in_float64(w, X, y)
         stale_grad = w.grad.clone() if stale else None
         w_before = w.detach().clone()
         probe_w = w.detach().clone().requires_grad_()
@@ -150,8 +154,10 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
                                           w_before)
         verdict = left_as_given(verdict, shown_call(X0, sizes0),
                                 _left_on(before, (w, X, y, sizes), sizes0), sizes0)
+        if i == 5:
+            verdict = fixed_dtype(verdict, got, reference(w_before, X0, y0), RTOL, ATOL)
         if not verdict.ok:
-            if verdict.misconception != "modified-input":
+            if verdict.misconception not in ("modified-input", DTYPE_FIXED):
                 verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
                                                    y0.clone(), sizes0), got)
             break

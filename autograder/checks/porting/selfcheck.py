@@ -29,6 +29,7 @@ from ..seeding import seed_of
 from .common import name_raised, sentence
 from .gradcheck import QUESTION, draw_x
 from .selfcheck_cached import cached
+from .selfcheck_second import second_order
 
 #: Rounds per dtype, each a correct and a broken op in a drawn order.
 ROUNDS = 3
@@ -142,6 +143,7 @@ def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
     seen = Seen([getattr(torch, name) for name in observed.get("dtypes", [])
                  if isinstance(getattr(torch, name, None), torch.dtype)],
                 observed.get("grad_modes", []))
+    seen.graph_backwards = observed.get("graph_backwards", 0)  # heard (selfcheck_second)
     changed = side_effects.changes(before, arg, "x")
     if failure is None and changed:
         failure = Verdict(False, f"check_my_op({describe(x)}) changed the caller's tensor: "
@@ -223,7 +225,8 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
                 runs[broken] = run_with_op(check_my_op, x, broken=broken)
             got, failure, seen, _ = runs[False]
             verdict = (raised_without_autograd(failure, seen, seen.modes) if failure
-                       else judge_correct_op(got, seen, x))
+                       else second_order(judge_correct_op(got, seen, x), got, True,
+                                         seen.graph_backwards))
             if verdict.ok:
                 got, failure, seen, saved = runs[True]
                 verdict = judge_broken_op(got, failure, x, seen, saved)

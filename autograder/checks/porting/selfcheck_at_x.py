@@ -25,6 +25,7 @@ from ..seeding import seed_of
 from .common import name_raised
 from .gradcheck import QUESTION, draw_x
 from .selfcheck import STAND_IN, autograd_off, raised_without_autograd, telling_x
+from .selfcheck_second import second_order
 from .selfcheck_tolerance import OFF_BY, tolerance
 
 #: What a raised GradcheckError means (check_my_op must return False, not raise).
@@ -196,6 +197,7 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                                               f"{', '.join(sorted(set(seen)))}: convert x to "
                                               "float64 (x.detach().double()) and set "
                                               "requires_grad before gradcheck.")
+            verdict = second_order(verdict, got, expected, observed.get("graph_backwards"))
             if not verdict.ok:
                 verdict = checked_elsewhere(verdict, check_my_op, stand_in, x, got, expected)
                 verdict = tolerance(verdict, stand_in, got, expected,

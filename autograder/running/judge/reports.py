@@ -36,6 +36,9 @@ def clean_observed(observed: dict) -> dict:
     modes = observed.get("grad_modes")
     if isinstance(modes, list):  # words a failure of check_my_op, never points
         clean["grad_modes"] = [m for m in modes[:1000] if isinstance(m, str) and m in GRAD_MODES]
+    graphs = observed.get("graph_backwards")
+    if isinstance(graphs, int) and not isinstance(graphs, bool):  # words a failure, never points
+        clean["graph_backwards"] = graphs
     if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
         clean["tf32"] = observed["tf32"]
     steps = observed.get("optimizer_steps")

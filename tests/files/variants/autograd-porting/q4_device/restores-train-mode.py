@@ -13,7 +13,7 @@ def predict(model, batch, device):
     was_training = model.training
     model.to(device)
     model.eval()
-    inputs = batch.to(device=device, dtype=torch.float32)
+    inputs = batch.to(device=device, dtype=next(model.parameters()).dtype)
     output = model(inputs)
     model.train(was_training)
     return output
