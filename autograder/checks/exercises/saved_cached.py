@@ -121,7 +121,7 @@ def judge_reask(count_saved: Callable, net: nn.Module, first: torch.Tensor,
     answer = _pair(got)
     if answer == expected:
         return PASS
-    text = f"{shown} returned {plain(got)}"
+    text = f"{shown} returned {answer if answer else plain(got)}"
     verdict = Verdict(False, f"{text} right after a call with the same network on a batch of "
                       f"{_rows(first)}; expected {expected} from the grader's own hook run on "
                       "this batch.", None if answer else "wrong-type", evidence)
