@@ -209,7 +209,8 @@ def test_probe_calls_go_through_the_wall():
 #: worker's generator seeded, strides sent, a raise reported, state kept in the worker.
 SEALED = [v for v in VARIANTS if v.name in (
     "freezes-caller-net", "hook-left-on-net", "freezes-and-restores", "jittered-leaves",
-    "numpy-port", "storage-order", "result-cached-by-track")]
+    "numpy-port", "storage-order", "result-cached-by-track", "leaf-pooled-per-shape",
+    "int-through-float64")]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@
   the device types of the tensors each forward of that module or one of its submodules took
   during the call (forward hooks, removed after it), so that a check can tell a ``predict``
   that ran the model's forward on ``meta`` from one that made an answer to its shape there.
+- ``call_first``: ``{"args": [encoded args...], "same": [indices]}``: before the call, the
+  same function once on those, the call's own objects at ``same`` (``called_first``).
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
   encoded, the same function called once more on these (the grader's other inputs), that
   answer discarded: a check sees whether a later call changes the first answer as returned.
@@ -47,6 +49,7 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import wire
+from .called_first import call_first
 from .modes import fenced_modes
 
 
@@ -336,7 +339,7 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 ops = fresh_stand_ins(observed, backward)
                 stack.enter_context(swapped_globals(fn, {k: ops[v]
                                                          for k, v in value.items()}))
-            elif key in (STAND_IN_BACKWARD, "call_again"):
+            elif key in (STAND_IN_BACKWARD, "call_again", "call_first"):
                 continue
             elif key == "overwrite_module_params":
                 stack.enter_context(overwrite_module_params(value))
@@ -354,6 +357,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                     observed, None if index is None else args[index]))
             else:
                 raise ValueError(f"unknown call context {key!r}")
+        if "call_first" in (request or {}):  # inside the fence, before the call
+            call_first(fn, request["call_first"], args)
         if "call_again" in (request or {}):  # entered last: it runs first after the call
             stack.enter_context(called_again(fn, list(request["call_again"])))
         yield observed

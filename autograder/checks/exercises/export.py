@@ -18,6 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
+from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 
 QUESTION = "q5_numpy"
 EXPORT = "t.detach().cpu().numpy().copy()"
@@ -116,10 +117,14 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
     if not np.array_equal(got, expected):
         wrong = int(np.sum(got != expected))
-        hint = storage_order(got, t, expected)
-        return Verdict(False, f"{shown} returned {short(got)}; expected {short(expected)} "
+        hint, name = storage_order(got, t, expected), STORAGE_ORDER
+        if not hint:
+            hint, name = through_float(got, t, expected), THROUGH_FLOAT
+        shown_got, shown_expected = large_ints(got) or short(got), (
+            large_ints(expected) or short(expected))
+        return Verdict(False, f"{shown} returned {shown_got}; expected {shown_expected} "
                        f"({wrong} entries differ; an export must copy values exactly).{hint}",
-                       STORAGE_ORDER if hint else None, evidence)
+                       name if hint else None, evidence)
     return Verdict(True, evidence=evidence)
 
 
@@ -246,7 +251,11 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     seed = seed_of(rng)
     verdict = PASS
     cases = draw_tensors(rng)
-    for (t, _), twin in zip(cases, draw_twins(rng, cases)):  # twins drawn last
+    twins = draw_twins(rng, cases)
+    # drawn after the twins: int64 values too large for a float to hold (export_float)
+    cases.append((draw_large(rng), None))
+    twins += draw_twins(rng, cases[-1:])
+    for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t
         got, failure = _export(export_numpy, t, twin)
         verdict = failure or judge_called_again(judge_export(got, t, expected), got, t, twin)

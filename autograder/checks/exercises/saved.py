@@ -22,6 +22,8 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import is_int
+from .saved_cached import confirmed as cached_confirmed
+from .saved_cached import judge_reask, other_batch
 from .saved_patterns import (
     BYTE_NAMES,
     extra_forwards,
@@ -268,6 +270,9 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     # save none: a count that skips one-element tensors is right on them)
     cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=1,
                                   batch=1, one_output=True))
+    # drawn last: the first network asked again right after its first batch, with a batch of
+    # another size (saved_cached: counts kept per network)
+    reask = other_batch(rng, cases[0][1], avoid=(cases[3][1].shape[0],))
     verdict = PASS
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
@@ -284,9 +289,17 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
                                           inputs, track)
             verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
+            verdict = cached_confirmed(verdict, count_saved, seq[0] if seq else None, net,
+                                       inputs, [b for n, b, _ in cases[:index] if n is net],
+                                       track)
             verdict = explain(verdict, subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)
             break
+    if verdict.ok:
+        net, first = cases[0][0], cases[0][1]
+        verdict = judge_reask(count_saved, net, first, reask, track,
+                              describe_call(net, reask, track))
+        verdict = explain(verdict, subject(count_saved, net, reask, track), None)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
                   passed_message=f"count_saved with track={track} matched the grader's own hook "

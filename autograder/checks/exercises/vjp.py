@@ -21,6 +21,8 @@ from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
+from .vjp_repeat import confirmed as repeat_confirmed
+from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
 from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
@@ -266,7 +268,11 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     seed = seed_of(rng)
     verdict = PASS
     cases = draw_cases(rng)
-    for i, ((x, weights), twin) in enumerate(zip(cases, draw_twins(rng, cases))):  # twins last
+    twins = draw_twins(rng, cases)  # drawn after the cases, then the repeat after the twins:
+    # the first case's shape and dtype asked again with fresh values (vjp_repeat)
+    cases.append(draw_repeat(rng, cases[0][0]))
+    twins += draw_twins(rng, cases[-1:])
+    for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;
         # a second call on other inputs comes before the answer is read (``call_again``)
         got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
@@ -286,7 +292,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
             verdict = sqrt_confirmed(verdict, vjp_square, (replica(x), -weights), TOLERANCES,
                                      lambda: judge_called_again(judge_vjp(
                                          got, x, weights, sqrt=False), got, x, twin))
-        if not verdict.ok:
+        if not verdict.ok:  # an answer that depends on the earlier calls with its key?
+            verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
+                pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs
+                if (pair[0].shape, pair[0].dtype) == (x.shape, x.dtype)], TOLERANCES)
             verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break
     return finish(QUESTION, "vjp_square_values", verdict, seed=seed, points=points,

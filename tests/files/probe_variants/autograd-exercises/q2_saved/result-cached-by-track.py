@@ -1,6 +1,6 @@
 # kind: wrong
-# probe: probe.ignores-argument
-# feedback: The answer does not follow inputs
+# probe: counts-cached
+# feedback: the answer was kept per network
 # The counts are cached per (layer sizes, track) "because the network's shape decides them":
 # the batch size and the dtype are forgotten.
 _cache = {}

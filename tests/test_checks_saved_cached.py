@@ -1,0 +1,157 @@
+"""q2 ``count_saved`` memoised per network: blind round za kept its first answer per network
+(and ``track``) in a ``WeakKeyDictionary`` keyed by the module, so every later call on that
+network returned the first batch's counts. A sealed worker decodes each call's network anew,
+so the check asks the first network again right after its first batch in one request
+(``call_first``). Named ``counts-cached``, here and through the worker alike; near-misses: a
+counter that carries over keeps ``carried-over``, and a cache that keys on the batch too
+passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.checks.exercises import saved
+from autograder.checks.exercises.saved_cached import CACHED
+from autograder.checks.seeding import generator
+from test_observations import Loopback
+
+SEEDS = range(3)
+
+_COUNT = '''
+def _count(net, inputs, track):
+    calls = 0
+    nbytes = 0
+
+    def pack(t):
+        nonlocal calls, nbytes
+        calls += 1
+        nbytes += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        if track:
+            net(inputs)
+        else:
+            with torch.no_grad():
+                net(inputs)
+    return calls, nbytes
+'''
+
+CACHES = {
+    "WeakKeyDictionary per net and track": _COUNT + '''
+import weakref
+_saved = weakref.WeakKeyDictionary()
+
+def count_saved(net, inputs, track):
+    per_net = _saved.setdefault(net, {})
+    if track not in per_net:
+        per_net[track] = _count(net, inputs, track)
+    return per_net[track]
+''',
+    "dict keyed by (id(net), track)": _COUNT + '''
+_seen = {}
+
+def count_saved(net, inputs, track):
+    key = (id(net), track)
+    if key not in _seen:
+        _seen[key] = _count(net, inputs, track)
+    return _seen[key]
+''',
+    "lru_cache on (net, track)": _COUNT + '''
+import functools
+
+@functools.lru_cache(maxsize=None)
+def _cached(net, track, inputs_box):
+    return _count(net, inputs_box[0], track)
+
+class _Box(tuple):
+    __hash__ = lambda self: 0
+    __eq__ = lambda self, other: True
+
+def count_saved(net, inputs, track):
+    return _cached(net, track, _Box((inputs,)))
+''',
+    "keyed by str(net)": _COUNT + '''
+_by_layers = {}
+
+def count_saved(net, inputs, track):
+    key = (str(net), bool(track))
+    if key not in _by_layers:
+        _by_layers[key] = _count(net, inputs, track)
+    return tuple(_by_layers[key])
+''',
+}
+
+
+def _local(source: str):
+    space = {"__name__": "__main__"}
+    exec("import torch\n" + source, space)
+    return space["count_saved"]
+
+
+@pytest.mark.parametrize("how", sorted(CACHES))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_counts_kept_per_network_are_named(seed, how):
+    result = saved.check_count_saved(_local(CACHES[how]), generator(seed), track=True)
+    assert not result.passed and result.misconception == CACHED, result.message
+    for words in ("kept per network", "earlier call", "depends on the inputs",
+                  "right after that one"):
+        assert words in result.message, result.message
+
+
+@pytest.mark.parametrize("how", ["WeakKeyDictionary per net and track", "keyed by str(net)"])
+def test_counts_kept_per_network_are_named_through_the_worker(how):
+    """Through the worker, where each call's network is a new object, as here. (A cache keyed
+    by ``id(net)`` meets recycled ids there: other networks' counts, not told apart yet.)"""
+    here = saved.check_count_saved(_local(CACHES[how]), generator(1), track=True)
+    remote = saved.check_count_saved(Loopback(CACHES[how]).function("count_saved"),
+                                     generator(1), track=True)
+    assert (remote.passed, remote.misconception) == (False, CACHED), remote.message
+    assert here.misconception == CACHED, here.message
+
+
+NOT_CACHED = {
+    "kept per batch shape, dtype and requires_grad too": (_COUNT + '''
+_seen = {}
+
+def count_saved(net, inputs, track):
+    key = (id(net), tuple(inputs.shape), inputs.dtype, inputs.requires_grad, track)
+    if key not in _seen:
+        _seen[key] = _count(net, inputs, track)
+    return _seen[key]
+''', None),
+    "plain": (_COUNT + '''
+def count_saved(net, inputs, track):
+    return _count(net, inputs, track)
+''', None),
+    "a counter that carries over": ('''
+_packed = []
+
+def count_saved(net, inputs, track):
+    def pack(t):
+        _packed.append(t.numel() * t.element_size())
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with torch.set_grad_enabled(track):
+            net(inputs)
+    return len(_packed), sum(_packed)
+''', "carried-over"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(NOT_CACHED))
+@pytest.mark.parametrize("track", [True, False])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_near_misses_are_not_taken_for_a_cache(seed, track, how):
+    source, name = NOT_CACHED[how]
+    result = saved.check_count_saved(_local(source), generator(seed), track=track)
+    if name is None:
+        assert result.passed, result.message
+    else:
+        assert not result.passed and result.misconception == name, result.message
+
+
+@pytest.mark.parametrize("how", sorted(CACHES))
+def test_the_untracked_counts_of_a_cache_are_right(how):
+    """With track=False nothing is saved whatever the batch: the cache's (0, 0) is right."""
+    assert saved.check_count_saved(_local(CACHES[how]), generator(0), track=False).passed
