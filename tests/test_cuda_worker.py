@@ -30,9 +30,10 @@ from autograder.checks.porting import device, device_predict
 from autograder.running.container_protocol import RESULT_MARKER
 from autograder.running.judge import uids
 from autograder.running.judge.core import judge
+from autograder.running.judge.cuda_report import cuda_mismatch
 from autograder.running.judge.namespace import RemoteNamespace
 from autograder.running.judge.tests_zip import load_tests
-from autograder.running.judge.worker_client import WorkerClient, cuda_mismatch
+from autograder.running.judge.worker_client import WorkerClient
 from autograder.running.limits import Limits
 from notebooks import ROOT
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from autograder.checks.calling import RemoteError, WorkerLost
-from autograder.running.judge import remote, worker_client
+from autograder.running.judge import remote, reply_budget, worker_client
 from autograder.worker import wire
 
 
@@ -293,10 +293,10 @@ def _client_reading(reply: bytes) -> worker_client.WorkerClient:
 
 
 @pytest.mark.parametrize("reply,phrase", [
-    (b"[" + b",".join([b"0"] * (worker_client.MAX_REPLY_VALUES + 2)) + b"]", "more values"),
-    (b"[" + b",".join([b"{}"] * (worker_client.MAX_REPLY_CONTAINERS + 1)) + b"]",
+    (b"[" + b",".join([b"0"] * (reply_budget.MAX_REPLY_VALUES + 2)) + b"]", "more values"),
+    (b"[" + b",".join([b"{}"] * (reply_budget.MAX_REPLY_CONTAINERS + 1)) + b"]",
      "more values"),
-    (b"[" + b",".join([b"[]"] * (worker_client.MAX_REPLY_CONTAINERS + 1)) + b"]",
+    (b"[" + b",".join([b"[]"] * (reply_budget.MAX_REPLY_CONTAINERS + 1)) + b"]",
      "more values"),
     (b"[[[" * 10_000 + b"]]]" * 10_000, "not a reply"),  # deep: json's RecursionError
     (('["' + "a" * 17 + '\U0001F600"]').encode(), "not ASCII"),  # raw UTF-8: wide text
@@ -331,7 +331,7 @@ PARSED = {  # ~2 MiB lines of what costs most to parse, per byte
 def test_parse_cost_bounds_what_parsing_allocates(line):
     """``parse_cost``, computed on a reply's bytes before it is parsed, is at least what
     ``json.loads`` allocates for it (text, strings, values, containers, transients)."""
-    cost = worker_client.parse_cost(line, line.count(b","), line.count(b"[") + line.count(b"{"))
+    cost = reply_budget.parse_cost(line, line.count(b","), line.count(b"[") + line.count(b"{"))
     tracemalloc.start()
     try:
         value = json.loads(line)

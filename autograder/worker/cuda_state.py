@@ -1,6 +1,6 @@
 """What the worker reports of CUDA at start, when the judge grades with it (``limits["cuda"]``):
 after the uid drop, before any student code, in the worker's first line. The judge compares
-it with what it asked for (``worker_client.cuda_mismatch``): a worker that cannot use the GPU
+it with what it asked for (``cuda_report.cuda_mismatch``): a worker that cannot use the GPU
 the judge grades with is the grader's error, never a student's lost points.
 
 A worker that inherited an initialised CUDA from the process that forked it ("bad fork": the

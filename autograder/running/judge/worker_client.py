@@ -16,65 +16,23 @@ from typing import Any, Callable, Iterator
 from ...checks.calling import WorkerLost
 from ..limits import Limits
 from . import cgroups, sandbox, zygote, zygotes
+from .cuda_report import cuda_mismatch
+from .reply_budget import (
+    MAX_REPLY_BYTES,
+    MAX_REPLY_CONTAINERS,
+    MAX_REPLY_MEMORY,
+    MAX_REPLY_VALUES,
+    parse_cost,
+)
 from .student_output import StudentOutput
 from .uids import kill_uid
 
-# One line of the worker's, read before anything is parsed: the largest value the decoding
-# budgets admit (16 MiB of tensor storage, 21.3 MiB as base64) fits; an answer to any question
-# is under 100 kB (docs/decoding-budgets.md).
-MAX_REPLY_BYTES = 32 * 2**20
 # What one read of the reply pipe asks for: a pipe holds 64 KiB, so a read never returns more.
 # Asking for 1 MiB made every read allocate, and free, a 1 MiB buffer (an mmap and a munmap:
 # ~20 us a read, and a TLB shootdown across the judge's threads), about 120 times a submission.
 READ_CHUNK = 1 << 16
-# What parsing one reply may build, counted on its bytes before ``json.loads``: every JSON value
-# but the first of its list or object follows a comma, so commas bound the numbers and strings,
-# and ``[``/``{`` the lists and objects (both counted inside strings too: an over-count only).
-# ``wire.Budget`` then bounds what is built from it.
-MAX_REPLY_VALUES = 3_000_000
-MAX_REPLY_CONTAINERS = 600_000
-# And what those values and the strings' characters cost together (``parse_cost``, an upper
-# bound of what ``json.loads`` allocates, measured in tests/test_wire_budgets.py): a reply
-# that would cost more is refused unparsed. Parsed replies are never held together: a request
-# answered by several lines (``stream``) has each decoded before the next is read.
-MAX_REPLY_MEMORY = 128 * 2**20
-PARSE_TEXT_COST = 2  # per byte: the text ``json.loads`` decodes the line to, and its strings
-# per byte of a line with a ``\u`` escape: one escape makes its whole string UCS-4 (4 bytes a
-# character, the attack in docs/decoding-budgets.md), built in pieces that are joined
-PARSE_WIDE_COST = 8
-PARSE_VALUE_COST = 64  # per comma: an object header (a str's is 49-76 bytes) and its slot
-PARSE_CONTAINER_COST = 96  # per ``[`` or ``{``: an empty dict is 64 bytes, plus gc and slot
-PARSE_BASE_COST = 2**20  # the scanner's own, and an int of up to 4,300 digits (Python's cap)
-
-
-def parse_cost(line: bytes, values: int, containers: int) -> int:
-    """An upper bound of the bytes ``json.loads(line)`` allocates, for an ASCII ``line`` with
-    ``values`` commas and ``containers`` brackets and braces."""
-    text = PARSE_WIDE_COST if b"\\u" in line else PARSE_TEXT_COST
-    return (PARSE_BASE_COST + len(line) * text + (values + 1) * PARSE_VALUE_COST
-            + containers * PARSE_CONTAINER_COST)
-
-
 # Questions one call may put to the judge (the stand-in op's backward: gradcheck asks a few)
 MAX_ASKS = 1000
-
-
-def cuda_mismatch(state: object) -> str | None:
-    """Why a worker's CUDA report (``worker.cuda_state``, untrusted text from the worker
-    before any student code ran) falls short of a judge that grades with CUDA, or None."""
-    if not isinstance(state, dict):
-        return "it sent no CUDA report"
-    if state.get("bad_fork"):
-        return ("it was forked from a process that had initialised CUDA (a grader bug: the "
-                "zygote must fork before CUDA is touched)")
-    error = f" ({str(state.get('error'))[:300]})" if state.get("error") else ""
-    if state.get("available") is not True:
-        return (f"torch sees no CUDA device in it{error}: check the GPU device files' modes "
-                "for its uid, CUDA_VISIBLE_DEVICES, and the driver")
-    if state.get("allocated") is not True:
-        return (f"it could not allocate on the GPU{error}: GPU memory full (fewer --jobs) or "
-                "a compute mode that allows one process per GPU")
-    return None
 
 
 def submission_cut(limits: Limits) -> str:
