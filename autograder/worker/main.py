@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from . import wire
+from .after_call import args_after, encode_result, param_refs
 from .arrangements import arranged, no_judge
 from .cells import prepare
 
@@ -129,7 +130,7 @@ class Worker:
         fn = self.resolve(target)
         sent, args = args, [wire.decode(a) for a in args]
         kwargs = {str(k): wire.decode(v) for k, v in kwargs.items()}
-        before = _param_refs(args, "before")
+        before = param_refs(args, "before")
         observed: dict = {}
         try:
             with arranged(fn, context, self.ask, args) as observed:
@@ -144,91 +145,10 @@ class Worker:
         except BaseException as exc:  # SystemExit in a call is a result too
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            return {"error": error_of(exc), "args_after": self._after(args, before, sent),
+            return {"error": error_of(exc), "args_after": args_after(args, before, sent),
                     "observed": observed}
-        return {"ok": self._encode_result(result, args, before),
-                "args_after": self._after(args, before, sent), "observed": observed}
-
-    def _after(self, args: list, before: dict[int, list], sent: list | None = None) -> list:
-        """The state of each tensor/module argument after the call (the judge mirrors it),
-        with the names of module parameters that are new objects now (``module.to`` may
-        replace them). An argument whose state is exactly what the judge sent for it (``sent``:
-        the request's encoded arguments), with no hook added and no parameter replaced, is
-        ``wire.UNCHANGED`` instead: the judge leaves its own object alone then, as it does for a
-        full state equal to what it sent, and neither side writes or reads that state again
-        (most calls change none of their arguments)."""
-        after = []
-        for i, arg in enumerate(args):
-            given = sent[i] if sent is not None and i < len(sent) else None
-            if isinstance(arg, nn.Module):
-                state = wire.encode(arg)
-                state["replaced"] = [name for name, p in arg.named_parameters()
-                                     if before.get(id(p)) != ["before", i, name]]
-                # hooks the call left on the module (it arrived without any): the judge
-                # mirrors their number, for the checks that score what a call changed
-                state["hooks"] = {name: count for name, m in arg.named_modules()
-                                  if (count := _hook_count(m))}
-                after.append(_unless_unchanged(state, given))
-            elif isinstance(arg, torch.Tensor):
-                state = wire.encode(arg)
-                if _tensor_hook_count(arg):  # hooks the call left on it (it arrived without)
-                    state["hooks"] = _tensor_hook_count(arg)
-                after.append(_unless_unchanged(state, given))
-            elif isinstance(arg, list):  # a plain list the call may have changed in place
-                try:
-                    value = wire.encode(arg)
-                except wire.WireError:  # grown past what the wire carries: left as it was
-                    after.append(None)
-                    continue
-                after.append(wire.UNCHANGED if given is not None and value == given else
-                             {"t": "list-after", "value": value})
-            else:
-                after.append(None)
-        return after
-
-    def _encode_result(self, result: Any, args: list, before: dict[int, list]) -> dict:
-        if isinstance(result, torch.optim.Optimizer):
-            # identity matters: is each parameter the module's own, now or before the call?
-            refs = {**before, **_param_refs(args, "now")}
-            return wire.encode_optimizer(result, 0, refs)
-        items = result if isinstance(result, (list, tuple)) else [result]
-        encoded = wire.encode(result)
-        aliases = [_alias(item, args) for item in items]
-        if any(a is not None for a in aliases):
-            encoded["aliases"] = aliases if isinstance(result, (list, tuple)) else aliases[0]
-        return encoded
-
-
-
-
-def _unless_unchanged(state: dict, given: Any) -> dict:
-    """``wire.UNCHANGED`` for a tensor's or module's ``state`` that is ``given`` (what the judge
-    sent) with no hook added and no parameter replaced; else ``state`` itself."""
-    if given is None or any(state.get(key) for key in wire.CHANGES):
-        return state
-    if {k: v for k, v in state.items() if k not in wire.CHANGES} == given:
-        return wire.UNCHANGED
-    return state
-
-
-def _param_refs(args: list, when: str) -> dict[int, list]:
-    """``id(parameter) -> [when, argument index, name]`` for every module argument."""
-    return {id(p): [when, i, name] for i, a in enumerate(args) if isinstance(a, nn.Module)
-            for name, p in a.named_parameters()}
-
-
-def _alias(item: Any, args: list) -> int | None:
-    """The index of the tensor argument whose memory ``item`` (an array) exactly views."""
-    if not isinstance(item, np.ndarray):
-        return None
-    for i, arg in enumerate(args):
-        if isinstance(arg, torch.Tensor) and arg.device.type == "cpu":
-            view = arg.detach().numpy()
-            if view.__array_interface__["data"][0] == item.__array_interface__["data"][0] \
-                    and view.strides == item.strides and view.shape == item.shape:
-                return i
-    return None
-
+        return {"ok": encode_result(result, args, before),
+                "args_after": args_after(args, before, sent), "observed": observed}
 
 def ask_judge(rfile: Any, wfile: Any, question: dict) -> dict:
     """Put ``question`` to the judge in the middle of a call (``{"ask": question}`` on the
@@ -307,15 +227,3 @@ def _reply(wfile: Any, reply: dict) -> bool:
 
 if __name__ == "__main__":
     serve(int(sys.argv[1]), int(sys.argv[2]))
-
-
-def _tensor_hook_count(tensor: torch.Tensor) -> int:
-    """Backward and post-accumulate-grad hooks registered on ``tensor``."""
-    return sum(len(getattr(tensor, name, None) or {}) for name in (
-        "_backward_hooks", "_post_accumulate_grad_hooks"))
-
-
-def _hook_count(module: nn.Module) -> int:
-    """Forward, forward-pre and backward hooks registered on ``module`` itself."""
-    return sum(len(getattr(module, name, None) or {}) for name in (
-        "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"))
