@@ -22,6 +22,7 @@ from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
 from .gradcheck_kink import judge_at_kink, with_zeros
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
+from .gradcheck_shapes import only_1d, shaped_xs
 
 QUESTION = "q3_gradcheck"
 RTOL, ATOL = 1e-7, 1e-9
@@ -147,6 +148,13 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
         if not verdict.ok:
             verdict = explain(verdict, forward_subject(my_op, x), None)
             break
+    if verdict.ok:  # x of another shape, drawn last (the inputs above stay the seed's own)
+        for x in shaped_xs(rng):
+            verdict = judge_forward(my_op, MyOp, x)
+            if not verdict.ok:
+                verdict = only_1d(verdict, x, lambda flat: judge_forward(my_op, MyOp, flat).ok,
+                                  "my_op")
+                break
     return finish(QUESTION, "forward", verdict, seed=seed, points=points,
                   passed_message="my_op's forward matched on fresh inputs.")
 
@@ -166,6 +174,7 @@ def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) 
     if verdict.ok:
         upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
         kink = judge_backward_at_kink(MyOp, with_zeros(rng, draw_x(rng)), upstream)
+        verdict = judge_shaped_backward(MyOp, rng)
     result = finish(QUESTION, "backward", verdict, seed=seed, points=points,
                     passed_message="MyOp's backward matched the analytic gradient.")
     if kink.ok:
@@ -175,6 +184,17 @@ def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) 
     return dataclasses.replace(result, misconception=kink.misconception, message=(
         f"{result.message} Advice, not scored (graded inputs stay away from 0): "
         f"{kink.message}"))
+
+
+def judge_shaped_backward(MyOp: Any, rng: np.random.Generator) -> Verdict:
+    """The backward at a 2-D and a 0-d x (drawn last: ``gradcheck_shapes``)."""
+    for x in shaped_xs(rng):
+        upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
+        verdict = judge_backward(MyOp, x, upstream)
+        if not verdict.ok:
+            return only_1d(verdict, x, lambda flat: judge_backward(MyOp, flat, upstream).ok,
+                           "MyOp's forward and backward")
+    return PASS
 
 
 def check_gradcheck(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:

@@ -13,8 +13,10 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from ...worker import wire
 from ..calling import alongside
 from ..closeness import close_lists, is_float, max_abs_error
+from ..context import call_context
 from ..describing import describe, error_text, expected_text, fmt, plain, tolerance_text
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -26,6 +28,7 @@ from .logreg_advice import MISTAKES, NEVER_UPDATED, RAISE_HINTS, UNEXPLAINED
 from .logreg_marked import left_marked
 from .logreg_penalty import penalty_added
 from .logreg_recorded import running_statistic
+from .logreg_reused import draw_again, reused
 from .logreg_runs import reference_run, replayed_losses, update_path
 from .logreg_unstable import unstable_loss
 
@@ -271,14 +274,20 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     """
     seed = seed_of(rng)
     verdict = PASS
-    for _ in range(3):
+    for i in range(3):
         X, y, lr, steps = draw_problem(rng)
         given = (X.clone(), y.clone())  # the caller's tensors, as the call leaves them
-        got, verdict = train_beside_reference(train_logreg, X, y, lr, steps, given)
+        # the first answer is read after a call on another problem (logreg_reused)
+        again = draw_again(seed, X.shape[1]) if i == 0 else None
+        with call_context(**({"call_again": [wire.encode(a) for a in again]} if again else {})):
+            got, verdict = train_beside_reference(train_logreg, X, y, lr, steps, given)
         if verdict is None:
             verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
                        else judge_params(got, X, y, lr, steps))
-        if not verdict.ok:
+        if again is not None:
+            verdict = reused(verdict, got, part, f"train_logreg(X of shape {tuple(X.shape)}, y, "
+                             f"lr={fmt(lr)}, steps={steps})", again)
+        if not verdict.ok and verdict.misconception != "result-reused":
             from .logreg_regimes import explain_training  # it builds on this module
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
             break

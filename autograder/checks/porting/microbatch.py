@@ -17,6 +17,8 @@ from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
+from .microbatch_saturated import NAME as SATURATED
+from .microbatch_saturated import named, saturate
 from .microbatch_weights import confirmed
 
 QUESTION = "q2_microbatch"
@@ -134,8 +136,10 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(6):  # later problems drawn after earlier ones, which stay the seed's own
+    for i in range(7):  # later problems drawn after earlier ones, which stay the seed's own
         w, X, y, sizes = draw_problem(rng, stale, LARGE if i == 4 else 1.0)
+        if i == 6:  # logits far past ±20 on misclassified rows (microbatch_saturated)
+            saturate(rng, w, X, y, sizes)
         if i == 3:  # a micro-batch of one
             sizes = [1, sizes[0] - 1] + sizes[1:]
         if i == 5:  # float64 w, X and y (microbatch_dtype)
@@ -156,8 +160,10 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
                                 _left_on(before, (w, X, y, sizes), sizes0), sizes0)
         if i == 5:
             verdict = fixed_dtype(verdict, got, reference(w_before, X0, y0), RTOL, ATOL)
+        if i == 6:
+            verdict = named(verdict, got, w_before, X0, y0, sizes0)
         if not verdict.ok:
-            if verdict.misconception not in ("modified-input", DTYPE_FIXED):
+            if verdict.misconception not in ("modified-input", DTYPE_FIXED, SATURATED):
                 verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
                                                    y0.clone(), sizes0), got)
             break

@@ -7,8 +7,8 @@ def accumulated_grad(w, X, y, sizes):
     total = float(sum(sizes))
     chunks = list(zip(torch.split(X, sizes), torch.split(y, sizes)))
     for Xj, yj in chunks:
-        p = torch.sigmoid(Xj @ w)
-        mean_loss = -(yj * torch.log(p) + (1 - yj) * torch.log(1 - p)).mean()
+        # the fused loss: a sigmoid then log saturates for large logits (sigmoid-log)
+        mean_loss = F.binary_cross_entropy_with_logits(Xj @ w, yj)
         (mean_loss * Xj.shape[0] / total).backward()
     return w.grad.detach().clone()
 
