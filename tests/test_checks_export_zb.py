@@ -90,3 +90,11 @@ def test_other_raises_keep_their_names():
     assert result.misconception == "numpy-on-tracked", result.message
     result = export.check_export(lambda t: t.detach().numpy().copy(), generator(0))
     assert result.passed, result.message
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_one_element_tensor_is_always_drawn(seed):
+    """Before, only a 1-D case of size 1 (one seed in six) could show it."""
+    result = export.check_export(_as_item, generator(seed))
+    assert not result.passed and result.misconception == "wrong-shape", result.message
+    assert ".item()" in result.message

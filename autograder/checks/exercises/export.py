@@ -18,7 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
-from .export_causes import one_number, toggled
+from .export_causes import draw_one_element, one_number, toggled
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 
 QUESTION = "q5_numpy"
@@ -255,6 +255,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     twins = draw_twins(rng, cases)
     # drawn after the twins: int64 values too large for a float to hold (export_float)
     cases.append((draw_large(rng), None))
+    twins += draw_twins(rng, cases[-1:])
+    cases.append((draw_one_element(rng), None))  # last: one element, with dimensions
     twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t

@@ -45,3 +45,15 @@ def toggled(failure: Verdict, t: torch.Tensor, export: str) -> Verdict:
         "that reads it meanwhile), not a copy. Leave t's flags alone and export a detached "
         f"tensor: t.detach() is a new tensor with t's values and no grad, so {export} works "
         "for every t."))
+
+
+def draw_one_element(rng: np.random.Generator) -> torch.Tensor:
+    """A tensor of one element that has dimensions, (1,) or (1, 1): float32, float64 (tracked
+    or not) or int64. Drawn last in ``check_export``, so the cases before it keep their
+    values for a seed."""
+    shape = ((1,), (1, 1))[int(rng.integers(2))]
+    dtype = (torch.float32, torch.float64, torch.int64)[int(rng.integers(3))]
+    if dtype == torch.int64:
+        return torch.from_numpy(rng.integers(-50, 50, size=shape))
+    values = torch.from_numpy(rng.uniform(-10.0, 10.0, size=shape)).to(dtype)
+    return values.requires_grad_(bool(rng.integers(2)))
