@@ -18,6 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
+from .export_causes import draw_one_element, one_number, toggled
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 
 QUESTION = "q5_numpy"
@@ -110,7 +111,7 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        "wrong-type", evidence)
     if got.shape != tuple(t.shape):
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
-                       f"{tuple(t.shape)}.", "wrong-shape", evidence)
+                       f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}", "wrong-shape", evidence)
     if got.dtype != expected.dtype:
         return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
                        f"t's own: the export changed the dtype (going through Python lists or "
@@ -213,7 +214,7 @@ def _export(export_numpy: Callable, t: torch.Tensor, twin: torch.Tensor | None =
     if failure and failure.misconception == "raised" and t.requires_grad and \
             "requires grad" in failure.message:
         return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT)
-    return got, failure
+    return got, failure and toggled(failure, t, EXPORT)
 
 
 def input_classes(args: tuple) -> list[InputClass]:
@@ -255,6 +256,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     # drawn after the twins: int64 values too large for a float to hold (export_float)
     cases.append((draw_large(rng), None))
     twins += draw_twins(rng, cases[-1:])
+    cases.append((draw_one_element(rng), None))  # last: one element, with dimensions
+    twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t
         got, failure = _export(export_numpy, t, twin)
@@ -277,7 +280,8 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         got, failure = _export(export_numpy, t)
         if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
             failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
-                              f"{describe(got)}; expected a numpy.ndarray of t's shape.",
+                              f"{describe(got)}; expected a numpy.ndarray of t's shape."
+                              f"{one_number(got, t, expected_array(t), EXPORT)}",
                               "wrong-type", Evidence({"t": plain(t)}, got=plain(got)))
         verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
         if not verdict.ok:

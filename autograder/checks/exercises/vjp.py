@@ -26,6 +26,9 @@ from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
 from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
+from .vjp_xsign import X_SIGN
+from .vjp_xsign import confirmed as xsign_confirmed
+from .vjp_xsign import sign_patterns as x_sign_patterns
 
 QUESTION = "q4_vjp"
 #: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
@@ -94,11 +97,11 @@ def expected_vjp(x: torch.Tensor, weights: torch.Tensor) -> np.ndarray:
 
 
 def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = True,
-              sqrt: bool = True, mean: bool = True) -> Verdict:
+              sqrt: bool = True, mean: bool = True, xsign: bool = True) -> Verdict:
     """Type, then shape, then dtype, then values of ``vjp_square(x, weights)`` (``half``: an
     answer of exactly half may be named ``one-product-term``; ``sqrt``: one NaN where the
     weights are negative, ``weights-through-sqrt``; ``mean``: divided by a count of x's,
-    ``vjp-averaged``)."""
+    ``vjp-averaged``; ``xsign``: x's signs lost, ``x-sign-dropped``)."""
     expected = expected_vjp(x, weights)
     rtol, atol = TOLERANCES[x.dtype]
     shown = shown_call(x)
@@ -120,7 +123,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = Tru
     evidence = Evidence(inputs, expected.tolist(), values.tolist(), err, evidence.tolerance)
     if arrays_close(values, expected, rtol, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = _diagnose(values, x, weights, rtol, atol, half, sqrt, mean)
+    name, hint = _diagnose(values, x, weights, rtol, atol, half, sqrt, mean, xsign)
     return Verdict(False, f"{shown} returned {short(values)}; expected "
                    f"{short(expected, EXPECTED_DIGITS)} (largest error {error_text(err)}, "
                    f"{evidence.tolerance}). {hint}".rstrip(), name,
@@ -195,7 +198,7 @@ TWICE_HINT = ("This is 2*x*weights**2, the right gradient times the weights agai
 
 def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: float,
               atol: float, half: bool = True, sqrt: bool = True,
-              mean: bool = True) -> tuple[str | None, str]:
+              mean: bool = True, xsign: bool = True) -> tuple[str | None, str]:
     """Match a wrong gradient against the known mistakes."""
     xs, ws = x.detach().double().numpy(), weights.detach().double().numpy()
     if sqrt and at_negative_weights(values, expected_vjp(x, weights), weights, rtol, atol):
@@ -206,6 +209,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
          "v.backward(weights) so that each v[i] counts weights[i] times."),
         ("weights-applied-twice", 2.0 * xs * ws ** 2, TWICE_HINT),
         *sign_patterns(xs, ws),
+        *(x_sign_patterns(xs, ws) if xsign else []),
         *mixed_weights(xs, ws),
         (ONE_TERM, xs * ws if half else None, HALF_HINT),
         # after the half: a mean over 2 entries halves too, told when another input is not half
@@ -292,6 +296,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
             verdict = sqrt_confirmed(verdict, vjp_square, (replica(x), -weights), TOLERANCES,
                                      lambda: judge_called_again(judge_vjp(
                                          got, x, weights, sqrt=False), got, x, twin))
+        if verdict.misconception == X_SIGN:  # x's signs lost: on x negated too?
+            verdict = xsign_confirmed(verdict, vjp_square, x, weights, cases[:i] + cases[i + 1:],
+                                      TOLERANCES, replica, lambda: judge_called_again(judge_vjp(
+                                          got, x, weights, xsign=False), got, x, twin))
         if not verdict.ok:  # an answer that depends on the earlier calls with its key?
             verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
                 pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs
