@@ -20,6 +20,7 @@ from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
 from .export_causes import draw_one_element, one_number, toggled
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
+from .export_layout import judge_layout, layout_of
 
 QUESTION = "q5_numpy"
 EXPORT = "t.detach().cpu().numpy().copy()"
@@ -277,7 +278,10 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
     for t, base in draw_tensors(rng):
         before, requires_grad = t.detach().clone(), t.requires_grad
         base_before = None if base is None else base.detach().clone()
+        layout = layout_of(t, base)
         got, failure = _export(export_numpy, t)
+        failure = failure or judge_layout(layout, t, base,
+                                          f"export_numpy({describe_tensor(t)})")
         if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
             failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
                               f"{describe(got)}; expected a numpy.ndarray of t's shape."

@@ -22,6 +22,7 @@ from ..probes import InputClass, Subject, changes, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import is_int
+from .saved_backward import ran_backward
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
 from .saved_patterns import (
@@ -193,7 +194,8 @@ def judge_left_alone(net: nn.Module, inputs: torch.Tensor, before: tuple[dict, d
         return PASS
     what = "modified-network" if changes(before[0], net, "net") else "modified-input"
     return Verdict(False, f"{shown} changed what it was given: {'; '.join(changed)}. "
-                   f"{MODIFIED_HINT}", what, Evidence(inputs={"call": shown}, got=changed))
+                   f"{ran_backward(changed) or MODIFIED_HINT}", what,
+                   Evidence(inputs={"call": shown}, got=changed))
 
 
 def _reference(net: nn.Module, inputs: torch.Tensor, track: bool) -> tuple[int, int]:

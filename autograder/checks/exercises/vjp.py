@@ -21,6 +21,7 @@ from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
+from .vjp_precision import confirmed as precision_confirmed
 from .vjp_repeat import confirmed as repeat_confirmed
 from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
@@ -253,6 +254,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
             verdict = xsign_confirmed(verdict, vjp_square, x, weights, cases[:i] + cases[i + 1:],
                                       TOLERANCES, replica, lambda: judge_called_again(judge_vjp(
                                           got, x, weights, xsign=False), got, x, twin))
+        verdict = precision_confirmed(verdict, vjp_square, got, x, weights)
         if not verdict.ok:  # an answer that depends on the earlier calls with its key?
             verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
                 pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs

@@ -180,11 +180,32 @@ def _unchanged(sent: Any, state: Any) -> bool:
 def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
     if state.device.type != "meta" and arg.device.type != "meta" and state.shape == arg.shape:
         with torch.no_grad():
-            arg.copy_(state.detach().to(arg.dtype))
+            if _layout(state) != _layout(arg):
+                # the call gave the worker's tensor another layout (``t.data = t.data
+                # .contiguous()``, ``set_``): the judge's tensor gets new memory too, so that
+                # a view is cut loose from its base here as it was there
+                arg.data = state.detach().to(arg.dtype)
+            else:
+                arg.copy_(state.detach().to(arg.dtype))
     if arg.is_leaf and state.is_leaf and arg.requires_grad != state.requires_grad:
         arg.requires_grad_(state.requires_grad)
     if arg.is_leaf and arg.requires_grad:
         arg.grad = state.grad
+
+
+def _layout(t: torch.Tensor) -> list[tuple[int, int]]:
+    """The strides that place ``t``'s elements (those of its dimensions longer than 1)."""
+    return [(n, s) for n, s in zip(t.shape, t.stride()) if n > 1]
+
+
+def _mirror_grad(param: torch.Tensor, value: torch.Tensor) -> None:
+    """The worker's gradient on a module's parameter, on the judge's: a call that ran backward
+    through the caller's network leaves a ``.grad`` there, as it would in-process."""
+    if not (isinstance(param, nn.Parameter) and param.requires_grad and value.requires_grad):
+        return
+    grad = value.grad
+    if grad is None or (grad.device.type == param.device.type and grad.shape == param.shape):
+        param.grad = None if grad is None else grad.detach().to(param.dtype)
 
 
 def _mirror_tensor_hooks(arg: torch.Tensor, count: Any) -> None:
@@ -236,6 +257,7 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                     # a call that turned tracking off on the caller's net must show here too
                     # (the checks score what the call changed: checks/probes/, changes)
                     own[name].requires_grad_(value.requires_grad)
+                _mirror_grad(own[name], value)
     arg.train(bool(state.get("training", arg.training)))
     _mirror_hooks(arg, state.get("hooks"))
 
