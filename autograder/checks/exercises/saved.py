@@ -18,13 +18,13 @@ from torch import nn
 
 from ..calling import call
 from ..describing import describe, plain
-from ..probes import InputClass, Subject, changes, explain, snapshot
+from ..probes import InputClass, Subject, explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import is_int
-from .saved_backward import ran_backward
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
+from .saved_left_alone import judge_left_alone
 from .saved_patterns import (
     BYTE_NAMES,
     extra_forwards,
@@ -179,23 +179,6 @@ def every_other_row(batch: torch.Tensor) -> torch.Tensor:
     base = torch.zeros((2 * batch.shape[0] - 1, *batch.shape[1:]), dtype=batch.dtype)
     base[::2] = batch
     return base[::2]
-
-
-#: What count_saved must leave as it found it: the caller's network and inputs.
-MODIFIED_HINT = ("count_saved must only count: leave the network and the inputs as they were "
-                 "(no requires_grad, mode or hook left set on them).")
-
-
-def judge_left_alone(net: nn.Module, inputs: torch.Tensor, before: tuple[dict, dict],
-                     shown: str) -> Verdict:
-    """The caller's network and inputs after one call, against their snapshot before it."""
-    changed = changes(before[0], net, "net") + changes(before[1], inputs, "inputs")
-    if not changed:
-        return PASS
-    what = "modified-network" if changes(before[0], net, "net") else "modified-input"
-    return Verdict(False, f"{shown} changed what it was given: {'; '.join(changed)}. "
-                   f"{ran_backward(changed) or MODIFIED_HINT}", what,
-                   Evidence(inputs={"call": shown}, got=changed))
 
 
 def _reference(net: nn.Module, inputs: torch.Tensor, track: bool) -> tuple[int, int]:
