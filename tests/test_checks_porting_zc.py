@@ -79,7 +79,7 @@ def test_a_stale_grad_returned_keeps_its_own_message():
     result = microbatch.check_accumulated_grad(kept_returned, np.random.default_rng(1),
                                                stale=True)
     assert not result.passed and result.misconception == "stale-grad-kept"
-    assert "w.grad after the call" not in result.message
+    assert "not the one left in w.grad" not in result.message
 
 
 def _predict(model, batch, device):

@@ -20,11 +20,11 @@ from .common import allclose
 
 NAME = "stale-grad-kept"
 
-ADVICE = ("After the call w.grad held the .grad that w arrived with plus the window's gradient, "
-          "not the gradient returned: the stale grad was kept and subtracted from the answer "
-          "instead of cleared. Subtracting loses float32 digits where the stale grad is large, "
-          "and leaves the stale grad in w.grad for whoever steps with it. Clear it when the "
-          "window starts (w.grad = None), accumulate, and return w.grad (or a clone).")
+ADVICE = ("After the call w.grad held the .grad that w arrived with plus the window's gradient: "
+          "the stale grad was kept and subtracted from the answer instead of cleared. "
+          "Subtracting loses float32 digits where the stale grad is large, and leaves the stale "
+          "grad in w.grad for whoever steps with it. Clear it when the window starts "
+          "(w.grad = None), accumulate, and return w.grad (or a clone).")
 
 
 def stale_kept(verdict: Verdict, got: Any, w: torch.Tensor, stale: torch.Tensor | None,
@@ -38,6 +38,6 @@ def stale_kept(verdict: Verdict, got: Any, w: torch.Tensor, stale: torch.Tensor 
     if allclose(grad, got, rtol, atol) or allclose(stale, torch.zeros_like(stale), rtol, atol) \
             or not allclose(grad.double(), stale.double() + got.double(), rtol, atol):
         return verdict
-    said = ("accumulated_grad returned the right gradient here, but w.grad after the call "
-            "was not that gradient." if verdict.ok else verdict.message.rstrip())
+    said = ("accumulated_grad returned the right gradient here, but not the one left in "
+            "w.grad." if verdict.ok else verdict.message.rstrip())
     return Verdict(False, f"{said} {ADVICE}", NAME, verdict.evidence, verdict.traceback)
