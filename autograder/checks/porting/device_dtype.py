@@ -64,3 +64,27 @@ def _same(got: Any, expected: torch.Tensor, rtol: float, atol: float) -> bool:
     return (isinstance(got, torch.Tensor) and got.dtype == torch.float32
             and got.shape == expected.shape and got.device.type != "meta"
             and allclose(got, expected, rtol, atol))
+
+
+MODEL_NAME = "model-dtype-changed"
+
+MODEL_ADVICE = ("The model was float64 here (the float32 ones before passed), and after the call "
+                "its parameters were {now}: predict converted the caller's model "
+                "(model.to(dtype=...), .float(), .half() convert it in place), so a float64 "
+                "batch no longer fits it, and the caller is left with a model of another "
+                "dtype. Move the model with model.to(device) only: the model decides the dtype.")
+
+
+def cast_model(verdict: Verdict, model: nn.Module) -> Verdict:
+    """``verdict`` on the float64 problem, failed and named ``model-dtype-changed`` when the
+    float64 ``model`` (the caller's, as the call left it) has parameters of another floating
+    dtype after the call; only on the failing path, where it costs nothing."""
+    if verdict.ok or verdict.misconception == NAME:
+        return verdict
+    now = sorted({str(p.dtype).removeprefix("torch.") for p in model.parameters()
+                  if p.dtype != torch.float64 and p.dtype.is_floating_point})
+    if not now:
+        return verdict
+    advice = MODEL_ADVICE.format(now=" and ".join(now))
+    return dataclasses.replace(verdict, misconception=MODEL_NAME,
+                               message=f"{sentence(verdict.message)} {advice}")

@@ -34,7 +34,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
-from .device_dtype import cast_batch, in_float64
+from .device_dtype import cast_batch, cast_model, in_float64
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
@@ -260,6 +260,7 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                                               forward)
         heard = max(heard, packed)
         if i == 3:
+            verdict = cast_model(verdict, model)
             verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
                                  RTOL, ATOL, evaluated)
         if not verdict.ok:

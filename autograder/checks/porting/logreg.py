@@ -29,6 +29,7 @@ from .logreg_marked import left_marked
 from .logreg_penalty import penalty_added
 from .logreg_recorded import running_statistic
 from .logreg_reused import draw_again, reused
+from .logreg_rounded import rounded_losses
 from .logreg_runs import reference_run, replayed_losses, update_path
 from .logreg_unstable import unstable_loss
 
@@ -84,6 +85,10 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
     if counted is not None:
         return counted
+    if final is None:  # the record rounded: the grader's own losses, to a few decimals
+        rounded = rounded_losses(target, correct, MATCH_RTOL, MATCH_ATOL)
+        if rounded is not None:
+            return rounded
 
     def close(step: int, loss: float) -> bool:  # as matches compares it, one loss at a time
         return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),

@@ -19,6 +19,7 @@ from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
 from .microbatch_saturated import NAME as SATURATED
 from .microbatch_saturated import named, saturate
+from .microbatch_subtracted import stale_kept
 from .microbatch_weights import confirmed
 
 QUESTION = "q2_microbatch"
@@ -158,6 +159,7 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
                                           w_before)
         verdict = left_as_given(verdict, shown_call(X0, sizes0),
                                 _left_on(before, (w, X, y, sizes), sizes0), sizes0)
+        verdict = stale_kept(verdict, got, w, stale_grad, RTOL, ATOL)
         if i == 5:
             verdict = fixed_dtype(verdict, got, reference(w_before, X0, y0), RTOL, ATOL)
         if i == 6:
