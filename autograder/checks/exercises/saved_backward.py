@@ -14,10 +14,10 @@ import re
 #: One phrase of ``changes`` for a parameter's gradient appearing or changing.
 _GRAD = re.compile(r"^net\.[\w.]+\.grad was (set|changed)$")
 
-RAN_BACKWARD = ("net's parameters now carry a .grad: count_saved ran backward (out.backward(), "
-                "out.sum().backward(), torch.autograd.grad on them writes or adds to each "
-                "parameter's .grad, on every call). Counting needs only the forward: every "
-                "pack-hook call happens while net(inputs) runs, so leave out the backward.")
+RAN_BACKWARD = ("net's parameters now carry a .grad: count_saved ran backward (out.backward() "
+                "or out.sum().backward() writes each parameter's .grad, and adds to it on "
+                "every later call). Counting needs only the forward: every pack-hook call "
+                "happens while net(inputs) runs, so leave out the backward.")
 
 
 def ran_backward(changed: list[str]) -> str | None:
