@@ -18,7 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
-from .export_causes import draw_one_element, one_number, toggled
+from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, toggled
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 from .export_layout import judge_layout, layout_of
 
@@ -112,7 +112,8 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        "wrong-type", evidence)
     if got.shape != tuple(t.shape):
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
-                       f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}", "wrong-shape", evidence)
+                       f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}"
+                       f"{dims_added(got, t, expected, EXPORT)}", "wrong-shape", evidence)
     if got.dtype != expected.dtype:
         return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
                        f"t's own: the export changed the dtype (going through Python lists or "
@@ -258,6 +259,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     cases.append((draw_large(rng), None))
     twins += draw_twins(rng, cases[-1:])
     cases.append((draw_one_element(rng), None))  # last: one element, with dimensions
+    twins += draw_twins(rng, cases[-1:])
+    cases.append((draw_zero_dim(rng), None))  # then a 0-d tensor, last
     twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t

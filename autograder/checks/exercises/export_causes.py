@@ -57,3 +57,25 @@ def draw_one_element(rng: np.random.Generator) -> torch.Tensor:
         return torch.from_numpy(rng.integers(-50, 50, size=shape))
     values = torch.from_numpy(rng.uniform(-10.0, 10.0, size=shape)).to(dtype)
     return values.requires_grad_(bool(rng.integers(2)))
+
+
+def draw_zero_dim(rng: np.random.Generator) -> torch.Tensor:
+    """A 0-d tensor (a scalar, as a loss is): float32, float64 (tracked or not) or int64. Drawn
+    after ``draw_one_element``, last in ``check_export``."""
+    dtype = (torch.float32, torch.float64, torch.int64)[int(rng.integers(3))]
+    if dtype == torch.int64:
+        return torch.tensor(int(rng.integers(-50, 50)))
+    value = torch.tensor(float(rng.uniform(-10.0, 10.0)), dtype=dtype)
+    return value.requires_grad_(bool(rng.integers(2)))
+
+
+def dims_added(got: Any, t: torch.Tensor, expected: np.ndarray, export: str) -> str:
+    """What an export is told whose answer holds the value of ``t``, a 0-d tensor, in an
+    array with dimensions; ``""`` otherwise."""
+    if not (isinstance(got, np.ndarray) and t.dim() == 0 and got.size == 1 and got.shape
+            and np.array_equal(got.reshape(()), expected)):
+        return ""
+    return (f" The value is right but the array has shape {got.shape}: t is 0-d (a tensor "
+            "with no dimensions, as a loss is), and the export added dimensions "
+            "(np.atleast_1d, reshape(-1), [value]). NumPy has 0-d arrays too: "
+            f"{export} keeps shape ().")

@@ -1,0 +1,56 @@
+"""q5 ``export_numpy`` on a 0-d tensor (blind round zd: ``np.atleast_1d`` on every export). The
+contract keeps t's shape for any tensor; a 0-d tensor (a loss) is asked last in
+``check_export``, and an answer that gave it dimensions is told why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.checks.exercises import export
+from autograder.checks.seeding import generator
+
+SEEDS = range(4)
+
+
+def _copy(t):
+    return t.detach().cpu().numpy().copy()
+
+
+DIMS_ADDED = {
+    "np.atleast_1d": lambda t: np.atleast_1d(_copy(t)),
+    "torch.atleast_1d": lambda t: torch.atleast_1d(t.detach()).numpy().copy(),
+    "reshape to shape or (1,)": lambda t: _copy(t).reshape(tuple(t.shape) or (1,)),
+    "a list for a scalar": lambda t: (np.array([t.item()], dtype=_copy(t).dtype) if t.dim() == 0
+                                      else _copy(t)),
+}
+
+CORRECT = {
+    "numpy().copy()": _copy,
+    "np.array(t.detach())": lambda t: np.array(t.detach()),
+    "clone then numpy": lambda t: t.detach().clone().numpy(),
+    "np.asarray().copy()": lambda t: np.asarray(t.detach().cpu()).copy(),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", sorted(DIMS_ADDED))
+def test_a_zero_dim_tensor_given_dimensions_loses_its_points_and_is_told(name, seed):
+    result = export.check_export(DIMS_ADDED[name], generator(seed))
+    assert not result.passed
+    assert result.misconception == "wrong-shape", result.message
+    assert "t is 0-d" in result.message, result.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_exports_that_keep_a_zero_dim_shape_pass(name, seed):
+    result = export.check_export(CORRECT[name], generator(seed))
+    assert result.passed, result.message
+
+
+def test_a_flattening_export_is_not_told_it_was_given_a_zero_dim_tensor():
+    result = export.check_export(lambda t: _copy(t).reshape(-1) if t.dim() > 1 else _copy(t),
+                                 generator(0))
+    assert result.misconception == "wrong-shape" and "t is 0-d" not in result.message
