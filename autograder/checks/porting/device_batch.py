@@ -12,54 +12,23 @@ The judge holds the batch as the call left it (in a worker: mirrored from ``args
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import torch
 
+from ..probes import side_effects
 from ..result import Evidence, Verdict
 
 NAME = "modified-input"
+#: ``side_effects.changes``' phrase for a flipped flag, as the message says it.
+FLAG = {"batch.requires_grad became False": "the batch no longer requires grad",
+        "batch.requires_grad became True": "the batch now requires grad"}
 
 
-class BatchState(NamedTuple):
-    """What the caller can see of a batch: its flag, values and ``.grad``."""
-
-    requires_grad: bool
-    values: torch.Tensor
-    grad: torch.Tensor | None
-
-
-def state_of(batch: torch.Tensor) -> BatchState:
-    """The batch's state, copied (taken before the call)."""
-    grad = batch.grad if batch.is_leaf else None
-    return BatchState(batch.requires_grad, batch.detach().clone(),
-                      None if grad is None else grad.detach().clone())
-
-
-def changes(before: BatchState, batch: torch.Tensor) -> list[str]:
-    """What the call changed of the caller's ``batch``, in words (nothing: ``[]``)."""
-    after = state_of(batch)
-    found = []
-    if before.requires_grad and not after.requires_grad:
-        found.append("the batch no longer requires grad")
-    elif after.requires_grad and not before.requires_grad:
-        found.append("the batch now requires grad")
-    if (after.values.shape != before.values.shape or after.values.dtype != before.values.dtype
-            or not torch.equal(after.values, before.values)):
-        found.append("the batch's values changed")
-    if (before.grad is None) != (after.grad is None) or (
-            before.grad is not None and not torch.equal(before.grad, after.grad)):
-        found.append("the batch's .grad changed")
-    return found
-
-
-def left_unchanged(verdict: Verdict, shown: str, before: BatchState,
-                   batch: torch.Tensor) -> Verdict:
+def left_unchanged(verdict: Verdict, shown: str, before: dict, batch: torch.Tensor) -> Verdict:
     """``verdict`` (an answer already judged right), or ``modified-input`` when the call
-    changed the caller's batch."""
+    changed the caller's batch (``before``: ``side_effects.snapshot`` of it)."""
     if not verdict.ok:
         return verdict
-    found = changes(before, batch)
+    found = [FLAG.get(c, c) for c in side_effects.changes(before, batch, "batch")]
     if not found:
         return verdict
     return Verdict(False, f"{shown} changed the caller's batch: {'; '.join(found)} (the output "

@@ -19,11 +19,12 @@ import torch
 import torch.nn as nn
 
 from ...worker.wire import RECORDING_MARK, RecordingMark
+from ..probes import side_effects
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
 from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
-from .device_batch import left_unchanged, state_of
+from .device_batch import left_unchanged
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 
 
@@ -83,10 +84,10 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         model, batch = draw_marked_model(rng)
         batch.requires_grad_(i == 2)
         expected = evaluated(model, batch)
-        before = state_of(batch)
+        before = side_effects.snapshot(batch)
         got, failure, packed, *_ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
-                                             before.requires_grad)
+                                             before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, marked_again(state), batch, device,
