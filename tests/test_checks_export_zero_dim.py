@@ -54,3 +54,36 @@ def test_a_flattening_export_is_not_told_it_was_given_a_zero_dim_tensor():
     result = export.check_export(lambda t: _copy(t).reshape(-1) if t.dim() > 1 else _copy(t),
                                  generator(0))
     assert result.misconception == "wrong-shape" and "t is 0-d" not in result.message
+
+
+def _rows(t):
+    return np.array([row.detach().numpy() for row in t])
+
+
+# blind round zf: an export that needs a dimension raises on the 0-d tensor, right on every other
+NEEDS_A_DIMENSION = {
+    "rows iterated": _rows,
+    "unbind and stack": lambda t: np.stack([r.detach().numpy().copy() for r in t.unbind(0)]),
+    "sliced to len(t)": lambda t: np.array(_copy(t)[:len(t)]),
+    "t[0] peeked for the dtype": lambda t: _copy(t).astype(_copy(t[0]).dtype),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", sorted(NEEDS_A_DIMENSION))
+def test_an_export_that_raises_on_a_zero_dim_tensor_is_named(name, seed):
+    result = export.check_export(NEEDS_A_DIMENSION[name], generator(seed))
+    assert not result.passed
+    assert result.misconception == "zero-dim-unhandled", result.message
+    assert "t is 0-d" in result.message and "raised" in result.message, result.message
+
+
+def test_an_export_that_raises_on_a_tensor_with_dimensions_is_not_told_zero_dim():
+    def raises_on_int64(t):
+        if t.dtype == torch.int64:
+            raise ValueError("int64 is not supported")
+        return _copy(t)
+
+    result = export.check_export(raises_on_int64, generator(0))
+    assert result.misconception != "zero-dim-unhandled", result.message
+    assert "t is 0-d" not in result.message

@@ -18,7 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
-from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, toggled
+from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 from .export_layout import judge_layout, layout_of
 
@@ -216,7 +216,7 @@ def _export(export_numpy: Callable, t: torch.Tensor, twin: torch.Tensor | None =
     if failure and failure.misconception == "raised" and t.requires_grad and \
             "requires grad" in failure.message:
         return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT)
-    return got, failure and toggled(failure, t, EXPORT)
+    return got, failure and raised_cause(failure, t, EXPORT)
 
 
 def input_classes(args: tuple) -> list[InputClass]:

@@ -4,7 +4,9 @@ A one-element tensor exported as one number (``np.array(t.item())``, ``np.array(
 ``t.squeeze()``): an array of shape () holding t's value, told why its shape is wrong
 (``one_number``). A tensor whose ``requires_grad`` flag was switched off to get past
 ``.numpy()`` (``t.requires_grad_(False)``, switched back or not): torch refuses it for a
-non-leaf t, named ``requires-grad-toggled`` (``toggled``)."""
+non-leaf t, named ``requires-grad-toggled`` (``toggled``). Of round zf: an export that raised
+on the 0-d tensor, asked after every tensor with dimensions had exported right (rows iterated,
+``t[0]``, ``len(t)``), named ``zero-dim-unhandled`` (``zero_dim_raised``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from ..result import Verdict
 from .common import renamed
 
 TOGGLED = "requires-grad-toggled"
+ZERO_DIM_UNHANDLED = "zero-dim-unhandled"
 _REFUSED = "only change requires_grad flags of leaf variables"
 
 
@@ -79,3 +82,21 @@ def dims_added(got: Any, t: torch.Tensor, expected: np.ndarray, export: str) -> 
             "with no dimensions, as a loss is), and the export added dimensions "
             "(np.atleast_1d, reshape(-1), [value]). NumPy has 0-d arrays too: "
             f"{export} keeps shape ().")
+
+
+def zero_dim_raised(failure: Verdict, t: torch.Tensor, export: str) -> Verdict:
+    """``failure`` (a raise) named ``ZERO_DIM_UNHANDLED`` when ``t`` is 0-d: ``check_export``
+    asks the 0-d tensor last, so every tensor with dimensions before it exported right; else
+    ``failure`` as it is."""
+    if failure.misconception != "raised" or t.dim() != 0:
+        return failure
+    return renamed(failure, ZERO_DIM_UNHANDLED, (
+        "t is 0-d (a tensor with no dimensions, as a loss is), and every tensor with "
+        "dimensions before it exported right: something in the export needs a dimension "
+        "(iterating over t's rows, t[0], len(t), unbind). NumPy has 0-d arrays too: "
+        f"{export} handles every shape, shape () included."))
+
+
+def raised_cause(failure: Verdict, t: torch.Tensor, export: str) -> Verdict:
+    """``failure`` named by the first of ``toggled`` and ``zero_dim_raised`` that applies."""
+    return zero_dim_raised(toggled(failure, t, export), t, export)
