@@ -21,6 +21,7 @@ from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 from .export_layout import judge_layout, layout_of
+from .export_rounded import VALUES_ROUNDED, rounded_values
 
 QUESTION = "q5_numpy"
 EXPORT = "t.detach().cpu().numpy().copy()"
@@ -123,6 +124,8 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
         hint, name = storage_order(got, t, expected), STORAGE_ORDER
         if not hint:
             hint, name = through_float(got, t, expected), THROUGH_FLOAT
+        if not hint:
+            hint, name = rounded_values(got, t, expected), VALUES_ROUNDED
         shown_got, shown_expected = large_ints(got) or short(got), (
             large_ints(expected) or short(expected))
         return Verdict(False, f"{shown} returned {shown_got}; expected {shown_expected} "
