@@ -21,7 +21,7 @@ from autograder.checks.porting import (
     recording,
     selfcheck_at_x,
 )
-from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
+from autograder.worker.stand_in import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)
 seeds = st.integers(0, 2**32 - 1)
