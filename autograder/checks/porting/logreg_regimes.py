@@ -27,21 +27,17 @@ from . import logreg_scaled as scaled
 from . import logreg_unstable as unstable
 from .common import allclose
 from .logreg import (
-    ATOL,
     QUESTION,
-    RTOL,
     call_train_logreg,
-    diagnose,
     draw_problem,
     judge_losses,
     judge_params,
-    matches,
-    reference_run,
     train_beside_reference,
 )
 from .logreg_advice import UNEXPLAINED
+from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_loops import SLACK
-from .logreg_runs import LOGIT_CLAMP
+from .logreg_runs import LOGIT_CLAMP, reference_run
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
 
