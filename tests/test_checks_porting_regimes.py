@@ -16,12 +16,14 @@ from hypothesis import strategies as st
 from autograder.checks.porting import (
     device,
     logreg_grads_trained,
+    logreg_regime_draws,
     logreg_regimes,
+    logreg_runs,
     microbatch,
     recording,
     selfcheck_at_x,
 )
-from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
+from autograder.worker.stand_in import fresh_stand_ins, stand_in_gradient
 
 FAST = settings(deadline=None, max_examples=8)
 seeds = st.integers(0, 2**32 - 1)
@@ -76,14 +78,14 @@ def test_regimes_are_what_they_say():
     first step sends a misclassified example's logit well past ±30."""
     rng = np.random.default_rng(0)
     for _ in range(5):
-        X, y, lr, steps = logreg_regimes.draw_regime(rng, "separable")
-        losses = logreg_regimes.reference_run(X, y, lr, steps)[2]
+        X, y, lr, steps = logreg_regime_draws.draw_regime(rng, "separable")
+        losses = logreg_runs.reference_run(X, y, lr, steps)[2]
         assert steps >= 400 and losses[-1] < 5e-3, losses[-1]
-        X, y, _, _ = logreg_regimes.draw_regime(rng, "unscaled")
-        assert logreg_regimes.first_gradient_norm(X, y) > 1
-        assert logreg_regimes.draw_regime(rng, "one-step")[3] == 1
-        X, y, lr, steps = logreg_regimes.draw_regime(rng, "large-logits")
-        logits = lr * logreg_regimes.first_logits(X, y)
+        X, y, _, _ = logreg_regime_draws.draw_regime(rng, "unscaled")
+        assert logreg_regime_draws.first_gradient_norm(X, y) > 1
+        assert logreg_regime_draws.draw_regime(rng, "one-step")[3] == 1
+        X, y, lr, steps = logreg_regime_draws.draw_regime(rng, "large-logits")
+        logits = lr * logreg_regime_draws.first_logits(X, y)
         assert 3 <= steps <= 5 and logits[(logits > 0) != (y > 0.5)].abs().max() >= 60
 
 

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks.porting import logreg, logreg_runs
+from autograder.checks.porting import logreg, logreg_diagnosis, logreg_runs
 from autograder.checks.porting.logreg_loops import RESCALINGS
 
 FAST = settings(deadline=None, max_examples=12)
@@ -39,12 +39,12 @@ def test_is_a_stopped_replay_carried_on_to_the_same_bits(seed, mistake, stop):
 
 
 def whole_replays(X, y, lr, steps):
-    """Every replay ``logreg.diagnose`` asks for, kept whole before it asks."""
+    """Every replay ``logreg_diagnosis.diagnose`` asks for, kept whole before it asks."""
     logreg_runs._RUNS.__dict__.clear()
     for mistake in MISTAKES[1:]:
         dtype = torch.float32 if mistake == "sigmoid-log" else torch.float64
         logreg_runs.reference_run(X, y, lr, steps, mistake, dtype)
-    logreg_runs.reference_run(X, y, logreg.LESSON_LR, steps)
+    logreg_runs.reference_run(X, y, logreg_diagnosis.LESSON_LR, steps)
 
 
 @FAST
@@ -59,6 +59,6 @@ def test_does_a_stopped_replay_leave_the_diagnosis_as_the_whole_replay_does(seed
     losses = [v * factor for v in losses]
     for params in (None, (w, b)):
         logreg_runs._RUNS.__dict__.clear()
-        stopped = logreg.diagnose(losses, X, y, lr, steps, params)
+        stopped = logreg_diagnosis.diagnose(losses, X, y, lr, steps, params)
         whole_replays(X, y, lr, steps)
-        assert logreg.diagnose(losses, X, y, lr, steps, params) == stopped
+        assert logreg_diagnosis.diagnose(losses, X, y, lr, steps, params) == stopped

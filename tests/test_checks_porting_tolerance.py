@@ -18,7 +18,7 @@ import torch
 from torch.autograd.gradcheck import gradcheck as module_gradcheck
 
 from autograder.checks.porting import selfcheck, selfcheck_at_x
-from autograder.worker.arrangements import fresh_stand_ins, stand_in_gradient
+from autograder.worker.stand_in import fresh_stand_ins, stand_in_gradient
 
 NAME = "tolerance-loosened"
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from autograder.checks import context
 from autograder.checks.porting import gradcheck, selfcheck
 from autograder.running.judge.remote import RemoteFunction
-from autograder.worker import arrangements
+from autograder.worker import stand_in
 from autograder.worker.main import Worker
 
 WORKER_FILES = ("autograder/worker/",)
@@ -100,7 +100,7 @@ def test_the_worker_sees_the_same_request_for_either_op(seed, dtype):
     assert seen_broken == seen_lesson
     assert seen_broken["names"] == ("MyOp", "MyOp", "__main__", "apply")
     for data in sent_broken:
-        assert arrangements.STAND_IN_BACKWARD.encode() not in data
+        assert stand_in.STAND_IN_BACKWARD.encode() not in data
         assert b"broken" not in data and b"lesson" not in data
 
 
@@ -110,7 +110,7 @@ def test_a_malformed_question_gets_an_error_that_names_nothing(kind):
     is told so in words that are the same whichever op was chosen."""
     from autograder.running.judge.remote import answerer
 
-    answers = [answerer({arrangements.STAND_IN_BACKWARD: chosen})({"backward": {
+    answers = [answerer({stand_in.STAND_IN_BACKWARD: chosen})({"backward": {
         "stand_in": kind}}) for chosen in ("lesson", "broken")]
     assert answers[0] == answers[1] == {"error": "not a backward question the grader can answer"}
 
@@ -119,9 +119,9 @@ def test_a_malformed_question_gets_an_error_that_names_nothing(kind):
 @given(st.dictionaries(st.sampled_from(["simulate_devices", "swap_globals", "torch_seed",
                                         "count_saved_tensors", "overwrite_module_params",
                                         "observe_forward",
-                                        arrangements.STAND_IN_BACKWARD]),
+                                        stand_in.STAND_IN_BACKWARD]),
                        st.one_of(st.booleans(), st.integers(), st.sampled_from(
-                           arrangements.BACKWARDS))))
+                           stand_in.BACKWARDS))))
 def test_no_judge_only_key_travels(request):
     """Whatever a check's request holds, what goes to the worker holds none of the judge's own
     keys."""

@@ -3,7 +3,8 @@
 The worker reports observations taken in the student's process (tensors saved for backward,
 the dtypes the grader's stand-in ops ran in). A notebook cell can replace the functions that
 take them, so no check may score them. Each test below forges one observation the way a cell
-would (replacing the function in ``sys.modules["autograder.worker.arrangements"]``), grades a wrong
+would (replacing the function in ``sys.modules["autograder.worker.arrangements"]``, or in
+``...worker.stand_in`` for the stand-in's own ``grad_mode``), grades a wrong
 answer with and without the forgery, and asks for the same points.
 
 The call goes through the real worker request handler and the real wire, in this process (the
@@ -24,6 +25,7 @@ from autograder.checks.porting import device, device_predict, selfcheck
 from autograder.running.judge.remote import RemoteFunction
 from autograder.worker import arrangements as worker_context
 from autograder.worker import modes as worker_modes
+from autograder.worker import stand_in as worker_stand_in
 from autograder.worker.main import Worker
 
 PICK = '''
@@ -144,9 +146,10 @@ class Loopback:
 @pytest.fixture(autouse=True)
 def restore_worker_context(monkeypatch):
     """The forging cells replace functions of the real module here: put them back after."""
-    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices", "grad_mode",
+    for name in ("counted_saved_tensors", "fresh_stand_ins", "simulated_devices",
                  "observed_forward"):
         monkeypatch.setattr(worker_context, name, getattr(worker_context, name))
+    monkeypatch.setattr(worker_stand_in, "grad_mode", worker_stand_in.grad_mode)
 
 
 def _predict_results(*cells: str) -> list:
@@ -275,7 +278,7 @@ def my_op(x):
 '''}
 FORGE_RECORDING = '''
 import sys
-_ctx = sys.modules["autograder.worker.arrangements"]
+_ctx = sys.modules["autograder.worker.stand_in"]
 _ctx.grad_mode = lambda args: "recording"  # says: autograd recorded every call
 '''
 

@@ -13,7 +13,7 @@ import contextlib
 from contextvars import ContextVar
 from typing import Any, Iterator
 
-from ..worker.arrangements import STAND_IN_BACKWARD
+from ..worker.stand_in import STAND_IN_BACKWARD
 
 #: Keys a check's request holds for the judge alone, never sent to the student's process.
 JUDGE_ONLY = frozenset({STAND_IN_BACKWARD})

@@ -2,7 +2,7 @@
 
 - ``simulate_devices``: ``{"cuda": bool, "mps": bool}`` answers for ``is_available()``.
 - ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
-  the function's global ``name`` is the grader's stand-in op (``MyOp``-like, below) or its
+  the function's global ``name`` is the grader's stand-in op (``MyOp``-like: ``stand_in``) or its
   ``apply``, so that a check can ask whether the student's own checker notices a broken op.
   Whether the stand-in's backward is the lesson's or a broken one is *not* in the request:
   its backward asks whoever holds the choice (``ask``: the judge, over the worker's pipe, or
@@ -51,135 +51,13 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from . import wire
 from .called_first import call_first
 from .modes import fenced_modes
-
-
-def _lesson_op(x: torch.Tensor) -> torch.Tensor:
-    return (x ** 3).sum() / (1 + x.abs().sum())
-
-
-#: The request key that holds the choice of backward (one of ``BACKWARDS``). It is the
-#: judge's: ``checks.context.for_worker`` leaves it out of what travels to a worker.
-STAND_IN_BACKWARD = "stand_in_backward"
-
-
-def _sign_term(x: torch.Tensor) -> torch.Tensor:
-    return (x ** 3).sum() / (1 + x.abs().sum()) ** 2
-
-
-#: Backwards wrong on part of the input space only, as added to the right gradient:
-#: ``negative`` drops sign(x) (wrong only at negative entries), ``zero`` takes sign(0) as 1
-#: (wrong only at entries equal to 0, where the gradient's component is 0), ``offset`` is off
-#: by 1e-6 everywhere, which gradcheck's rtol=1e-3 hides except where a component of the
-#: gradient is 0 and only its atol=1e-8 applies.
-_FAULTS = {
-    "negative": lambda x: _sign_term(x) * (torch.sign(x) - 1),
-    "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
-    "offset": lambda x: torch.full_like(x, 1e-6),
-}
-#: Backwards off by a relative amount everywhere, as factors of the right gradient: ``scaled``
-#: (0.5 % off) fails gradcheck's default rtol=1e-3 and passes rtol=1e-2; ``nudged`` (0.05 % off)
-#: passes rtol=1e-3 and fails rtol=1e-4.
-_SCALES = {"scaled": 1.005, "nudged": 1.0005}
-#: ``lesson``: the right gradient; ``broken``: the quotient rule's second term missing; the rest
-#: the right gradient plus one of ``_FAULTS``, or times one of ``_SCALES``.
-BACKWARDS = ("lesson", "broken", *_FAULTS, *_SCALES)
-
-
-def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
-    """The stand-in's backward as ``kind`` says (``BACKWARDS``). Every kind is computed, so
-    that answering takes the same work whichever was chosen."""
-    if kind not in BACKWARDS:
-        raise ValueError(f"unknown stand-in backward {kind!r}")
-    x = x.detach()
-    with torch.enable_grad():
-        leaf = x.clone().requires_grad_()
-        (lesson,) = torch.autograd.grad(_lesson_op(leaf), leaf)
-    grads = {"lesson": lesson, "broken": 3 * x ** 2 / (1 + x.abs().sum()),
-             **{fault: lesson + term(x) for fault, term in _FAULTS.items()},
-             **{kind: lesson * factor for kind, factor in _SCALES.items()}}
-    return grad_output * grads[kind]
-
-
-def fresh_stand_ins(observed: dict,
-                    backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-                    ) -> dict[str, Any]:
-    """A fresh stand-in for one call: a class named ``MyOp`` deriving straight from
-    ``torch.autograd.Function``, whose forward is the lesson's op (recording its input's dtype
-    in ``observed["dtypes"]`` so that a check can tell which precision the caller used) and
-    whose backward is ``backward(x, grad_output)``: the one stand-in is the same object, code
-    and closure whichever backward the judge chose, so a ``check_my_op`` can only tell a right
-    op from a wrong one by checking the gradient. Each call of ``MyOp.apply`` (``my_op``) also
-    notes in ``observed["grad_modes"]`` whether autograd recorded it (``grad_mode``), the same
-    for either backward, so that a check can say why a correct op was rejected; and each
-    backward run with grad mode on (``create_graph=True``: gradgradcheck) is counted in
-    ``observed["graph_backwards"]``."""
-    seen = observed.setdefault("dtypes", [])
-    modes = observed.setdefault("grad_modes", [])
-
-    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
-        modes.append(grad_mode(args))
-        return torch.autograd.Function.apply.__func__(cls, *args, **kwargs)
-
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        seen.append(str(x.dtype).replace("torch.", ""))
-        ctx.save_for_backward(x)
-        return _lesson_op(x)
-
-    def stand_in_backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
-        (x,) = ctx.saved_tensors
-        if torch.is_grad_enabled():  # a backward building a graph: a double backward's first
-            observed["graph_backwards"] = observed.get("graph_backwards", 0) + 1
-        return backward(x, grad_output)
-
-    class MyOp(torch.autograd.Function):
-        pass
-
-    MyOp.forward, MyOp.backward = staticmethod(forward), staticmethod(stand_in_backward)
-    MyOp.apply = classmethod(apply)
-    MyOp.__module__, MyOp.__qualname__ = "__main__", "MyOp"
-    return {"stand_in": MyOp, "stand_in_apply": MyOp.apply}
-
-
-#: How the stand-in op was called (``grad_mode``), one word per call: only ``recording`` lets
-#: autograd record the op, so that gradcheck has an analytical gradient to compare.
-GRAD_MODES = ("recording", "inference_mode", "no_grad", "inference_tensor",
-              "input_without_grad")
-
-
-def grad_mode(args: tuple) -> str:
-    """Whether autograd records a call of the stand-in op on ``args``, and if not, why: the
-    call ran under ``torch.inference_mode()``, with grad mode off (``torch.no_grad()``, a
-    ``@torch.no_grad()`` decorator, ``set_grad_enabled(False)``), on a tensor made in inference
-    mode, or on tensors none of which requires grad."""
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if torch.is_inference_mode_enabled():
-        return "inference_mode"
-    if not torch.is_grad_enabled():
-        return "no_grad"
-    if any(t.is_inference() for t in tensors):
-        return "inference_tensor"
-    if not any(t.requires_grad for t in tensors):
-        return "input_without_grad"
-    return "recording"
-
-
-def asked_backward(ask: Callable[[dict], dict]) -> Callable[[torch.Tensor, torch.Tensor],
-                                                              torch.Tensor]:
-    """The stand-in's backward in a worker: the judge computes it (``ask`` sends the saved
-    input and the upstream gradient, and returns the judge's answer)."""
-    def backward(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
-        answer = ask({"backward": {"x": wire.encode(x.detach()),
-                                   "grad_output": wire.encode(grad_output.detach())}})
-        if "ok" not in answer:
-            raise RuntimeError(f"the grader could not compute this backward: "
-                               f"{str(answer.get('error'))[:200]}")
-        return wire.decode(answer["ok"])
-
-    return backward
-
-
-def no_judge(question: dict) -> dict:
-    return {"error": "no grader to ask in this process"}
+from .stand_in import (
+    STAND_IN_BACKWARD,
+    asked_backward,
+    fresh_stand_ins,
+    no_judge,
+    stand_in_gradient,
+)
 
 
 @contextlib.contextmanager

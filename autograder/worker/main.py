@@ -38,8 +38,9 @@ from torch import nn
 
 from . import wire
 from .after_call import args_after, encode_result, param_refs
-from .arrangements import arranged, no_judge
+from .arrangements import arranged
 from .cells import prepare
+from .stand_in import no_judge
 
 CELL_FILE = "<cell {}>"
 
@@ -81,7 +82,7 @@ class Worker:
 
     def __init__(self, ask: Callable[[dict], dict] | None = None) -> None:
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
-        #: puts a question to the judge during a call (``arrangements.asked_backward``)
+        #: puts a question to the judge during a call (``stand_in.asked_backward``)
         self.ask = ask or no_judge
 
     def run_cells(self, cells: list) -> dict:

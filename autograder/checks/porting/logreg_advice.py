@@ -1,5 +1,6 @@
 """What q1_logreg's feedback says of a training loop's known mistakes: the hints for what it
-raised, and the advice for each mistake ``logreg.diagnose`` recognises by replaying it."""
+raised, and the advice for each mistake ``logreg_diagnosis.diagnose`` recognises by replaying
+it."""
 
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
-from .logreg import ATOL, MATCH_ATOL, MATCH_RTOL, QUESTION, RTOL, draw_problem
+from .logreg import QUESTION, draw_problem
+from .logreg_diagnosis import ATOL, MATCH_ATOL, MATCH_RTOL, RTOL
 from .logreg_marked import left_marked
 from .logreg_sigmoid import confirmed, wrong_sigmoid
 

@@ -1,13 +1,13 @@
-"""q1_logreg: what a training loop trains on and how often it updates, as ``logreg.diagnose``
-replays them.
+"""q1_logreg: what a training loop trains on and how often it updates, as
+``logreg_diagnosis.diagnose`` replays them.
 
 - Features rescaled inside ``train_logreg`` (standardised, centred, min-max...): the grader
   trains on the same transform of ``X`` (``rescaled``); losses or final ``w`` and ``b`` that
   match one name it (``features-rescaled``). The contract trains on ``X`` as given.
 - A count of updates off by a few (a break before the last step's update, ``range(steps - 1)``,
   an update after the loop): the grader's parameters after every update up to ``steps +
-  SLACK`` (``logreg.update_path``); final ``w`` and ``b`` equal to those after another count
-  name it (``updates-miscounted``), and so do losses that are the grader's first few
+  SLACK`` (``logreg_runs.update_path``); final ``w`` and ``b`` equal to those after another
+  count name it (``updates-miscounted``), and so do losses that are the grader's first few
   (``steps-miscounted``).
 """
 

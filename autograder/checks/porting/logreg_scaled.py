@@ -4,9 +4,10 @@ The NumPy series writes the update as ``w -= lr * dw / m`` with ``dw = X.T @ (p 
 over the examples. Ported literally onto autograd's gradient of the mean loss (which already
 has the 1/m), it divides by m a second time: every step is m times too small. The class: the
 step of w and b, of w alone or of b alone, divided or multiplied by m (``lr / m``,
-``w.grad /= m``...). ``logreg.diagnose`` replays each (``SCALINGS``, in ``logreg_runs``); a
-name is kept only when the same scaling, by the other m, also gives the answer on a data set
-of another m (``confirmed``): a constant that happens to equal the first m is not m.
+``w.grad /= m``...). ``logreg_diagnosis.diagnose`` replays each (``SCALINGS``, in
+``logreg_runs``); a name is kept only when the same scaling, by the other m, also gives the
+answer on a data set of another m (``confirmed``): a constant that happens to equal the first
+m is not m.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ SCALINGS: dict[str, tuple[int, int, str]] = {
     "w-step-times-m": (1, 0, "w's"),
     "b-step-times-m": (0, 1, "b's"),
 }
-#: The prefixes ``logreg.diagnose`` puts before a replay's advice (its losses, or w and b).
+#: The prefixes ``logreg_diagnosis.diagnose`` puts before a replay's advice (its losses, or w
+#: and b).
 PREFIXES = ("The losses match ", "w and b match ")
 
 

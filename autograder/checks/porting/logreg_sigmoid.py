@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from .common import allclose, call_named
-from .logreg import MATCH_ATOL, MATCH_RTOL
+from .logreg_diagnosis import MATCH_ATOL, MATCH_RTOL
 
 NAME = "wrong-sigmoid"
 #: Key -> (the formula's p of the logits z, how the student is told it).

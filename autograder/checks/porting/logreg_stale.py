@@ -19,7 +19,7 @@ import torch
 from ..describing import describe
 from ..result import Verdict
 from .common import allclose
-from .logreg import ATOL, MATCH_ATOL, MATCH_RTOL, RTOL
+from .logreg_diagnosis import ATOL, MATCH_ATOL, MATCH_RTOL, RTOL
 
 CLASS = "stale-grad-returned"
 

@@ -20,9 +20,10 @@ import torch
 from ..calling import call_observed
 from ..context import call_context
 from ..result import Verdict
-from .logreg import MATCH_ATOL, MATCH_RTOL, update_path
 from .logreg_advice import NEVER_UPDATED_QUESTIONS
+from .logreg_diagnosis import MATCH_ATOL, MATCH_RTOL
 from .logreg_loops import miscounted_updates
+from .logreg_runs import update_path
 
 #: The step count of the second call when the failing one had a single step.
 PROBE_STEPS = 3

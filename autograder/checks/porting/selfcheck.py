@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...worker.arrangements import STAND_IN_BACKWARD
+from ...worker.stand_in import STAND_IN_BACKWARD
 from ..calling import call_observed
 from ..context import call_context
 from ..describing import describe, plain
@@ -56,7 +56,7 @@ NO_GRAPH = (", so my_op recorded no graph: gradcheck has no analytical gradient 
             "the numerical one and rejects every op, right or wrong (it returns False, or "
             "raises without raise_exception=False). ")
 #: What a check whose op ran without autograd is told, by how the stand-in was called
-#: (``arrangements.GRAD_MODES``, the first of these found): (misconception, message).
+#: (``stand_in.GRAD_MODES``, the first of these found): (misconception, message).
 AUTOGRAD_OFF = {
     "inference_mode": (
         "check-without-autograd",
@@ -85,7 +85,7 @@ AUTOGRAD_OFF = {
 
 class Seen(list):
     """The dtypes the stand-in was run in (heard), with ``modes``: how autograd met each of
-    its calls (``arrangements.grad_mode``: ``recording``, ``no_grad``...), heard too."""
+    its calls (``stand_in.grad_mode``: ``recording``, ``no_grad``...), heard too."""
 
     def __init__(self, dtypes: list[torch.dtype], modes: list[str] | None = None):
         super().__init__(dtypes)
@@ -94,7 +94,7 @@ class Seen(list):
 
 def autograd_off(modes: list[str], dtypes: list[str]) -> tuple[str, str] | None:
     """The misconception and advice for a check none of whose calls of the stand-in autograd
-    recorded (``modes``: ``arrangements.grad_mode`` of each), or ``None``; ``dtypes``: those
+    recorded (``modes``: ``stand_in.grad_mode`` of each), or ``None``; ``dtypes``: those
     other than float64 it ran in, told too (each of the two fails a correct op)."""
     if not modes or "recording" in modes:
         return None

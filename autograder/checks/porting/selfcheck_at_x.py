@@ -14,8 +14,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...worker import arrangements
-from ...worker.arrangements import STAND_IN_BACKWARD
+from ...worker.stand_in import STAND_IN_BACKWARD, fresh_stand_ins, stand_in_gradient
 from ..calling import call, call_observed
 from ..context import call_context
 from ..describing import describe, plain
@@ -62,8 +61,8 @@ def draw_region_x(rng: np.random.Generator, kind: str) -> torch.Tensor:
 
 def reference_verdict(stand_in: str, x: torch.Tensor) -> bool:
     """gradcheck of the stand-in op at ``x`` with the contract's settings, run here."""
-    op = arrangements.fresh_stand_ins(
-        {}, lambda x_, g: arrangements.stand_in_gradient(stand_in, x_, g))["stand_in_apply"]
+    op = fresh_stand_ins(
+        {}, lambda x_, g: stand_in_gradient(stand_in, x_, g))["stand_in_apply"]
     leaf = x.detach().double().requires_grad_()
     return bool(torch.autograd.gradcheck(op, (leaf,), raise_exception=False, **CONTRACT))
 
@@ -119,8 +118,8 @@ def right_at(stand_in: str, x: torch.Tensor) -> bool:
     zeros), so that no check of the backward at x itself can tell it from the lesson's op."""
     leaf, upstream = x.detach().double(), torch.tensor(1.0, dtype=torch.float64)
     return stand_in != "lesson" and torch.equal(
-        arrangements.stand_in_gradient(stand_in, leaf, upstream),
-        arrangements.stand_in_gradient("lesson", leaf, upstream))
+        stand_in_gradient(stand_in, leaf, upstream),
+        stand_in_gradient("lesson", leaf, upstream))
 
 
 def ask_at(check_my_op: Callable, x: torch.Tensor, backward: str) -> Any:

@@ -5,7 +5,7 @@ differentiate correctly") rejects a correct op whose backward is not itself diff
 one that saves values computed in the forward without a graph, as the grader's stand-in does
 (its backward is answered as data). gradgradcheck runs the op's backward with a graph
 recorded (``create_graph=True``: grad mode on inside the backward); the stand-in counts such
-backwards (``arrangements.fresh_stand_ins``: ``observed["graph_backwards"]``). That count is
+backwards (``stand_in.fresh_stand_ins``: ``observed["graph_backwards"]``). That count is
 heard from the student's process, so it only names a result that already failed: a False for
 a correct op (docs/security.md).
 """

@@ -18,7 +18,7 @@ from torch import nn
 
 from ...checks import context
 from ...checks.calling import RemoteError
-from ...worker import arrangements, wire
+from ...worker import stand_in, wire
 from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
@@ -74,7 +74,7 @@ def answerer(request: dict) -> Any:
     backward, computed here from the choice the judge kept (``None``: no question expected).
     Each question is untrusted data, decoded within a budget; a malformed one gets an error
     that says nothing of the choice."""
-    kind = request.get(arrangements.STAND_IN_BACKWARD)
+    kind = request.get(stand_in.STAND_IN_BACKWARD)
     if kind is None:
         return None
 
@@ -83,7 +83,7 @@ def answerer(request: dict) -> Any:
             asked, budget = question["backward"], wire.Budget()
             x = wire.decode_tensor(asked["x"], budget=budget)
             grad_output = wire.decode_tensor(asked["grad_output"], budget=budget)
-            return {"ok": wire.encode(arrangements.stand_in_gradient(kind, x, grad_output))}
+            return {"ok": wire.encode(stand_in.stand_in_gradient(kind, x, grad_output))}
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError):
             return {"error": "not a backward question the grader can answer"}
 

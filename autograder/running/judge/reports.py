@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...checks.calling import RemoteError, WorkerLost
-from ...worker.arrangements import GRAD_MODES
+from ...worker.stand_in import GRAD_MODES
 
 
 def worker_text(text: Any, limit: int) -> str:

@@ -1,0 +1,148 @@
+"""q1_logreg: which known mistake reproduces a wrong training run (``diagnose``), and the
+tolerances the student's float32 run is held to against the grader's float64 one.
+
+Each known mistake is replayed on the student's data (``logreg_runs``) and named when the
+replay, and not the right run, matches the student's losses or final ``w`` and ``b``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from . import logreg_loops as loops
+from . import logreg_rise as rise
+from . import logreg_scaled as scaled
+from .common import allclose
+from .logreg_advice import MISTAKES, NEVER_UPDATED, UNEXPLAINED
+from .logreg_penalty import penalty_added
+from .logreg_recorded import running_statistic
+from .logreg_rounded import rounded_losses
+from .logreg_runs import reference_run, replayed_losses, update_path
+from .logreg_unstable import unstable_loss
+
+#: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
+RTOL, ATOL = 1e-4, 1e-5
+#: For recognising a replayed mistake: tight, since a flat trajectory (uninformative data) can
+#: sit within 1e-3 of several mistakes at once; float32 replays stay within ~1e-5 relative.
+MATCH_RTOL, MATCH_ATOL = 3e-5, 3e-6
+LESSON_LR, LESSON_STEPS = 0.5, 300
+
+
+def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
+             params: tuple[Any, Any] | None = None) -> tuple[str | None, str]:
+    """Which known mistake reproduces the student's losses on this data (or, with
+    ``params``, their final ``w`` and ``b``), if any. A mistake whose replay is the right
+    run's here names nothing, however well it matches (with one step, most losses are)."""
+    if len(losses) == LESSON_STEPS != steps:
+        return "steps-ignored", (f"You returned {LESSON_STEPS} losses but steps was {steps}: "
+                                 "loop over range(steps), not the lesson's 300.")
+    target = torch.tensor(losses, dtype=torch.float64)
+    w_right, b_right, right = reference_run(X, y, lr, steps)
+    correct = torch.tensor(right)
+    if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
+        return "params-never-updated", NEVER_UPDATED.format("w and b")
+    final = _vector(*params) if params is not None else None
+    if len(losses) < steps:  # a loop that stopped where the loss rose, before a miscount
+        stopped = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+        if stopped is not None:
+            return stopped
+    if final is not None and len(losses) == steps and allclose(target, correct, RTOL, ATOL):
+        kept = rise.kept_earlier_params(final, correct, update_path(X, y, lr, steps), steps,
+                                        lambda got, at: matches(got, at, _vector(w_right,
+                                                                                  b_right)))
+        if kept is not None:
+            return kept
+    counted = (loops.miscounted_losses(target, lambda n: reference_run(X, y, lr, n)[2], steps,
+                                 lambda got, first: allclose(got, first, MATCH_RTOL, MATCH_ATOL))
+               if len(losses) != steps else None)
+    if counted is None and final is not None and len(losses) == steps \
+            and allclose(target, correct, RTOL, ATOL):
+        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
+    if counted is not None:
+        return counted
+    if final is None:  # the record rounded: the grader's own losses, to a few decimals
+        rounded = rounded_losses(target, correct, MATCH_RTOL, MATCH_ATOL)
+        if rounded is not None:
+            return rounded
+
+    def close(step: int, loss: float) -> bool:  # as matches compares it, one loss at a time
+        return step >= len(target) or allclose(target[step:step + 1], torch.tensor([loss]),
+                                               MATCH_RTOL, MATCH_ATOL)
+
+    # b's step scaled by 1/m after b left out, which a few such steps look like
+    for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
+                 "logits-clamped", "bias-left-out", *scaled.SCALINGS, *loops.RESCALINGS):
+        run_lr = LESSON_LR if name == "lr-ignored" else lr
+        replay = None if name == "lr-ignored" else name
+        dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
+        # A summed loss multiplies the step size by m and often turns chaotic, so float32
+        # rounding decides the tail: its first steps are the evidence.
+        keep = 3 if name == "sum-not-mean" or name.endswith("times-m") else steps
+        if final is None:  # only the losses can match: the replay ends where it parts from them
+            replayed = replayed_losses(X, y, run_lr, steps, replay, dtype, keep, close)
+        else:
+            w_replay, b_replay, replayed = reference_run(X, y, run_lr, steps, replay, dtype)
+        pattern = torch.tensor(replayed)
+        # the step times m ends where the summed loss does: its losses alone tell it
+        by_final = final is not None and name != "step-times-m"
+        name, advice = _told(name, X.shape[0])
+        if matches(target[:keep], pattern[:keep], correct[:keep]):
+            return name, advice
+        if by_final and matches(final, _vector(w_replay, b_replay),
+                                          _vector(w_right, b_right)):
+            return name, "w and b match " + advice.removeprefix("The losses match ")
+    if final is None:  # the record, not the training: transforms of the grader's own losses
+        recorded = running_statistic(target, correct, matches)
+        if recorded is not None:
+            return recorded
+    if len(losses) == steps:  # a penalty at a strength of the student's: fitted, then replayed
+        penalised = penalty_added(
+            target, correct, X, y, lr, final, _vector(w_right, b_right), matches,
+            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
+        if penalised is not None:
+            return penalised
+    unstable = unstable_loss(target, correct, X, y, lr, steps,
+                             lambda k: largest_logit(X, y, lr, steps, k), RTOL, ATOL)
+    if unstable is not None:
+        return unstable
+    # after the replays: a loop that never clears its gradients also matches up to step 1
+    changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+    if changed is not None:
+        return changed
+    return None, UNEXPLAINED
+
+
+def _told(replay: str, m: int) -> tuple[str, str]:
+    """The name and advice of the replayed mistake ``replay`` (on ``m`` rows)."""
+    if replay in loops.RESCALINGS:
+        return "features-rescaled", loops.rescaled_advice(replay)
+    if replay in scaled.SCALINGS:
+        return scaled.NAME, scaled.advice(replay, m)
+    return replay, MISTAKES[replay]
+
+
+def largest_logit(X: torch.Tensor, y: torch.Tensor, lr: float, steps: int, k: int) -> float:
+    """The largest |logit| of the grader's run before update ``k`` (0 past its end)."""
+    path = update_path(X, y, lr, steps)
+    if k >= len(path):
+        return 0.0
+    return float((X.double() @ path[k][:-1] + path[k][-1]).abs().max())
+
+
+def matches(got: torch.Tensor, replay: torch.Tensor, right: torch.Tensor) -> bool:
+    """``got`` is the mistake's ``replay``, which the right run's values are not."""
+    return (got.shape == replay.shape and allclose(got, replay, MATCH_RTOL, MATCH_ATOL)
+            and not allclose(right, replay, MATCH_RTOL, MATCH_ATOL))
+
+
+def _vector(w: Any, b: Any) -> torch.Tensor | None:
+    """``w`` and ``b`` as one float64 vector (None unless both are tensors)."""
+    if not (isinstance(w, torch.Tensor) and isinstance(b, torch.Tensor)):
+        return None
+    return torch.cat([w.detach().cpu().reshape(-1), b.detach().cpu().reshape(-1)]).double()
+
+
+def _flat(losses: torch.Tensor) -> bool:
+    return allclose(losses, losses[:1].expand_as(losses), MATCH_RTOL, MATCH_ATOL)
