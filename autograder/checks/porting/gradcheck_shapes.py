@@ -43,6 +43,32 @@ def only_1d(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor],
     return dataclasses.replace(verdict, misconception=NAME, message=(
         f"{verdict.message.rstrip()} {what} is right at the same values flattened to 1-D but "
         f"raises for this {shape} x of shape {tuple(x.shape)}: f sums over all entries, so x "
-        "may have any shape (1-D, 2-D, 0-d). torch.dot (and np.dot-style products such as "
-        "torch.vdot or x @ x) takes only 1-D tensors: write the sums as (x ** 3).sum() and "
-        "x.abs().sum(), which work for every shape."))
+        f"may have any shape (1-D, 2-D, 0-d). {_what_raised(verdict.message)}"))
+
+
+#: What raised, told by torch's own words (round zf: a flattened gradient; zg: a 0-d x
+#: iterated), each with the way to write it for every shape.
+_CAUSES = (
+    (("1D tensors expected", "need to be at least 1D", "shapes cannot be multiplied"),
+     "torch.dot (and np.dot-style products such as torch.vdot or x @ x) takes only 1-D "
+     "tensors: write the sums as (x ** 3).sum() and x.abs().sum(), which work for every shape."),
+    (("iteration over a 0-d tensor", "len() of a 0-d tensor", "invalid index of a 0-dim",
+      "tensor has no dimensions"),
+     "Iterating over x's entries (for v in x, len(x), x[i], unbind) needs a dimension, and a "
+     "0-d x has none: compute with whole-tensor ops (x ** 2, torch.sign(x), sums), which work "
+     "for every shape, 0-d included."),
+    (("invalid gradient",),
+     "backward returned a gradient of another shape than x's (a flattened one): autograd "
+     "needs the gradient in x's own shape. Keep x's shape in forward and backward (no "
+     "reshape(-1) or flatten of what you save), or give the gradient back as .reshape(x.shape)."),
+)
+
+
+def _what_raised(message: str) -> str:
+    """The hint for the raise in ``message``, by torch's words; a general one otherwise."""
+    for words, hint in _CAUSES:
+        if any(w in message for w in words):
+            return hint
+    return ("Something in it works only for a 1-D x (torch.dot, iterating over entries, "
+            "a flatten): write it with whole-tensor ops, (x ** 3).sum(), x.abs().sum(), "
+            "torch.sign(x), which work for every shape.")
