@@ -10,7 +10,11 @@ The implementations below are written as students write them.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -142,3 +146,103 @@ def test_a_weight_not_confirmed_at_a_second_point_is_not_named():
                                                stale=False)
     assert not result.passed and result.misconception != "weight-as-pos-weight", result.message
     assert "pos_weight" not in result.message, result.message
+
+
+def share_of(how, bj, B):
+    """Micro-batch j's weight as a student computes it: ``b_j / B`` rounded (or not)."""
+    share = bj / B
+    shares = {
+        # rounded, as students round: the round-zf notebook's own first
+        "round-2": lambda: round(share, 2),
+        "round-3": lambda: round(share, 3),
+        "torch-round": lambda: torch.tensor(share).round(decimals=2),
+        "formatted": lambda: float(f"{share:.2f}"),
+        "float16": lambda: torch.tensor(share, dtype=torch.float16),
+        "truncated": lambda: int(share * 100) / 100,
+        "floored-3": lambda: math.floor(share * 1000) / 1000,
+        # exact enough, however written: right
+        "float32": lambda: torch.tensor(share),
+        "round-7": lambda: round(share, 7),
+        "fraction": lambda: float(Fraction(bj, B)),
+        # another mistake with a name of its own
+        "inverted": lambda: 1 / share,
+    }
+    return shares[how]()
+
+
+def share_weighted(how, *, clear=True):
+    """A student's accumulated_grad whose micro-batch mean losses are weighted by
+    ``share_of(how)``."""
+    def accumulated_grad(w, X, y, sizes):
+        if clear:
+            w.grad = None
+        B, start = sum(sizes), 0
+        for bj in sizes:
+            Xj, yj = X.narrow(0, start, bj), y.narrow(0, start, bj)
+            part = F.binary_cross_entropy_with_logits(Xj @ w, yj, reduction="sum")
+            (part / bj * share_of(how, bj, B)).backward()
+            start += bj
+        return w.grad.detach().clone()
+    return accumulated_grad
+
+
+ROUNDED = ("round-2", "round-3", "torch-round", "formatted", "float16", "truncated",
+           "floored-3")
+SHARE_NAMES = {**{how: "weights-rounded" for how in ROUNDED}, "float32": None,
+               "round-7": None, "fraction": None, "inverted": "weight-inverted"}
+
+
+@pytest.mark.parametrize("how", sorted(SHARE_NAMES))
+def test_a_rounded_share_is_named_by_the_checks(how):
+    """Is b_j / B rounded (to k decimals, truncated, through float16) before it weights the
+    micro-batch named ``weights-rounded``, with the shares it used, whether w arrives fresh or
+    with a stale grad; does an exact share pass however it is written; and does an inverted
+    share keep its own name?"""
+    name = SHARE_NAMES[how]
+    for seed in range(3):
+        for stale in (False, True):
+            result = microbatch.check_accumulated_grad(
+                share_weighted(how), np.random.default_rng(seed), stale=stale)
+            assert result.passed == (name is None), result.message
+            assert result.misconception == name, result.message
+            if name == "weights-rounded":
+                assert "must be exact" in result.message, result.message
+                assert "len(batch) / B" in result.message, result.message
+                assert "Checked without finding the cause" not in result.message
+
+
+def test_the_blind_share_rounded_to_two_decimals_is_told_its_shares():
+    """The round-zf notebook's sizes [13, 29, 41]: told the shares it used, 0.16, 0.35, 0.49,
+    against the exact ones."""
+    rng = np.random.default_rng(5)
+    sizes = [13, 29, 41]
+    X = torch.tensor(rng.standard_normal((sum(sizes), 3)), dtype=torch.float32)
+    y = torch.tensor(rng.integers(0, 2, sum(sizes)), dtype=torch.float32)
+    w = torch.tensor(rng.normal(0.0, 1.0, 3), dtype=torch.float32, requires_grad=True)
+    before = w.detach().clone()
+    got = share_weighted("round-2")(w, X, y, sizes)
+    verdict = microbatch.judged_twice(share_weighted("round-2"), got, w, X, y, sizes, None,
+                                      before)
+    assert verdict.misconception == "weights-rounded", verdict.message
+    assert "0.16, 0.35, 0.49" in verdict.message, verdict.message
+    assert "2 decimals" in verdict.message, verdict.message
+
+
+def test_a_rounded_share_not_confirmed_on_a_second_draw_is_not_named():
+    """An accumulated_grad that matches the rounded shares on its first call only is not
+    named: the name needs the same rounding on a second draw."""
+    calls = []
+
+    def first_call_only(w, X, y, sizes):
+        calls.append(1)
+        return share_weighted("round-2" if len(calls) == 1 else "inverted")(w, X, y, sizes)
+
+    rng = np.random.default_rng(5)
+    sizes = [13, 29, 41]
+    X = torch.tensor(rng.standard_normal((sum(sizes), 3)), dtype=torch.float32)
+    y = torch.tensor(rng.integers(0, 2, sum(sizes)), dtype=torch.float32)
+    w = torch.tensor(rng.normal(0.0, 1.0, 3), dtype=torch.float32, requires_grad=True)
+    before = w.detach().clone()
+    got = first_call_only(w, X, y, sizes)
+    verdict = microbatch.judged_twice(first_call_only, got, w, X, y, sizes, None, before)
+    assert not verdict.ok and verdict.misconception != "weights-rounded", verdict.message

@@ -6,7 +6,8 @@ writes and the near-misses that must keep their verdicts:
 - q2: ``accumulated_grad`` by ``binary_cross_entropy(sigmoid(z))``, which saturates for large
   logits (``sigmoid-then-log``);
 - q3: ``MyOp`` by ``torch.dot``, which raises for an x that is not 1-D (``only-1d-input``);
-- q4: ``predict`` that switches off the caller's batch's ``requires_grad`` (``modified-input``).
+- q4: ``predict`` that switches off the caller's batch's ``requires_grad`` (``modified-input``),
+  and (blind round zf) one that moves it through ``batch.data = batch.data.to(device)``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.porting import gradcheck, logreg, microbatch, recording
+from autograder.checks.porting import device_predict, gradcheck, logreg, microbatch, recording
 
 # --- q3: an op for 1-D x only -----------------------------------------------------------------
 
@@ -114,6 +115,95 @@ def test_predict_changing_the_callers_batch_is_named(fn):
 @pytest.mark.parametrize("fn", [rebound, inference, _forward])
 def test_predict_leaving_the_batch_passes(fn):
     assert recording.check_predict_no_graph(fn, np.random.default_rng(0)).passed
+
+
+# --- q4: the caller's batch moved through .data (blind round zf) -------------------------------
+
+
+def data_moved(model, batch, device):  # blind round zf's porting/student_03
+    model.to(device)
+    model.train(False)
+    batch.data = batch.data.to(device)  # move the batch in place, like the model
+    with torch.set_grad_enabled(False):
+        return model(batch)
+
+
+def data_from_to(model, batch, device):
+    model.to(device).eval()
+    batch.data = batch.to(device)
+    with torch.no_grad():
+        return model(batch)
+
+
+def data_non_blocking(model, batch, device):
+    model.eval().to(device=device)
+    batch.data = batch.data.to(device, non_blocking=True)
+    with torch.inference_mode():
+        return model(batch)
+
+
+def _move_(t, device):
+    t.data = t.data.to(device)
+    return t
+
+
+def data_by_helper(model, batch, device):
+    model.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(_move_(batch, device))
+
+
+def params_by_data(model, batch, device):  # the model moved through p.data: legal on a GPU
+    for p in model.parameters():
+        p.data = p.data.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch.to(device))
+
+
+def params_and_batch_by_data(model, batch, device):  # both: not told apart on meta
+    for p in model.parameters():
+        p.data = p.data.to(device)
+    batch.data = batch.data.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+DATA_MOVED = [data_moved, data_from_to, data_non_blocking, data_by_helper]
+
+
+@pytest.mark.parametrize("fn", DATA_MOVED)
+def test_predict_moving_the_callers_batch_through_data_is_named(fn):
+    """batch.data = batch.data.to(device) moves the caller's batch itself: on meta it raises
+    torch's set_data error, which the batch already on meta does not; named modified-input
+    and told to move a copy."""
+    for seed in range(3):
+        result = device_predict.check_predict(fn, np.random.default_rng(seed), moved=True)
+        if torch.cuda.is_available():
+            continue  # a real device: the batch moves (left_unchanged's business)
+        assert not result.passed, fn.__name__
+        assert result.misconception == "modified-input", result.message
+        assert "batch.to(device)" in result.message, result.message
+        assert "changes the caller's tensor" in result.message, result.message
+
+
+@pytest.mark.parametrize("fn", DATA_MOVED + [params_by_data])
+def test_predict_through_data_passes_on_the_cpu(fn):
+    """On the CPU, .to(device) returns the tensor itself: nothing moves, the answer is right."""
+    assert device_predict.check_predict(fn, np.random.default_rng(0), moved=False).passed
+    assert recording.check_predict_no_graph(fn, np.random.default_rng(0)).passed
+
+
+@pytest.mark.parametrize("fn", [params_by_data, params_and_batch_by_data])
+def test_predict_moving_the_model_through_data_is_not_named_modified_input(fn):
+    """p.data = p.data.to(device) on the model's own parameters raises the same set_data
+    error on meta, whatever the batch: never named a changed batch."""
+    if torch.cuda.is_available():
+        pytest.skip("meta only")
+    result = device_predict.check_predict(fn, np.random.default_rng(0), moved=True)
+    assert result.misconception != "modified-input", result.message
 
 
 # --- q1: an answer a later call overwrites ----------------------------------------------------

@@ -34,6 +34,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
+from .device_data import data_moved
 from .device_dtype import cast_batch, cast_model, in_float64
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -264,6 +265,9 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
             verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
                                  RTOL, ATOL, evaluated)
         if not verdict.ok:
+            verdict = data_moved(verdict, predict, lambda: (
+                drawn_again(state).double() if i == 3 else drawn_again(state)), batch, device,
+                run_predict)
             arrived = drawn_again(state)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
                                          else arrived, batch, device, got)

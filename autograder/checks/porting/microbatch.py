@@ -17,6 +17,7 @@ from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
+from .microbatch_rounded import rounded
 from .microbatch_saturated import NAME as SATURATED
 from .microbatch_saturated import named, saturate
 from .microbatch_subtracted import stale_kept
@@ -59,11 +60,14 @@ def judged_twice(accumulated_grad: Callable, got: Any, w: torch.Tensor, X: torch
     """``judge``; a weight in the wrong place it names is kept only when ``accumulated_grad``
     puts it in the same place at a second w (``microbatch_weights.confirmed``); an unnamed
     wrong answer that fits a clipped gradient is named when a second problem fits the same
-    clip (``microbatch_clipped``)."""
+    clip (``microbatch_clipped``), one that fits rounded shares b_j / B when a second draw
+    fits the same rounding (``microbatch_rounded``)."""
     verdict = confirmed(judge(got, w, X, y, sizes, stale, w_before), accumulated_grad,
                         w_before, X, y, sizes, diagnose,
                         lambda: judge(got, w, X, y, sizes, stale, w_before, weights=False))
-    return clipped(verdict, accumulated_grad, got, w_before, X, y, sizes, micro_grads,
+    verdict = clipped(verdict, accumulated_grad, got, w_before, X, y, sizes, micro_grads,
+                      MATCH_RTOL, MATCH_ATOL)
+    return rounded(verdict, accumulated_grad, got, w_before, X, y, sizes, stale, micro_grads,
                    MATCH_RTOL, MATCH_ATOL)
 
 
