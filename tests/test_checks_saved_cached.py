@@ -10,6 +10,7 @@ over keeps ``carried-over``, and a cache that keys on the batch too passes."""
 from __future__ import annotations
 
 import builtins
+import itertools
 
 import pytest
 import torch
@@ -161,12 +162,14 @@ def test_the_untracked_counts_of_a_cache_are_right(how):
     assert saved.check_count_saved(_local(CACHES[how]), generator(0), track=False).passed
 
 
-def _recycling(source: str):
+def _recycling(source: str, ids=None):
     """``source``'s count_saved where every network has one same id, as in a sealed worker
     that decodes each call's network anew and frees it after the call, so that the next one
-    may get its id (there it depends on the allocator; here it always does)."""
+    may get its id (there it depends on the allocator; here it always does, or each call takes
+    the next of ``ids``)."""
+    ids = itertools.cycle(ids or [7])
     space = {"__name__": "__main__",
-             "id": lambda obj: 7 if isinstance(obj, torch.nn.Module) else builtins.id(obj)}
+             "id": lambda obj: next(ids) if isinstance(obj, torch.nn.Module) else builtins.id(obj)}
     exec("import torch\n" + source, space)
     return space["count_saved"]
 
@@ -213,3 +216,15 @@ def test_recycled_ids_leave_the_near_misses_as_they_were(seed, how):
         assert result.passed, result.message
     else:
         assert not result.passed and result.misconception == name, result.message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_lesson_networks_counts_at_a_recycled_id_are_named(seed):
+    """The notebook (or the public test) asked the lesson's network first: its (4, 272) comes
+    back at that id for the check's first network."""
+    fn = _recycling(BY_ID["per id(net), then per track"], ids=[7, 8, 9])
+    lesson = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    assert fn(lesson, torch.ones(3, 4), True) == (4, 272)
+    result = saved.check_count_saved(fn, generator(seed), track=True)
+    assert not result.passed and result.misconception == CACHED, result.message
+    assert "(4, 272) are the counts of the lesson's network" in result.message, result.message

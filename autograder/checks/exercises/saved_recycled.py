@@ -6,7 +6,8 @@ network with the counts it kept for an earlier one. Its answers change between i
 (the ids do), which is not a counter that carries over: a carried-over count grows by this
 call's own counts, while these are exactly another network's. Named ``counts-cached`` (as a
 cache keyed by the module, ``saved_cached``) when a wrong answer is the right counts of a
-different network the check gave in an earlier call, in the same mode, and not zero.
+different network the check gave in an earlier call, in the same mode, and not zero, or the
+lesson network's tracked counts (asked by the notebook or the public test before the check).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from torch import nn
 from ..probes import recorded_call
 from ..result import Evidence, Verdict
 from .saved_cached import CACHED, _counts, _pair, _rows
-from .saved_reference import predict
+from .saved_reference import LESSON_COUNTS, predict
 
 HINT = ("The answer was kept per network (a dict keyed by the module or by id(net)) and "
         "returned again for a network that is not the same one: Python reuses the id of an "
@@ -49,23 +50,24 @@ def recycled(verdict: Verdict, seq: list[Any], net: nn.Module, inputs: torch.Ten
         answer, right = _pair(got), _counts(predict(net, inputs), mode)
         if answer is None or answer == right or answer == (0, 0):
             continue
-        other = next(((n, b) for n, b in earlier
+        other = next((f"another network, {layers(n)}, on the batch of {_rows(b)} it was given "
+                      "in an earlier call" for n, b in earlier
                       if n is not net and _counts(predict(n, b), mode) == answer), None)
+        if other is None and mode and answer == LESSON_COUNTS:
+            other = ("the lesson's network, Sequential(Linear(4, 8), ReLU(), Linear(8, 1)), on "
+                     "its torch.ones(3, 4), asked before the check (by the notebook or the public "
+                     "test)")
         if other is None:
             continue
-        probe = {"id": CACHED, "established": "another network's counts from an earlier call",
-                 "calls": [recorded_call("an earlier call, another network",
-                                         (other[0], other[1], mode), list(answer),
-                                         list(answer)),
-                           recorded_call("this call", (net, inputs, mode), list(right),
-                                         list(answer))]}
         call = shown if mode == track else shown.replace(f"track={track}", f"track={mode}")
+        probe = {"id": CACHED, "established": f"{answer} are the counts of {other}",
+                 "calls": [recorded_call("this call", (net, inputs, mode), list(right),
+                                         list(answer))]}
         return dataclasses.replace(
             verdict, misconception=CACHED,
             message=(f"{call} returned {answer}; expected {right} from the grader's own hook run "
-                     f"on this network and batch. {answer} are the counts of another network, "
-                     f"{layers(other[0])}, on the batch of {_rows(other[1])} it was given in an "
-                     f"earlier call: an earlier call's answer came back for this one. {HINT}"),
+                     f"on this network and batch. {answer} are the counts of {other}: an "
+                     f"earlier call's answer came back for this one. {HINT}"),
             evidence=dataclasses.replace(
                 verdict.evidence if verdict.evidence else Evidence(),
                 inputs={"call": call}, expected=list(right), got=list(answer), probes=[probe]))

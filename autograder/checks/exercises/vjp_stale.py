@@ -52,7 +52,8 @@ def stale(failing: np.ndarray, weights: torch.Tensor,
     which = next((f"x0 is the x of the check's call {i + 1} with this shape and dtype"
                   for i, (xe, _) in enumerate(earlier)
                   if _close(x0, xe.detach().double().numpy(), rtol, atol)),
-                 "x0 is none of the x's given in these calls")
+                 "x0 is no x the check gave: one from a call before the check's, such as the "
+                 "notebook's own")
     return (f"Two more calls with fresh x and weights of shape {tuple(x1.shape)} returned "
             f"{short(answers[0])} and then {short(answers[1])}: these answers and the failing "
             f"one are each 2 * x0 * weights for the same x0 {short(x0)}, whatever the x given "
