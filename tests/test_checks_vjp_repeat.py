@@ -3,9 +3,10 @@ leaf kept between calls whose ``.grad`` autograd adds into (blind round za's lea
 shape and dtype, refilled with ``copy_`` and returned as ``leaf.grad.clone()``: right on the
 first call per key, the sum of all the calls' pullbacks after), or an answer kept per shape and
 returned again. The check asks the first case's shape and dtype again, last; named
-``grad-accumulated-across-calls`` and ``answer-cached``. Near-misses: kept leaves whose grad is
-cleared each call pass, a live grad zeroed and returned keeps ``result-reused``, and other
-mistakes are not taken for these."""
+``grad-accumulated-across-calls`` and ``answer-cached``; a kept leaf whose grad is cleared but
+whose values are never refilled (every later call differentiates at an earlier call's x) is
+``stale-leaf-values``. Near-misses: kept leaves whose grad is cleared each call pass, a live
+grad zeroed and returned keeps ``result-reused``, and other mistakes are not taken for these."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import torch
 
 from autograder.checks.exercises import vjp
 from autograder.checks.exercises.vjp_repeat import ACCUMULATED, CACHED
+from autograder.checks.exercises.vjp_stale import STALE
 from autograder.checks.seeding import generator
+from test_observations import Loopback
 
 SEEDS = range(4)
 
@@ -169,3 +172,69 @@ def test_other_mistakes_are_not_taken_for_history(seed):
         result = vjp.check_vjp(fn, generator(seed))
         assert not result.passed, result.message
         assert result.misconception not in (ACCUMULATED, CACHED), result.message
+
+
+def _kept_by_grad(x, weights, _leaves={}):  # noqa: B006 - the mistake under test
+    """A leaf kept per shape and dtype in a default argument, differentiated by
+    torch.autograd.grad (no .grad to clear), never refilled."""
+    leaf = _leaves.setdefault(str((x.shape, x.dtype)), x.detach().clone().requires_grad_(True))
+    (grad,) = torch.autograd.grad(leaf.pow(2), leaf, grad_outputs=weights)
+    return grad
+
+
+def _zeroed_not_refilled():
+    pool = {}
+
+    def vjp_square(x, weights):
+        leaf = pool.get((x.dtype, *x.shape))
+        if leaf is None:
+            leaf = pool[(x.dtype, *x.shape)] = torch.tensor(x.tolist(), dtype=x.dtype,
+                                                            requires_grad=True)
+        if leaf.grad is not None:
+            leaf.grad.zero_()
+        (weights * leaf * leaf).sum().backward()
+        return leaf.grad.clone()
+    return vjp_square
+
+
+STALE_LEAVES = {
+    "grad set to None, never refilled": _stale_values,
+    "torch.autograd.grad on a kept leaf (default argument)": lambda: _kept_by_grad,
+    "grad zeroed, weighted sum, never refilled": _zeroed_not_refilled,
+}
+
+
+@pytest.mark.parametrize("how", sorted(STALE_LEAVES))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_leaf_kept_with_stale_values_is_named(seed, how):
+    fn = STALE_LEAVES[how]()
+    if how.startswith("torch.autograd.grad"):
+        fn.__defaults__[0].clear()
+    result = vjp.check_vjp(fn, generator(seed))
+    assert not result.passed and result.misconception == STALE, result.message
+    for words in ("kept between calls", "an earlier call", "same x0", "new leaf"):
+        assert words in result.message, result.message
+    assert "Does something assume" not in result.message, result.message
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_history_is_not_taken_for_stale_values(seed):
+    for fn in (ACCUMULATING["dict per shape and dtype, copy_ under no_grad, grad.clone()"](),
+               _cached(), _backward_twice, _cleared(_set_none, torch.clone)):
+        result = vjp.check_vjp(fn, generator(seed))
+        assert result.misconception != STALE, result.message
+
+
+def test_a_stale_leaf_is_named_through_the_worker():
+    """Through the worker, where the pool lives between the check's calls as in a notebook."""
+    source = ('_leaves = {}\n\n'
+              'def vjp_square(x, weights):\n'
+              '    key = (tuple(x.shape), x.dtype)\n'
+              '    if key not in _leaves:\n'
+              '        _leaves[key] = x.detach().clone().requires_grad_()\n'
+              '    leaf = _leaves[key]\n'
+              '    leaf.grad = None\n'
+              '    (leaf ** 2).backward(weights)\n'
+              '    return leaf.grad.clone()\n')
+    remote = vjp.check_vjp(Loopback(source).function("vjp_square"), generator(2))
+    assert (remote.passed, remote.misconception) == (False, STALE), remote.message

@@ -33,6 +33,7 @@ from .saved_patterns import (
     only_match,
     patterns,
 )
+from .saved_recycled import recycled
 from .saved_reference import (
     Predictions,
     draw_unambiguous,
@@ -274,6 +275,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
                                           inputs, track)
             verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
+            verdict = recycled(verdict, seq, net, inputs, [c[:2] for c in cases[:index]], track,
+                               shown)
             verdict = cached_confirmed(verdict, count_saved, seq[0] if seq else None, net,
                                        inputs, [b for n, b, _ in cases[:index] if n is net],
                                        track)
@@ -282,8 +285,10 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             break
     if verdict.ok:
         net, first = cases[0][0], cases[0][1]
-        verdict = judge_reask(count_saved, net, first, reask, track,
-                              describe_call(net, reask, track))
+        shown = describe_call(net, reask, track)
+        verdict = judge_reask(count_saved, net, first, reask, track, shown)
+        verdict = recycled(verdict, [verdict.evidence.got], net, reask,
+                           [c[:2] for c in cases], track, shown)
         verdict = explain(verdict, subject(count_saved, net, reask, track), None)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,

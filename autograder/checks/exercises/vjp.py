@@ -27,6 +27,8 @@ from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
 from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
+from .vjp_transposed import confirmed as transposed_confirmed
+from .vjp_transposed import patterns as transposed_patterns
 from .vjp_weights import TWICE_HINT, mixed_weights
 from .vjp_xsign import X_SIGN
 from .vjp_xsign import confirmed as xsign_confirmed
@@ -165,6 +167,7 @@ def _diagnose(values: np.ndarray, x: torch.Tensor, weights: torch.Tensor, rtol: 
         *sign_patterns(xs, ws),
         *(x_sign_patterns(xs, ws) if xsign else []),
         *mixed_weights(xs, ws),
+        *transposed_patterns(xs, ws),
         (ONE_TERM, xs * ws if half else None, HALF_HINT),
         # after the half: a mean over 2 entries halves too, told when another input is not half
         *(patterns(expected_vjp(x, weights)) if mean else []),
@@ -236,6 +239,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
         got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
                                        twin)
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
+        verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
             verdict = confirmed(verdict, vjp_square, other, (replica(other[0]), other[1].clone()),

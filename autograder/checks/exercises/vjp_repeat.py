@@ -24,6 +24,7 @@ from ..calling import call
 from ..probes import recorded_call
 from ..result import Verdict
 from .common import arrays_close, short
+from .vjp_stale import STALE, stale
 
 ACCUMULATED = "grad-accumulated-across-calls"
 CACHED = "answer-cached"
@@ -128,8 +129,11 @@ def confirmed(verdict: Verdict, vjp_square: Callable, x: torch.Tensor, weights: 
             f"Two more calls with fresh x and weights of shape {shape} and the same dtype "
             f"returned this same answer again (expected {short(p1)} and {short(p2)}). "
             f"{CACHED_HINT}")
-    else:
-        return verdict
+    else:  # a leaf kept with an earlier call's values?
+        hint = stale(failing, weights, inputs, answers, earlier, rtol, atol)
+        if hint is None:
+            return verdict
+        name = STALE
     probe = {"id": name, "established": "two calls with fresh inputs of one shape and dtype",
              "calls": [recorded_call("same shape and dtype", pair, expected.tolist(),
                                      values.tolist())

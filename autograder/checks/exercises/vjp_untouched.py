@@ -20,6 +20,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import arrays_close
 from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
+from .vjp_transposed import confirmed as transposed_confirmed
 
 
 def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tensor,
@@ -95,6 +96,7 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             verdict = failure or judge_untouched(before, x, weights, got)
             if not verdict.ok:
                 if failure is not None:  # raised: does it raise only in this input class?
+                    verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)
                     verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:
