@@ -53,25 +53,28 @@ def other_batch(rng: np.random.Generator, inputs: torch.Tensor, avoid: tuple[int
     return torch.from_numpy(rng.standard_normal((rows, inputs.shape[1]))).to(inputs.dtype)
 
 
-def _counts(pred: Any, track: bool) -> tuple[int, int]:
+def mode_counts(pred: Any, track: bool) -> tuple[int, int]:
+    """The predicted counts (tensors, bytes) in the mode asked: tracked or not."""
     return tuple(pred.tracked if track else pred.untracked)
 
 
-def _pair(got: Any) -> tuple[int, int] | None:
+def count_pair(got: Any) -> tuple[int, int] | None:
+    """An answer as two ints (NumPy ints too, never bools); ``None`` when it is not one."""
     if isinstance(got, (tuple, list)) and len(got) == 2 and all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got):
         return tuple(int(v) for v in got)
     return None
 
 
-def _rows(inputs: torch.Tensor) -> str:
+def rows_text(inputs: torch.Tensor) -> str:
+    """``3 rows``, ``1 row``: a batch's size for messages."""
     return f"{inputs.shape[0]} row{'s' if inputs.shape[0] != 1 else ''}"
 
 
 def hint(earlier: torch.Tensor, inputs: torch.Tensor) -> str:
     """What an answer kept from the batch ``earlier`` is told, on ``inputs``."""
-    return (f"These are this network's counts for the batch of {_rows(earlier)} it was given "
-            f"in an earlier call, not for this batch of {_rows(inputs)}: the answer was kept "
+    return (f"These are this network's counts for the batch of {rows_text(earlier)} it was given "
+            f"in an earlier call, not for this batch of {rows_text(inputs)}: the answer was kept "
             "per network (a dict keyed by the module, its id or its layers) and returned "
             "again. What autograd saves depends on the inputs as well as the layers: the "
             "saved activations grow with the batch, and their bytes with its dtype. Run the "
@@ -84,19 +87,19 @@ def confirmed(verdict: Verdict, count_saved: Callable, got: Any, net: nn.Module,
     """``verdict`` (wrong, unnamed, on ``net`` and ``inputs``) named ``CACHED`` when ``got``
     is ``net``'s counts on one of the ``earlier`` batches (not this batch's), and a call on a
     third batch, made right after one on that earlier batch, gives them again."""
-    answer = _pair(got)
+    answer = count_pair(got)
     if verdict.ok or verdict.misconception is not None or answer is None:
         return verdict
-    expected = _counts(predict(net, inputs), track)
-    fits = [b for b in earlier if _counts(predict(net, b), track) == answer != expected]
+    expected = mode_counts(predict(net, inputs), track)
+    fits = [b for b in earlier if mode_counts(predict(net, b), track) == answer != expected]
     if not fits:
         return verdict
     first = fits[0]
     third = other_batch(np.random.default_rng(rng_seed), first,
                         avoid=(inputs.shape[0], *(b.shape[0] for b in earlier)))
     again, failure = call_after(count_saved, net, first, third, track)
-    right = _counts(predict(net, third), track)
-    if failure is not None or _pair(again) != answer or answer == right:
+    right = mode_counts(predict(net, third), track)
+    if failure is not None or count_pair(again) != answer or answer == right:
         return verdict
     probe = {"id": CACHED, "established": "the earlier batch's counts on a third batch",
              "calls": [recorded_call("after the earlier batch", (net, third, track),
@@ -104,7 +107,7 @@ def confirmed(verdict: Verdict, count_saved: Callable, got: Any, net: nn.Module,
     return dataclasses.replace(
         verdict, misconception=CACHED,
         message=f"{verdict.message.rstrip()} {hint(first, inputs)} Asked on a batch of "
-                f"{_rows(third)} right after that one, it returned {answer} again, not "
+                f"{rows_text(third)} right after that one, it returned {answer} again, not "
                 f"{right}.",
         evidence=dataclasses.replace(verdict.evidence, probes=[probe]))
 
@@ -116,13 +119,13 @@ def judge_reask(count_saved: Callable, net: nn.Module, first: torch.Tensor,
     got, failure = call_after(count_saved, net, first, inputs, track)
     if failure is not None:
         return failure
-    expected = _counts(predict(net, inputs), track)
+    expected = mode_counts(predict(net, inputs), track)
     evidence = Evidence(inputs={"call": shown}, expected=list(expected), got=plain(got))
-    answer = _pair(got)
+    answer = count_pair(got)
     if answer == expected:
         return PASS
     text = f"{shown} returned {answer if answer else plain(got)}"
     verdict = Verdict(False, f"{text} right after a call with the same network on a batch of "
-                      f"{_rows(first)}; expected {expected} from the grader's own hook run on "
+                      f"{rows_text(first)}; expected {expected} from the grader's own hook run on "
                       "this batch.", None if answer else "wrong-type", evidence)
     return confirmed(verdict, count_saved, got, net, inputs, [first], track)

@@ -20,7 +20,7 @@ from torch import nn
 
 from ..probes import recorded_call
 from ..result import Evidence, Verdict
-from .saved_cached import CACHED, _counts, _pair, _rows
+from .saved_cached import CACHED, count_pair, mode_counts, rows_text
 from .saved_reference import LESSON_COUNTS, predict
 
 HINT = ("The answer was kept per network (a dict keyed by the module or by id(net)) and "
@@ -47,12 +47,12 @@ def recycled(verdict: Verdict, seq: list[Any], net: nn.Module, inputs: torch.Ten
     if verdict.ok or verdict.misconception not in (None, "carried-over"):
         return verdict
     for mode, got in zip((track, not track, track), seq):
-        answer, right = _pair(got), _counts(predict(net, inputs), mode)
+        answer, right = count_pair(got), mode_counts(predict(net, inputs), mode)
         if answer is None or answer == right or answer == (0, 0):
             continue
-        other = next((f"another network, {layers(n)}, on the batch of {_rows(b)} it was given "
+        other = next((f"another network, {layers(n)}, on the batch of {rows_text(b)} it was given "
                       "in an earlier call" for n, b in earlier
-                      if n is not net and _counts(predict(n, b), mode) == answer), None)
+                      if n is not net and mode_counts(predict(n, b), mode) == answer), None)
         if other is None and mode and answer == LESSON_COUNTS:
             other = ("the lesson's network, Sequential(Linear(4, 8), ReLU(), Linear(8, 1)), on "
                      "its torch.ones(3, 4), asked before the check (by the notebook or the public "
