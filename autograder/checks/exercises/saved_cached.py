@@ -128,4 +128,20 @@ def judge_reask(count_saved: Callable, net: nn.Module, first: torch.Tensor,
     verdict = Verdict(False, f"{text} right after a call with the same network on a batch of "
                       f"{rows_text(first)}; expected {expected} from the grader's own hook run on "
                       "this batch.", None if answer else "wrong-type", evidence)
+    earlier = mode_counts(predict(net, first), track)
+    if answer == tuple(a + b for a, b in zip(earlier, expected)):
+        return summed(verdict, earlier, expected)
     return confirmed(verdict, count_saved, got, net, inputs, [first], track)
+
+
+def summed(verdict: Verdict, earlier: tuple[int, int], expected: tuple[int, int]) -> Verdict:
+    """``verdict`` (an answer that is the earlier batch's counts plus this one's) named
+    ``carried-over``: a tally reset only when something changes (the network's id, the mode),
+    which three calls in turn (tracked, untracked, tracked) do not show (blind round zg)."""
+    sums = " and ".join(f"{a} + {b}" for a, b in zip(earlier, expected))
+    return dataclasses.replace(verdict, misconception="carried-over", message=(
+        f"{verdict.message.rstrip()} The answer is the earlier batch's counts {earlier} plus "
+        f"this one's ({sums}): the counts carried over from the call before, which ran in "
+        "the same mode on the same network. A tally reset only when something changes (the "
+        "network, track) still adds up over calls that change nothing: start from an empty "
+        "list (or zero counters) inside count_saved, on every call."))
