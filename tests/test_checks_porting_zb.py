@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks.porting import device_predict, gradcheck, logreg, microbatch, recording
+from test_observations import Loopback
 
 # --- q3: an op for 1-D x only -----------------------------------------------------------------
 
@@ -196,14 +197,51 @@ def test_predict_through_data_passes_on_the_cpu(fn):
     assert recording.check_predict_no_graph(fn, np.random.default_rng(0)).passed
 
 
-@pytest.mark.parametrize("fn", [params_by_data, params_and_batch_by_data])
-def test_predict_moving_the_model_through_data_is_not_named_modified_input(fn):
-    """p.data = p.data.to(device) on the model's own parameters raises the same set_data
-    error on meta, whatever the batch: never named a changed batch."""
+def params_by_data_flat(model, batch, device):  # each parameter swapped, then the batch moved
+    model.eval()
+    for module in model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            p.data = p.data.to(device)
+    with torch.inference_mode():
+        return model(batch.to(device))
+
+
+@pytest.mark.parametrize("fn", [params_by_data, params_by_data_flat])
+def test_predict_moving_the_model_through_data_passes(fn):
+    """p.data = p.data.to(device) on the model's own parameters is legal on a GPU; on meta
+    torch refuses the swap: asked again with the model already there, the call runs and is
+    judged as the first would have been, and passes."""
     if torch.cuda.is_available():
         pytest.skip("meta only")
-    result = device_predict.check_predict(fn, np.random.default_rng(0), moved=True)
-    assert result.misconception != "modified-input", result.message
+    for seed in range(3):
+        result = device_predict.check_predict(fn, np.random.default_rng(seed), moved=True)
+        assert result.passed, result.message
+
+
+def test_predict_moving_the_model_and_the_batch_through_data_is_named():
+    """Both swapped: with the model already on meta the batch's swap still raises."""
+    if torch.cuda.is_available():
+        pytest.skip("meta only")
+    result = device_predict.check_predict(params_and_batch_by_data, np.random.default_rng(0),
+                                          moved=True)
+    assert not result.passed
+    assert result.misconception == "modified-input", result.message
+    assert "the batch was swapped too" in result.message, result.message
+
+
+def test_predict_moving_the_model_through_data_but_wrong_still_fails():
+    """The model-mover's call is judged: an answer that never ran the model on meta fails."""
+    def params_then_empty(model, batch, device):
+        for p in model.parameters():
+            p.data = p.data.to(device)
+        with torch.no_grad():
+            out = model(batch)  # on the CPU batch: raises with the model on meta
+        return out
+
+    if torch.cuda.is_available():
+        pytest.skip("meta only")
+    assert not device_predict.check_predict(params_then_empty, np.random.default_rng(0),
+                                            moved=True).passed
 
 
 # --- q1: an answer a later call overwrites ----------------------------------------------------
@@ -326,3 +364,21 @@ def test_a_stable_loss_passes(how):
     for stale in (False, True):
         assert microbatch.check_accumulated_grad(FUSED[how], np.random.default_rng(0),
                                                  stale=stale).passed
+
+
+_PARAMS_BY_DATA = '''
+def predict(model, batch, device):
+    for p in model.parameters():
+        p.data = p.data.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch.to(device))
+'''
+
+
+def test_predict_moving_the_model_through_data_passes_through_the_worker():
+    if torch.cuda.is_available():
+        pytest.skip("meta only")
+    fn = Loopback(_PARAMS_BY_DATA).function("predict")
+    result = device_predict.check_predict(fn, np.random.default_rng(11), moved=True)
+    assert result.passed, result.message

@@ -264,10 +264,11 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
             verdict = cast_model(verdict, model)
             verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
                                  RTOL, ATOL, evaluated)
+        verdict = data_moved(verdict, predict, lambda: (
+            drawn_again(state).double() if i == 3 else drawn_again(state)), batch, device,
+            run_predict, lambda again, on: judge_prediction(
+                again.got, again.packed, on, expected, device, again.tf32, again.forward_devices))
         if not verdict.ok:
-            verdict = data_moved(verdict, predict, lambda: (
-                drawn_again(state).double() if i == 3 else drawn_again(state)), batch, device,
-                run_predict)
             arrived = drawn_again(state)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
                                          else arrived, batch, device, got)
