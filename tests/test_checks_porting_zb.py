@@ -17,7 +17,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.porting import device_predict, gradcheck, logreg, microbatch, recording
+from autograder.checks.porting import (
+    device,
+    device_predict,
+    gradcheck,
+    logreg,
+    microbatch,
+    recording,
+)
 from test_observations import Loopback
 
 # --- q3: an op for 1-D x only -----------------------------------------------------------------
@@ -382,3 +389,35 @@ def test_predict_moving_the_model_through_data_passes_through_the_worker():
     fn = Loopback(_PARAMS_BY_DATA).function("predict")
     result = device_predict.check_predict(fn, np.random.default_rng(11), moved=True)
     assert result.passed, result.message
+
+
+def optimizer_by_data(model, device, lr=0.1):  # the model moved through p.data: legal on a GPU
+    for p in model.parameters():
+        p.data = p.data.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+
+
+def optimizer_by_data_first(model, device, lr=0.1):  # same Parameter objects: order is free
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for p in model.parameters():
+        p.data = p.data.to(device)
+    return opt
+
+
+@pytest.mark.parametrize("fn", [optimizer_by_data, optimizer_by_data_first])
+def test_make_optimizer_moving_the_model_through_data_passes(fn):
+    """On meta the swap raises; asked again with the model already there, it is judged."""
+    for moved in (False, True):
+        for seed in range(3):
+            result = device.check_make_optimizer(fn, np.random.default_rng(seed), moved=moved)
+            assert result.passed, result.message
+
+
+def test_make_optimizer_with_momentum_through_data_still_fails():
+    def with_momentum(model, device, lr=0.1):
+        for p in model.parameters():
+            p.data = p.data.to(device)
+        return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+
+    assert not device.check_make_optimizer(with_momentum, np.random.default_rng(0),
+                                           moved=False).passed

@@ -26,6 +26,7 @@ from ..describing import describe, fmt, plain
 from ..probes import PROBE_SEED
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from .device_data import SET_DATA
 from .device_probes import explain_optimizer, explain_pick, kept_optimizer
 
 QUESTION = "q4_device"
@@ -232,6 +233,13 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     with call_context(overwrite_module_params=True) if moved else nullcontext():
         opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
         verdict = failure or judge_optimizer(opt, model, device, lr, before)
+        if failure and device.type == "meta" and SET_DATA in failure.message:
+            # the parameters swapped through p.data, legal on a GPU, refused by meta: asked
+            # again with the model already there, where the swap changes nothing
+            model = drawn_again(state).to(device)
+            before = {id(p) for p in model.parameters()}
+            opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
+            verdict = failure or judge_optimizer(opt, model, device, lr, before)
     if not verdict.ok:  # another model, drawn apart from the check's inputs
         other, _ = draw_model(np.random.default_rng(PROBE_SEED))
         verdict = kept_optimizer(verdict, make_optimizer, opt, model, device, lr, other)
