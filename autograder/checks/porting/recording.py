@@ -25,6 +25,7 @@ from ..seeding import seed_of
 from .common import allclose, max_error
 from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
 from .device_batch import left_unchanged
+from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 
 
@@ -84,11 +85,12 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         model, batch = draw_marked_model(rng)
         batch.requires_grad_(i == 2)
         expected = evaluated(model, batch)
-        before = side_effects.snapshot(batch)
+        before, frozen = side_effects.snapshot(batch), flags(model)
         got, failure, packed, *_ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
+        verdict = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, marked_again(state), batch, device,
                                          got)
