@@ -49,7 +49,8 @@ def first_layer_frozen(model, batch, device):
 def frozen_after_move(model, batch, device):
     model = model.to(device).eval()
     model.requires_grad_(False)
-    return model(batch.to(device))
+    with torch.no_grad():
+        return model(batch.to(device))
 
 
 def inference(model, batch, device):  # legal
@@ -76,6 +77,19 @@ def test_predict_freezing_the_callers_model_is_named(fn):
     assert result.misconception == "modified-input", result.message
     assert "requires_grad=False" in result.message, result.message
     assert "torch.no_grad()/inference_mode" in result.message, result.message
+
+
+def test_a_model_frozen_instead_of_no_grad_keeps_its_own_name():
+    """Frozen parameters without no_grad record through the batch that requires grad: told
+    graph-recorded (its own, earlier name), not the frozen model."""
+    def frozen_only(model, batch, device):
+        model.to(device).eval().requires_grad_(False)
+        return model(batch.to(device))
+
+    result = recording.check_predict_no_graph(frozen_only, np.random.default_rng(0))
+    assert not result.passed
+    assert result.misconception == "graph-recorded", result.message
+    assert "nor do parameters set not to require grad" in result.message, result.message
 
 
 @pytest.mark.parametrize("fn", [_forward, inference, restored])

@@ -75,7 +75,7 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
     forward recorded a graph: no recording, or points lost as ``graph-recorded``."""
     seed = seed_of(rng)
     device = grading_device()
-    verdict = PASS
+    verdict, frozen_seen = PASS, PASS
     # the third batch requires grad (drawn last, so that the first two stay those of earlier
     # runs with the same seed): the contract's output requires no grad whatever the batch, so
     # only no_grad or inference_mode, not parameters set not to require grad, stop the
@@ -90,10 +90,14 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
-        verdict = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
+        # a frozen model is told only when nothing else failed: a predict that freezes it
+        # *instead of* no_grad records through the batch that requires grad, and is told that
+        kept = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
+        frozen_seen = kept if frozen_seen.ok else frozen_seen
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, marked_again(state), batch, device,
                                          got)
             break
+    verdict = frozen_seen if verdict.ok else verdict
     return finish(QUESTION, "predict_no_graph", verdict, seed=seed, points=points,
                   passed_message="predict ran the forward without recording a graph.")
