@@ -160,10 +160,11 @@ def share_of(how, bj, B):
         "float16": lambda: torch.tensor(share, dtype=torch.float16),
         "truncated": lambda: int(share * 100) / 100,
         "floored-3": lambda: math.floor(share * 1000) / 1000,
-        # exact enough, however written: right
+        # exact, however written: right
+        "fraction": lambda: float(Fraction(bj, B)),
+        # exact to float32's tolerance only: wrong on the float64 problem (blind round zg)
         "float32": lambda: torch.tensor(share),
         "round-7": lambda: round(share, 7),
-        "fraction": lambda: float(Fraction(bj, B)),
         # another mistake with a name of its own
         "inverted": lambda: 1 / share,
     }
@@ -188,19 +189,23 @@ def share_weighted(how, *, clear=True):
 
 ROUNDED = ("round-2", "round-3", "torch-round", "formatted", "float16", "truncated",
            "floored-3")
-SHARE_NAMES = {**{how: "weights-rounded" for how in ROUNDED}, "float32": None,
-               "round-7": None, "fraction": None, "inverted": "weight-inverted"}
+SHARE_NAMES = {**{how: "weights-rounded" for how in ROUNDED}, "float32": "low-precision",
+               "round-7": "weights-rounded", "fraction": None, "inverted": "weight-inverted"}
+#: (way, seed, stale) whose shares on the float64 problem are exact: seed 0 without a stale
+#: grad draws B = 50 there, and every share of it has 2 decimals, so rounded to 7 it is exact.
+EXACT_THERE = {("round-7", 0, False)}
 
 
 @pytest.mark.parametrize("how", sorted(SHARE_NAMES))
 def test_a_rounded_share_is_named_by_the_checks(how):
     """Is b_j / B rounded (to k decimals, truncated, through float16) before it weights the
     micro-batch named ``weights-rounded``, with the shares it used, whether w arrives fresh or
-    with a stale grad; does an exact share pass however it is written; and does an inverted
-    share keep its own name?"""
-    name = SHARE_NAMES[how]
+    with a stale grad; does an exact share pass however it is written; does a share exact to
+    float32 only (a float32 tensor, rounded to 7 decimals) fail on the float64 problem, judged
+    at float64's tolerance; and does an inverted share keep its own name?"""
     for seed in range(3):
         for stale in (False, True):
+            name = None if (how, seed, stale) in EXACT_THERE else SHARE_NAMES[how]
             result = microbatch.check_accumulated_grad(
                 share_weighted(how), np.random.default_rng(seed), stale=stale)
             assert result.passed == (name is None), result.message

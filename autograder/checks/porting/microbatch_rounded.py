@@ -54,6 +54,14 @@ WAYS: list[tuple[str, Callable[[float], float]]] = [
     ("stored in bfloat16 (about 2 significant digits)", _stored(torch.bfloat16)),
 ]
 
+#: Finer cuts, tried only where the float64 problem is judged at float64's tolerance
+#: (``microbatch_precision``): a share rounded to 5-8 decimals is off by less than the float32
+#: problems' tolerance, and must not be taken for a float32 computation there.
+FINE_WAYS: list[tuple[str, Callable[[float], float]]] = [
+    *((f"rounded to {k} decimals", _rounded(k)) for k in range(8, 4, -1)),
+    *((f"truncated to {k} decimals", _truncated(k)) for k in range(8, 4, -1)),
+]
+
 ADVICE = ("The share b_j / B must be exact: the full-batch mean is the sum of the micro-batch "
           "means weighted by exactly b_j / B, and a rounded share weighs each micro-batch a "
           "little wrong (right only where every share happens to have that few digits). "
@@ -67,7 +75,7 @@ def shares(how: Callable[[float], float], sizes: list[int]) -> list[float]:
 
 
 def fits(got: Any, means: list[torch.Tensor], sizes: list[int], stale: torch.Tensor | None,
-         rtol: float, atol: float) -> list[tuple[str, bool]]:
+         rtol: float, atol: float, ways: list | None = None) -> list[tuple[str, bool]]:
     """``(way, stale grad kept)`` of each way whose replay ``got`` is, far closer to it than
     the replay is to the right answer (``CLOSER``); ways whose shares are the exact ones make
     the right answer and are skipped."""
@@ -75,7 +83,7 @@ def fits(got: Any, means: list[torch.Tensor], sizes: list[int], stale: torch.Ten
     if not isinstance(got, torch.Tensor) or got.numel() != right.numel():
         return []
     values, found = got.detach().double().reshape(-1), []
-    for told, how in WAYS:
+    for told, how in ways or WAYS:
         cut = shares(how, sizes)
         if all(c == s / sum(sizes) for c, s in zip(cut, sizes)):
             continue
@@ -89,13 +97,14 @@ def fits(got: Any, means: list[torch.Tensor], sizes: list[int], stale: torch.Ten
     return found
 
 
-def _listed(values: list[float]) -> str:
-    return ", ".join(f"{v:.4g}" for v in values)
+def _listed(values: list[float], digits: int = 4) -> str:
+    return ", ".join(f"{v:.{digits}g}" for v in values)
 
 
 def rounded(verdict: Any, accumulated_grad: Callable, got: Any, w: torch.Tensor,
             X: torch.Tensor, y: torch.Tensor, sizes: list[int], stale: torch.Tensor | None,
-            means: Callable[..., list[torch.Tensor]], rtol: float, atol: float) -> Any:
+            means: Callable[..., list[torch.Tensor]], rtol: float, atol: float,
+            ways: list | None = None) -> Any:
     """``verdict`` (failed, unnamed) named ``weights-rounded`` when ``got`` fits a way of
     cutting the share (``fits``) and the student's answer at a second draw (``w`` halved and
     negated, a fresh leaf; copies of the data; the sizes reversed) fits the same way;
@@ -103,19 +112,20 @@ def rounded(verdict: Any, accumulated_grad: Callable, got: Any, w: torch.Tensor,
     if verdict.ok or verdict.misconception is not None:
         return verdict
     first = means(w, X, y, sizes)
-    found = fits(got, first, sizes, stale, rtol, atol)
+    ways = ways or WAYS
+    found = fits(got, first, sizes, stale, rtol, atol, ways)
     if not found:
         return verdict
     w2, sizes2 = (-0.5 * w.detach()).requires_grad_(), list(reversed(sizes))
     again, _ = call_named(accumulated_grad, "accumulated_grad", (), w2, X.clone(), y.clone(),
                           list(sizes2))
     second = {told for told, _ in fits(again, means(w2, X, y, sizes2), sizes2, None, rtol,
-                                       atol)}
+                                       atol, ways)}
     confirmed = [(told, kept) for told, kept in found if told in second]
     if not confirmed:
         return verdict
     told, kept = confirmed[0]
-    how = dict(WAYS)[told]
+    how, digits = dict(ways)[told], 4 if ways is WAYS else 10
     alike = [t for t, _ in confirmed[1:] if t != told]
     if alike:  # the same shares cut several ways (0.6038 to 0.60 or to 0.6)
         told += f" (or {' or '.join(dict.fromkeys(alike))}: the same shares here)"
@@ -128,7 +138,7 @@ def rounded(verdict: Any, accumulated_grad: Callable, got: Any, w: torch.Tensor,
                                    "reversed", "calls": [{"w": "-w / 2", "sizes": sizes2}]}])
     return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
         f"{verdict.message.rstrip()} It matches each micro-batch's mean loss weighted by "
-        f"b_j / B {told}: for sizes {sizes} the shares {_listed(cut)} instead of "
-        f"{_listed(exact)}, which changes the gradient by up to {off:.3g} here (the same at "
+        f"b_j / B {told}: for sizes {sizes} the shares {_listed(cut, digits)} instead "
+        f"of {_listed(exact, digits)}, which changes the gradient by up to {off:.3g} here (the same at "
         f"a second w with the sizes in reverse order). {ADVICE}"
         f"{ALSO_STALE if kept else ''}"))

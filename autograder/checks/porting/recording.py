@@ -25,6 +25,7 @@ from ..seeding import seed_of
 from .common import allclose, max_error
 from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
 from .device_batch import left_unchanged
+from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 
 
@@ -74,7 +75,7 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
     forward recorded a graph: no recording, or points lost as ``graph-recorded``."""
     seed = seed_of(rng)
     device = grading_device()
-    verdict = PASS
+    verdict, frozen_seen = PASS, PASS
     # the third batch requires grad (drawn last, so that the first two stay those of earlier
     # runs with the same seed): the contract's output requires no grad whatever the batch, so
     # only no_grad or inference_mode, not parameters set not to require grad, stop the
@@ -84,14 +85,19 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         model, batch = draw_marked_model(rng)
         batch.requires_grad_(i == 2)
         expected = evaluated(model, batch)
-        before = side_effects.snapshot(batch)
+        before, frozen = side_effects.snapshot(batch), flags(model)
         got, failure, packed, *_ = run_predict(predict, model, batch, device)
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
+        # a frozen model is told only when nothing else failed: a predict that freezes it
+        # *instead of* no_grad records through the batch that requires grad, and is told that
+        kept = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
+        frozen_seen = kept if frozen_seen.ok else frozen_seen
         if not verdict.ok:
             verdict = explain_prediction(verdict, predict, marked_again(state), batch, device,
                                          got)
             break
+    verdict = frozen_seen if verdict.ok else verdict
     return finish(QUESTION, "predict_no_graph", verdict, seed=seed, points=points,
                   passed_message="predict ran the forward without recording a graph.")
