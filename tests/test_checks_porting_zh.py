@@ -78,6 +78,23 @@ def test_a_loss_divided_by_the_rows_passes(how):
         assert logreg.check_train_logreg(RIGHT[how], np.random.default_rng(0), part=part).passed
 
 
+@pytest.mark.parametrize("part", ["losses", "params"])
+def test_a_mean_loss_halved_is_not_named_a_count(part):
+    halved = _train(lambda X, y, z: 0.5 * _bce(z, y).mean())  # M = 2m on every data set
+    result = logreg.check_train_logreg(halved, np.random.default_rng(0), part=part)
+    assert not result.passed
+    assert result.misconception != "loss-divided-by-wrong-count", result.message
+
+
+def test_a_loss_divided_by_a_constant_is_named_in_the_regimes():
+    from autograder.checks.porting.logreg_regimes import check_train_logreg_regimes
+
+    result = check_train_logreg_regimes(DIVIDED["sum-over-global-m"], np.random.default_rng(11))
+    assert not result.passed
+    assert result.misconception == "loss-divided-by-wrong-count", result.message
+    assert "M = 200" in result.message, result.message
+
+
 def test_a_summed_loss_keeps_its_name():
     summed = _train(lambda X, y, z: _bce(z, y).sum())
     result = logreg.check_train_logreg(summed, np.random.default_rng(0), part="losses")

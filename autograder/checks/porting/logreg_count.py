@@ -12,10 +12,13 @@ when ``M`` is a whole number (neither ``m`` nor 1, ``sum-not-mean``'s) and the r
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import torch
+
+from ..result import Verdict
 
 NAME = "loss-divided-by-wrong-count"
 #: How close ``m ln 2 / losses[0]`` must be to a whole number (float32 losses: ~1e-7 relative).
@@ -73,3 +76,34 @@ def advice(k: int, X: torch.Tensor) -> str:
             "right one (right only on data with exactly M rows). Divide the summed loss by "
             "len(X) of the X you are given (X.shape[0]), or use the mean loss "
             "(reduction='mean').")
+
+
+def confirmed(verdict: Verdict, losses: Any, X: torch.Tensor, steps: int,
+              again: Callable[[int, int], tuple[str | None, str] | None],
+              unexplained: str) -> Verdict:
+    """``verdict`` named ``NAME`` kept only when the student's run on the first two thirds of
+    the rows (``again(rows, steps)``: the diagnosis of that run, or None when it failed) is the
+    loss divided by the same ``M``: a constant count, not a factor on the mean loss (``loss *
+    0.5`` gives ``M = 2m``), else unnamed. A run too short to confirm its ``M`` by the replay
+    (under 3 steps), left unnamed, is named when that second run, of 3 steps at least, is."""
+    m = X.shape[0]
+    first = losses[0] if isinstance(losses, list) and losses else None
+    k = fitted_count(float(first), m) if isinstance(first, float) else None
+    if verdict.ok or k is None or 2 * m // 3 in (k, m) or not (
+            verdict.misconception == NAME or (verdict.misconception is None and steps < 3)):
+        return verdict
+    found = again(2 * m // 3, max(steps, 3))
+    same = found is not None and found[0] == NAME and f"M = {k}," in found[1]
+    told = advice(k, X)
+    if verdict.misconception == NAME:
+        if same:
+            return verdict
+        message = verdict.message.replace(told, unexplained).replace(
+            "w and b match " + told.removeprefix("The losses match "), unexplained)
+        return dataclasses.replace(verdict, misconception=None, message=message)
+    if not same:
+        return verdict
+    message = (verdict.message.replace(unexplained, told.replace("The losses match", "The loss "
+                                                                 "matches"))
+               if unexplained in verdict.message else f"{verdict.message.rstrip()} {told}")
+    return dataclasses.replace(verdict, misconception=NAME, message=message)
