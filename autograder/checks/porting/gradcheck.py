@@ -22,6 +22,7 @@ from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
 from .gradcheck_kink import judge_at_kink, with_zeros
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
+from .gradcheck_norm import matrix_norm
 from .gradcheck_shapes import only_1d, shaped_xs
 
 QUESTION = "q3_gradcheck"
@@ -154,6 +155,8 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
             if not verdict.ok:
                 verdict = only_1d(verdict, x, lambda flat: judge_forward(my_op, MyOp, flat).ok,
                                   "my_op")
+                verdict = matrix_norm(verdict, x, lambda: call(my_op, "my_op", x.clone())[0],
+                                      "my_op")
                 break
     return finish(QUESTION, "forward", verdict, seed=seed, points=points,
                   passed_message="my_op's forward matched on fresh inputs.")
@@ -192,8 +195,11 @@ def judge_shaped_backward(MyOp: Any, rng: np.random.Generator) -> Verdict:
         upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
         verdict = judge_backward(MyOp, x, upstream)
         if not verdict.ok:
-            return only_1d(verdict, x, lambda flat: judge_backward(MyOp, flat, upstream).ok,
-                           "MyOp's forward and backward")
+            verdict = only_1d(verdict, x, lambda flat: judge_backward(MyOp, flat, upstream).ok,
+                              "MyOp's forward and backward")
+            return matrix_norm(verdict, x, lambda: call(getattr(MyOp, "apply", None),
+                                                        "MyOp.apply", x.clone())[0],
+                               "MyOp's forward")
     return PASS
 
 

@@ -16,6 +16,7 @@ from . import logreg_rise as rise
 from . import logreg_scaled as scaled
 from .common import allclose
 from .logreg_advice import MISTAKES, NEVER_UPDATED, UNEXPLAINED
+from .logreg_count import divided_by_count
 from .logreg_penalty import penalty_added
 from .logreg_recorded import running_statistic
 from .logreg_rounded import rounded_losses
@@ -93,6 +94,11 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         if by_final and matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
+    # the loss divided by a count not this X's rows (a global m): its M fitted, then replayed
+    divided = divided_by_count(target, correct, X, lr, steps, final, _vector(w_right, b_right),
+                               lambda at: reference_run(X, y, at, steps), matches)
+    if divided is not None:
+        return divided
     if final is None:  # the record, not the training: transforms of the grader's own losses
         recorded = running_statistic(target, correct, matches)
         if recorded is not None:

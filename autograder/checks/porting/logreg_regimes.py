@@ -21,6 +21,7 @@ from ..describing import describe, expected_text
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
+from . import logreg_count as counted
 from . import logreg_recorded as recorded
 from . import logreg_rise as rise
 from . import logreg_scaled as scaled
@@ -102,11 +103,21 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
         lambda losses, X2, y2, params: diagnose(losses, X2, y2, lr, steps, params), X, y,
         UNEXPLAINED)
+    verdict = counted.confirmed(verdict, got[2] if isinstance(got, (tuple, list)) and len(got)
+                                == 3 else None, X, steps, lambda rows, n: _diagnosed(
+                                    train_logreg, X[:rows], y[:rows], lr, n), UNEXPLAINED)
     verdict = tell_unstable_apart(verdict, train_logreg, X, y, lr, got)
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
+
+
+def _diagnosed(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
+               steps: int) -> tuple[str | None, str] | None:
+    """The diagnosis of the student's run on another problem (None when it failed)."""
+    got = _trained(train_logreg, X.clone(), y.clone(), lr, steps)
+    return None if got is None else diagnose(got[2], X, y, lr, steps, (got[0], got[1]))
 
 
 def _trained(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
