@@ -4,7 +4,8 @@ Every call runs inside ``worker.modes.fenced_modes``: with autograd on and the n
 modes, everything put back after it, so what one function leaves behind never reaches another
 question's calls. What it left changed is reported (``modes_left``: the worker's word, like the
 answer's ``requires_grad``, docs/security.md); a check whose calls left a setting that changes
-later results (autograd off, another default dtype or device) loses its points for it, named
+later results (autograd off, another default dtype or device, anomaly detection or deterministic
+algorithms on) loses its points for it, named
 ``global-mode-left``, because in the student's own notebook everything run after that call
 would be changed by it.
 """
@@ -31,7 +32,21 @@ SCORED = {
     "default_device": ("torch's default device set to {value} (every tensor created after it "
                        "without a device goes there)", "give the tensors it creates their "
                        "device (device=x.device), or put the default back before it returns"),
+    "anomaly": ("anomaly detection switched on (torch.autograd.set_detect_anomaly(True) stays on "
+                "for everything that runs after it: every later forward records a stack trace "
+                "and every later backward runs the anomaly checks, slower, raising where it "
+                "meets a NaN)", "use `with torch.autograd.detect_anomaly():` around the code to "
+                "check, which switches it back off when the block ends, or set it back "
+                "(torch.autograd.set_detect_anomaly(False)) in a `finally:`"),
+    "deterministic": ("deterministic algorithms switched on (torch.use_deterministic_algorithms"
+                      "(True) stays on for everything that runs after it: an operation without a "
+                      "deterministic implementation raises there)", "put it back before it "
+                      "returns: before = torch.are_deterministic_algorithms_enabled(), and "
+                      "torch.use_deterministic_algorithms(before) in a `finally:`"),
 }
+#: the modes scored only when left ON (their second flag alone, check_nan or warn_only, does
+#: nothing while the mode is off: switching a mode the notebook had on off is not scored)
+SWITCHES = ("anomaly", "deterministic")
 
 _LEFT: ContextVar[dict[str, dict[str, str]] | None] = ContextVar("modes_left", default=None)
 
@@ -41,7 +56,8 @@ def note(name: str, observed: dict) -> None:
     check's calls are being watched (``watched``)."""
     left, found = _LEFT.get(), observed.get("modes_left")
     if left is not None and isinstance(found, dict):
-        scored = {k: str(v) for k, v in found.items() if k in SCORED}
+        scored = {k: str(v) for k, v in found.items() if k in SCORED
+                  and (k not in SWITCHES or str(v).startswith("(True"))}
         if scored:
             left.setdefault(name, {}).update(scored)
 

@@ -21,6 +21,7 @@ from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
 from .export_layout import judge_layout, layout_of
+from .export_offset import OFFSET_IGNORED, draw_offset_view, offset_ignored
 from .export_rounded import VALUES_ROUNDED, rounded_values
 
 QUESTION = "q5_numpy"
@@ -121,7 +122,9 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
     if not np.array_equal(got, expected):
         wrong = int(np.sum(got != expected))
-        hint, name = storage_order(got, t, expected), STORAGE_ORDER
+        hint, name = offset_ignored(got, t, expected, EXPORT), OFFSET_IGNORED
+        if not hint:
+            hint, name = storage_order(got, t, expected), STORAGE_ORDER
         if not hint:
             hint, name = through_float(got, t, expected), THROUGH_FLOAT
         if not hint:
@@ -258,12 +261,13 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     verdict = PASS
     cases = draw_tensors(rng)
     twins = draw_twins(rng, cases)
-    # drawn after the twins: int64 values too large for a float to hold (export_float)
-    cases.append((draw_large(rng), None))
+    cases.append((draw_large(rng), None))  # drawn after the twins: int64 past float (export_float)
     twins += draw_twins(rng, cases[-1:])
     cases.append((draw_one_element(rng), None))  # last: one element, with dimensions
     twins += draw_twins(rng, cases[-1:])
-    cases.append((draw_zero_dim(rng), None))  # then a 0-d tensor, last
+    cases.append((draw_zero_dim(rng), None))  # then a 0-d tensor
+    twins += draw_twins(rng, cases[-1:])
+    cases.append(draw_offset_view(rng))  # last: a view that starts inside its storage
     twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t

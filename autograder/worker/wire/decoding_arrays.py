@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .fields import dimensions, guarded, numpy_dtype, torch_dtype
+from .fields import dimensions, guarded, integer, numpy_dtype, torch_dtype
 from .limits import DTYPES, MAX_DEPTH, Budget, WireError, count_text
 
 
@@ -38,18 +38,25 @@ def decode_tensor(d: Any, depth: int = 0, budget: Budget | None = None) -> torch
         raise WireError("device name expected")
     values = d.get("values")
     meta = device == "meta" or values is None
+    # the storage's elements before the view's first one, sent with it (encoding._lead)
+    lead = integer(d.get("offset", 0), "offset")
+    if lead < 0 or (lead and (meta or numel == 0)):
+        raise WireError("a storage offset needs a view with values, and is never negative")
     # storage the view reaches: what is allocated and must have been sent, byte for byte
     span = 0 if numel == 0 or meta else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     # charged at the larger of the elements the view shows and the storage it reaches: an
     # expanded view (stride 0) costs what it would cost the judge to materialise it
-    budget.take_elements(max(numel, span), dtype.itemsize,
+    budget.take_elements(max(numel, lead + span), dtype.itemsize,
                          lambda: f"a tensor of shape {_shown(shape)}")
     if meta:
         t = torch.empty_strided(shape, stride, dtype=dtype, device="meta")
     else:
-        flat = _raw(values, span, dtype.itemsize, dtype == torch.bool,
+        flat = _raw(values, lead + span, dtype.itemsize, dtype == torch.bool,
                     "tensor values do not match its shape and strides")
-        if span and span == numel and stride == _row_major(shape):
+        if lead:  # the view starts inside its storage, which holds what lies before it too
+            store = torch.frombuffer(flat, dtype=torch.uint8).view(dtype).clone()
+            t = torch.empty(0, dtype=dtype).set_(store.untyped_storage(), lead, shape, stride)
+        elif span and span == numel and stride == _row_major(shape):
             # the common case in one copy: a fresh tensor (resizable, no view of the text's
             # buffer) at a third of the general path's time; through numpy where it has the
             # dtype (one torch call fewer)

@@ -81,18 +81,32 @@ def encode_tensor(t: torch.Tensor, depth: int = 0) -> dict:
             t = torch.Tensor.as_subclass(t, torch.Tensor)
     base = t.detach()
     if base.device.type == "meta":
-        values, span = None, 0
+        values, span, lead = None, 0, 0
     else:
         span = _span(base)
-        if span > MAX_ELEMENTS:
-            raise WireError(f"tensor of {span} elements is larger than {MAX_ELEMENTS}")
-        values = _storage_text(base, span)
+        lead = _lead(base, span)
+        if lead + span > MAX_ELEMENTS:
+            raise WireError(f"tensor of {lead + span} elements is larger than {MAX_ELEMENTS}")
+        values = _storage_text(base, span, lead)
     grad = t.grad if t.is_leaf and t.requires_grad else None
-    return {"t": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
-            "stride": list(base.stride()), "values": values, "device": str(t.device),
-            "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf),
-            "parameter": isinstance(t, nn.Parameter),
-            "grad": encode_tensor(grad, depth + 1) if grad is not None else None}
+    encoded = {"t": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
+               "stride": list(base.stride()), "values": values, "device": str(t.device),
+               "requires_grad": bool(t.requires_grad), "is_leaf": bool(t.is_leaf),
+               "parameter": isinstance(t, nn.Parameter),
+               "grad": encode_tensor(grad, depth + 1) if grad is not None else None}
+    if lead:
+        encoded["offset"] = lead
+    return encoded
+
+
+def _lead(t: torch.Tensor, span: int) -> int:
+    """The storage offset sent with ``t`` (its storage's elements before its first one go
+    too): a view that starts inside its storage (``base[1::2]``, ``base[:, 2:]``) arrives
+    starting there, as a function called in the notebook would get it, where the storage
+    before it is no larger than the view's own reach (the offset is dropped past that, and
+    the view arrives in a storage of its own, as any tensor did before)."""
+    offset = t.storage_offset()
+    return offset if 0 < offset <= max(span, 1) and t.numel() else 0
 
 
 def _span(t: torch.Tensor) -> int:
@@ -104,11 +118,14 @@ def _span(t: torch.Tensor) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride()))
 
 
-def _storage_text(base: torch.Tensor, span: int) -> str:
-    """``raw_text`` of the ``span`` storage elements ``base`` reaches from its offset. A
+def _storage_text(base: torch.Tensor, span: int, lead: int = 0) -> str:
+    """``raw_text`` of the ``span`` storage elements ``base`` reaches from its offset, after
+    the ``lead`` ones before it (``_lead``). A
     contiguous CPU tensor's are its own elements, read through numpy in one step (a quarter
     of the general path's time, which every tensor of every call pays twice); dtypes numpy
     lacks (bfloat16) and conjugate or negative views take the general path."""
+    if lead:
+        return raw_text(torch.as_strided(base, (lead + span,), (1,), 0).cpu())
     if base.is_contiguous() and base.device.type == "cpu":
         try:
             return base64.b64encode(base.numpy()).decode("ascii")

@@ -1,0 +1,27 @@
+# kind: correct
+# public: pass
+# feedback:
+def count_saved(net, inputs, track):
+    before = torch.is_anomaly_enabled()
+    torch.autograd.set_detect_anomaly(True)
+    try:
+        calls, nbytes = 0, 0
+
+        def pack(t):
+            nonlocal calls, nbytes
+            calls += 1
+            nbytes += t.numel() * t.element_size()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with torch.set_grad_enabled(track):
+                net(inputs)
+        return calls, nbytes
+    finally:
+        torch.autograd.set_detect_anomaly(before)
+
+
+lesson_net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+lesson_inputs = torch.ones(3, 4)
+tracked = count_saved(lesson_net, lesson_inputs, True)
+untracked = count_saved(lesson_net, lesson_inputs, False)
