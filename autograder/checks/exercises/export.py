@@ -19,10 +19,10 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
-from .export_float import THROUGH_FLOAT, draw_large, large_ints, through_float
+from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
-from .export_offset import OFFSET_IGNORED, draw_offset_view, offset_ignored
-from .export_rounded import VALUES_ROUNDED, rounded_values
+from .export_offset import draw_offset_view
+from .export_values import value_cause
 
 QUESTION = "q5_numpy"
 EXPORT = "t.detach().cpu().numpy().copy()"
@@ -122,48 +122,13 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
                        f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
     if not np.array_equal(got, expected):
         wrong = int(np.sum(got != expected))
-        hint, name = offset_ignored(got, t, expected, EXPORT), OFFSET_IGNORED
-        if not hint:
-            hint, name = storage_order(got, t, expected), STORAGE_ORDER
-        if not hint:
-            hint, name = through_float(got, t, expected), THROUGH_FLOAT
-        if not hint:
-            hint, name = rounded_values(got, t, expected), VALUES_ROUNDED
+        hint, name = value_cause(got, t, expected, EXPORT)
         shown_got, shown_expected = large_ints(got) or short(got), (
             large_ints(expected) or short(expected))
         return Verdict(False, f"{shown} returned {shown_got}; expected {shown_expected} "
                        f"({wrong} entries differ; an export must copy values exactly).{hint}",
                        name if hint else None, evidence)
     return Verdict(True, evidence=evidence)
-
-
-STORAGE_ORDER = "read-in-storage-order"
-
-
-def storage_order(got: np.ndarray, t: torch.Tensor, expected: np.ndarray) -> str:
-    """What an export is told whose values are ``t.numel()`` consecutive elements of the
-    storage ``t`` views, in the order they lie there (from the storage's start, or from t's
-    first element: what the student's process holds of a view starts there), where that is
-    not t's values; ``""`` when they are not."""
-    src = t.detach().cpu()
-    flat = torch.empty(0, dtype=src.dtype).set_(src.untyped_storage())
-    n, offset = src.numel(), src.storage_offset()
-    for start in dict.fromkeys((0, offset)):
-        if start + n > flat.numel():
-            continue
-        memory = flat[start:start + n].numpy().reshape(got.shape)
-        if np.array_equal(got, memory) and not np.array_equal(memory, expected):
-            at = f" and storage offset {offset}" if offset else ""
-            return (f" These are {n} consecutive elements of the memory t views, in the order "
-                    "they lie there, reshaped to t's shape: t's storage was read as if t were "
-                    "contiguous (bytes(t.untyped_storage()), t.storage(), a read at "
-                    "t.data_ptr(), as_strided with contiguous strides, ravel(order='K')). But t "
-                    f"is a view, with strides {tuple(src.stride())}{at}: its elements are "
-                    "picked from the storage through its strides and storage offset, so the "
-                    "storage holds them in another order, or other values between or before "
-                    "them. Export the values, not the "
-                    f"memory: {EXPORT} (NumPy follows the strides), or t.contiguous() first.")
-    return ""
 
 
 def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,
