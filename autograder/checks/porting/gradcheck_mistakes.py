@@ -12,6 +12,7 @@ import torch
 
 from ..describing import fmt
 from .common import allclose
+from .gradcheck_rows import per_dim
 
 MATCH_RTOL, MATCH_ATOL = 1e-6, 1e-9
 
@@ -137,6 +138,9 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
     region = wrong_on_region(got, x, upstream)
     if region is not None:
         return "abs-derivative-wrong-in-region", region
+    one_dim = per_dim(got, x, upstream, MATCH_RTOL, MATCH_ATOL)  # a 2-D x (gradcheck_rows)
+    if one_dim is not None:
+        return one_dim
     return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
 
 

@@ -13,6 +13,8 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
+from .microbatch_clamped import NAME as CLAMPED
+from .microbatch_clamped import saturated
 from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
@@ -20,7 +22,7 @@ from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, 
 from .microbatch_precision import precise
 from .microbatch_rounded import rounded
 from .microbatch_saturated import NAME as SATURATED
-from .microbatch_saturated import named, saturate
+from .microbatch_saturated import saturate
 from .microbatch_subtracted import stale_kept
 from .microbatch_weights import confirmed
 
@@ -173,11 +175,12 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
                               {"sizes": sizes0})
         else:
             strict = False
-        if i == 6:
-            verdict = named(verdict, got, w_before, X0, y0, sizes0)
+        if i == 6:  # a sigmoid then log, or the logits clamped (microbatch_clamped)
+            verdict = saturated(verdict, accumulated_grad, got, w_before, X0, y0, sizes0,
+                                stale_grad, MATCH_RTOL, MATCH_ATOL)
         if not verdict.ok:
-            if verdict.misconception not in ("modified-input", DTYPE_FIXED, SATURATED) \
-                    and not strict:
+            named = ("modified-input", DTYPE_FIXED, SATURATED, CLAMPED)
+            if verdict.misconception not in named and not strict:
                 verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
                                                    y0.clone(), sizes0), got)
             break
