@@ -132,6 +132,8 @@ def test_a_numpy_scalar_for_a_zero_dim_tensor_is_told_why(how, seed):
     assert "leave NumPy" not in result.message, result.message
     for words in ("NumPy scalar", "0-d array", ".copy()"):
         assert words in result.message, result.message
+    other = export.check_independent(_local(SCALARS[how], "export_numpy"), generator(seed))
+    assert other.passed or other.misconception == "zero-dim-scalar", other.message
 
 
 def test_a_python_float_keeps_the_item_hint():
