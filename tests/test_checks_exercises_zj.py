@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.checks.exercises import export, saved, vjp
+from autograder.checks.exercises import export, saved, vjp, vjp_untouched
 from autograder.checks.exercises.saved_cached import CACHED
 from autograder.checks.seeding import generator
 from test_observations import Loopback
@@ -182,9 +182,12 @@ def test_a_dropped_size_one_dimension_is_told(how, seed):
 
 
 def test_the_blind_squeeze_is_told_on_seed_11():
-    result = vjp.check_vjp(_local(_VJP.format(ret="g.squeeze()"), "vjp_square"), generator(11))
+    fn = _local(_VJP.format(ret="g.squeeze()"), "vjp_square")
+    result = vjp.check_vjp(fn, generator(11))
     assert result.misconception == "wrong-shape", result.message
     assert "a dimension of size 1 was dropped" in result.message, result.message
+    other = vjp_untouched.check_untouched(fn, generator(11))
+    assert "a dimension of size 1 was dropped" in other.message, other.message
 
 
 def test_a_flattened_matrix_is_not_told_a_size_one_drop():
