@@ -22,6 +22,7 @@ from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_numb
 from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
 from .export_offset import draw_offset_view
+from .export_scalar import ZERO_DIM_SCALAR, zero_dim_scalar
 from .export_values import value_cause
 
 QUESTION = "q5_numpy"
@@ -108,10 +109,11 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
     shown = f"export_numpy({describe_tensor(t)})"
     evidence = Evidence({"t": plain(t)}, expected.tolist(), plain(got), tolerance="exact")
     if not isinstance(got, np.ndarray):
-        hint = (" Convert the tensor itself, not one element: .item() and .tolist() leave "
-                "NumPy." if isinstance(got, (float, int, list)) else "")
+        scalar = zero_dim_scalar(got, t)
+        hint = scalar or (" Convert the tensor itself, not one element: .item() and .tolist() "
+                          "leave NumPy." if isinstance(got, (float, int, list)) else "")
         return Verdict(False, f"{shown} returned {describe(got)}; expected a numpy.ndarray.{hint}",
-                       "wrong-type", evidence)
+                       ZERO_DIM_SCALAR if scalar else "wrong-type", evidence)
     if got.shape != tuple(t.shape):
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
                        f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}"
@@ -258,10 +260,12 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         failure = failure or judge_layout(layout, t, base,
                                           f"export_numpy({describe_tensor(t)})")
         if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
+            scalar = zero_dim_scalar(got, t)
             failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
                               f"{describe(got)}; expected a numpy.ndarray of t's shape."
-                              f"{one_number(got, t, expected_array(t), EXPORT)}",
-                              "wrong-type", Evidence({"t": plain(t)}, got=plain(got)))
+                              f"{scalar or one_number(got, t, expected_array(t), EXPORT)}",
+                              ZERO_DIM_SCALAR if scalar else "wrong-type",
+                              Evidence({"t": plain(t)}, got=plain(got)))
         verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
         if not verdict.ok:
             break

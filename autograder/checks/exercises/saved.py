@@ -24,6 +24,7 @@ from ..seeding import seed_of
 from .common import is_int
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
+from .saved_dtype import draw_other_dtype, judge_other_dtype
 from .saved_left_alone import judge_left_alone
 from .saved_patterns import (
     BYTE_NAMES,
@@ -259,6 +260,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     # drawn last: the first network asked again right after its first batch, with a batch of
     # another size (saved_cached: counts kept per network)
     reask = other_batch(rng, cases[0][1], avoid=(cases[3][1].shape[0],))
+    # drawn last: a network in the other dtype right after itself (saved_dtype)
+    dtype_case = draw_other_dtype(rng, cases)
     verdict = PASS
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
@@ -290,6 +293,10 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         verdict = recycled(verdict, [verdict.evidence.got], net, reask,
                            [c[:2] for c in cases], track, shown)
         verdict = explain(verdict, subject(count_saved, net, reask, track), None)
+    if verdict.ok:
+        shown = describe_call(*dtype_case[2:], track)
+        verdict = explain(judge_other_dtype(count_saved, *dtype_case, track, shown),
+                          subject(count_saved, *dtype_case[2:], track), None)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
                   passed_message=f"count_saved with track={track} matched the grader's own hook "

@@ -27,6 +27,7 @@ from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
 from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
+from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
 from .vjp_transposed import patterns as transposed_patterns
 from .vjp_weights import TWICE_HINT, mixed_weights
@@ -116,8 +117,8 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = Tru
                        ".grad after backward.", "wrong-type", evidence)
     if tuple(got.shape) != tuple(x.shape):
         return Verdict(False, f"{shown} returned shape {tuple(got.shape)}; expected x's shape "
-                       f"{tuple(x.shape)}: one gradient entry per entry of x.", "wrong-shape",
-                       evidence)
+                       f"{tuple(x.shape)}: one gradient entry per entry of x."
+                       f"{size_one_dropped(got, x)}", "wrong-shape", evidence)
     if got.dtype != x.dtype:
         return Verdict(False, f"{shown} returned dtype {dtype_name(got.dtype)} for "
                        f"{dtype_name(x.dtype)} inputs: the fresh leaf lost x's dtype. {LEAF_HINT}",

@@ -20,6 +20,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import arrays_close
 from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
+from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
 
 
@@ -35,8 +36,9 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
     """
     evidence = Evidence(expected=plain(before["x"]), got=plain(x))
     if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        dropped = size_one_dropped(got, x) if isinstance(got, torch.Tensor) else ""
         return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
-                       f"shape {tuple(x.shape)}.", "wrong-type", evidence)
+                       f"shape {tuple(x.shape)}.{dropped}", "wrong-type", evidence)
     x_changed = changes(before["x_state"], x, "x")
     w_changed = changes(before["w_state"], weights, "weights")
     if x_changed:
