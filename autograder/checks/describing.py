@@ -126,9 +126,8 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
         return fmt(x)
     if x is None or isinstance(x, bool):
         return repr(x)
-    if isinstance(x, Opaque):
-        return f"a {quoted(x.type_name.rsplit('.', 1)[-1])}"
-    return f"a {quoted(type(x).__name__)}"
+    name = x.type_name.rsplit(".", 1)[-1] if isinstance(x, Opaque) else type(x).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {quoted(name)}"
 
 
 def plain(x: Any) -> Any:

@@ -9,7 +9,6 @@ The reference (``predict``) and the networks it is measured on (``draw_unambiguo
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 import numpy as np
@@ -17,11 +16,10 @@ import torch
 from torch import nn
 
 from ..calling import call
-from ..describing import describe, plain
-from ..probes import InputClass, Subject, explain, snapshot
+from ..describing import plain
+from ..probes import explain, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import is_int
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
 from .saved_dtype import draw_other_dtype, judge_other_dtype
@@ -42,18 +40,9 @@ from .saved_reference import (
     predict,
     with_tracked_inputs,
 )
+from .saved_subject import pair_problem, subject
 
 QUESTION = "q2_saved"
-
-
-def _pair_problem(got: Any) -> str | None:
-    """Why ``got`` is not ``(count, bytes)`` as two ints; ``None`` when it is."""
-    if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list)) or len(got) != 2:
-        return f"returned {describe(got)}; expected a tuple of two ints (pack calls, bytes)."
-    if not all(is_int(v) for v in got):
-        return (f"returned {describe(list(got))}; both entries must be Python ints: the number "
-                "of pack calls and the sum of numel() * element_size().")
-    return None
 
 
 def judge_counts(seq: list[Any], pred: Predictions, track: bool, shown: str) -> Verdict:
@@ -66,7 +55,7 @@ def judge_counts(seq: list[Any], pred: Predictions, track: bool, shown: str) -> 
     expected = pred.tracked if track else pred.untracked
     evidence = Evidence(inputs={"call": shown}, expected=list(expected), got=plain(seq[0]))
     for got in seq:
-        problem = _pair_problem(got)
+        problem = pair_problem(got)
         if problem:
             return Verdict(False, f"{shown} {problem}", "wrong-type", evidence)
     first, other, again = (tuple(int(v) for v in got) for got in seq)
@@ -113,7 +102,7 @@ def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int
     (``only_match``), named when one of them alone also gives the answers on the check's other
     networks: those before it (answered right, so the mistake must predict the right count
     there) and those after it (asked now, one call each)."""
-    if verdict.ok or verdict.misconception is not None or _pair_problem(got):
+    if verdict.ok or verdict.misconception is not None or pair_problem(got):
         return verdict
     got = tuple(int(v) for v in got)
     candidates = [name for name, _ in matches(got, cases[failing][2], track)]
@@ -127,7 +116,7 @@ def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int
             answers.append(got)
         else:
             answer, failure = call(count_saved, "count_saved", net, layout_copy(inputs), track)
-            if failure is not None or _pair_problem(answer):
+            if failure is not None or pair_problem(answer):
                 return verdict
             answers.append(tuple(int(v) for v in answer))
 
@@ -157,7 +146,7 @@ def inputs_made_tracked(verdict: Verdict, got: Any, net: nn.Module, inputs: torc
     """A wrong tracked answer with no named cause, named when it is the grader's own count
     for the same batch made to require grad (on a batch that does not)."""
     if (verdict.ok or verdict.misconception is not None or not track or inputs.requires_grad
-            or _pair_problem(got) or tuple(int(v) for v in got)
+            or pair_problem(got) or tuple(int(v) for v in got)
             != with_tracked_inputs(net, inputs)):
         return verdict
     return Verdict(False, f"{verdict.message} {INPUTS_TRACKED}", "inputs-made-tracked",
@@ -181,49 +170,6 @@ def every_other_row(batch: torch.Tensor) -> torch.Tensor:
     base = torch.zeros((2 * batch.shape[0] - 1, *batch.shape[1:]), dtype=batch.dtype)
     base[::2] = batch
     return base[::2]
-
-
-def _reference(net: nn.Module, inputs: torch.Tensor, track: bool) -> tuple[int, int]:
-    pred = predict(net, inputs)
-    return pred.tracked if track else pred.untracked
-
-
-def input_classes(args: tuple) -> list[InputClass]:
-    """The classes of ``(net, inputs, track)`` a probe can step out of."""
-    net, inputs, track = args
-    classes = []
-    if inputs.shape[0] == 1:
-        classes.append(InputClass("batch-of-one", (net, inputs.repeat(2, 1), track),
-                                  "Does a batch of one take another path (.squeeze(), a shape "
-                                  "test)?"))
-    if inputs.requires_grad:
-        classes.append(InputClass("requires-grad", (net, inputs.detach(), track),
-                                  "Does an input that requires grad change what is counted?"))
-    if not inputs.is_contiguous():
-        classes.append(InputClass("strided-view", (net, inputs.contiguous(), track),
-                                  "Does a batch that is a view of a larger tensor (every other "
-                                  "row) change what is counted?"))
-    other = torch.float32 if inputs.dtype == torch.float64 else torch.float64
-    classes.append(InputClass(str(inputs.dtype).replace("torch.", ""),
-                              (copy.deepcopy(net).to(other), inputs.detach().to(other)
-                               .requires_grad_(inputs.requires_grad), track),
-                              "Does the count assume a dtype (a fixed number of bytes)?"))
-    return classes
-
-
-def subject(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, track: bool) -> Subject:
-    """What the probes need to explain a wrong ``count_saved``."""
-    def same(got: Any, expected: Any) -> bool:
-        return _pair_problem(got) is None and tuple(int(v) for v in got) == tuple(expected)
-
-    def numbers(x: Any) -> list[float] | None:
-        return None if _pair_problem(x) else [float(v) for v in x]
-
-    return Subject("count_saved", count_saved, (net, inputs, track), ("net", "inputs", "track"),
-                   _reference, same, numbers,
-                   variations={1: lambda x: [torch.cat([x.detach(), x.detach()])
-                                             .requires_grad_(x.requires_grad)]},
-                   classes=input_classes)
 
 
 def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track: bool,
