@@ -56,12 +56,25 @@ def _tensor_changes(before: dict, t: torch.Tensor, name: str) -> list[str]:
     return out
 
 
+def _retyped(before: dict, t: torch.Tensor, name: str) -> list[str]:
+    """A caller's tensor given another dtype or device (``t.data = t.data.double()``, blind
+    round zk): ``torch.equal`` compares values across dtypes, so the values alone miss it.
+    Tensors only: a module's parameters moved or cast have checks of their own."""
+    was = before["values"]
+    if was is None or t.device.type == "meta":
+        return []
+    return [f"{name} became {what}" for what, changed in (
+        (f"{str(t.dtype).replace('torch.', '')} (it was "
+         f"{str(was.dtype).replace('torch.', '')})", t.dtype != was.dtype),
+        (f"a tensor on {t.device} (it was on {was.device})", t.device != was.device)) if changed]
+
+
 def changes(before: dict | None, obj: Any, name: str) -> list[str]:
     """What changed on ``obj`` since ``snapshot`` (one phrase each, naming the part)."""
     if before is None:
         return []
     if isinstance(obj, torch.Tensor):
-        return _tensor_changes(before, obj, name)
+        return _retyped(before, obj, name) + _tensor_changes(before, obj, name)
     if isinstance(obj, nn.Module):
         out = []
         params = dict(obj.named_parameters())

@@ -180,7 +180,11 @@ def _unchanged(sent: Any, state: Any) -> bool:
 def _mirror_tensor(arg: torch.Tensor, state: torch.Tensor) -> None:
     if state.device.type != "meta" and arg.device.type != "meta" and state.shape == arg.shape:
         with torch.no_grad():
-            if _layout(state) != _layout(arg):
+            if state.dtype != arg.dtype:
+                # the call gave the worker's tensor another dtype (``x.data = x.data.double()``):
+                # the judge's tensor takes it too, so that the checks see what the caller would
+                arg.data = state.detach()
+            elif _layout(state) != _layout(arg):
                 # the call gave the worker's tensor another layout (``t.data = t.data
                 # .contiguous()``, ``set_``): the judge's tensor gets new memory too, so that
                 # a view is cut loose from its base here as it was there
