@@ -16,10 +16,13 @@ ZERO_DIM_SCALAR = "zero-dim-scalar"
 
 
 def zero_dim_scalar(got: Any, t: torch.Tensor) -> str:
-    """What a NumPy scalar returned for the 0-d tensor ``t`` is told; ``""`` otherwise."""
-    if not (isinstance(got, np.generic) and t.dim() == 0):
+    """What a number (a NumPy scalar, or the Python number the sealed judge's wire makes of
+    one) returned for the 0-d tensor ``t`` is told; ``""`` otherwise."""
+    if not (isinstance(got, (np.generic, float, int)) and not isinstance(got, bool)
+            and t.dim() == 0):
         return ""
-    return (f" t is 0-d, and the export returned a NumPy scalar ({type(got).__name__}), not a "
-            "0-d array: arithmetic or indexing on a 0-d array (a * 1, a + 0, a[()], "
-            "np.round(a), a.sum()) returns a NumPy scalar, not an array. .copy() keeps a 0-d "
-            "array: t.detach().cpu().numpy().copy() exports every shape alike.")
+    kind = f"a NumPy scalar ({type(got).__name__})" if isinstance(got, np.generic) else "a number"
+    return (f" t is 0-d, and the export returned {kind}, not a 0-d array: arithmetic or "
+            "indexing on a 0-d array (a * 1, a + 0, a[()], np.round(a), a.sum()) returns a "
+            "NumPy scalar, and .item() or float(t) a Python number, not an array. .copy() keeps "
+            "a 0-d array: t.detach().cpu().numpy().copy() exports every shape alike.")
