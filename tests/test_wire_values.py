@@ -66,3 +66,16 @@ def test_numpy_arrays_round_trip_bit_for_bit(name):
     frozen = np.zeros(3)
     frozen.flags.writeable = False
     assert not wire.decode(wire.encode(frozen)).flags.writeable
+
+
+def test_a_frozen_parameter_crosses_frozen():
+    """A network with frozen parameters reaches the worker (and comes back) with them frozen:
+    decoded, every layer used to be made with parameters that require grad, so a check that
+    sent a frozen network would have seen its own flags switched back on."""
+    net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh(), torch.nn.Linear(2, 1))
+    net[0].requires_grad_(False)
+    net[2].bias.requires_grad_(False)
+    back = wire.decode(wire.encode(net))
+    assert [p.requires_grad for p in back.parameters()] == [False, False, True, False]
+    single = torch.nn.Linear(2, 2).requires_grad_(False)
+    assert not any(p.requires_grad for p in wire.decode(wire.encode(single)).parameters())

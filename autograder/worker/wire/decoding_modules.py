@@ -39,15 +39,21 @@ def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
     budget.take_items(sum(map(len, shapes)), "a module state")
     layers = []
     for i, ((kind, args), wanted) in enumerate(zip(specs, shapes)):
-        values = {}
+        values, frozen = {}, []
         for leaf, shape in wanted.items():
             name = f"{i}.{leaf}" if sequential else leaf
             if name not in state:
                 raise WireError(f"module state lacks {name}")
-            values[leaf] = decode_tensor(state[name], 1, budget).detach()
+            sent = decode_tensor(state[name], 1, budget)
+            values[leaf] = sent.detach()
             if tuple(values[leaf].shape) != shape:
                 raise WireError(f"module state {name} has the wrong shape")
-        layers.append(_layer(kind, args, values))
+            if not sent.requires_grad:  # a frozen parameter arrives frozen
+                frozen.append(leaf)
+        layer = _layer(kind, args, values)
+        for leaf in frozen:
+            getattr(layer, leaf).requires_grad_(False)
+        layers.append(layer)
     module = nn.Sequential(*layers) if sequential else layers[0]
     if not d.get("training", True):  # every layer is made in training mode
         module.train(False)
