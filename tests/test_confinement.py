@@ -237,7 +237,7 @@ def _reference_seconds(doc: dict) -> float:
     return float(said(doc["output"])["CPUREF"][0])
 
 
-PAIRS = 3  # alone / beside runs, interleaved
+PAIRS = 5  # alone / beside runs, interleaved; the fastest of each kind counts
 
 
 def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp_path):
@@ -251,9 +251,10 @@ def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp
     kinds of run meet the same load from the rest of the machine (the suite's other worker,
     another grading job): when alone ran once before the hog and beside after, a change in
     that load between the two moved the ratio past 2 (2.18x, 2.25x on a loaded machine)
-    with the groups working. The fastest run of each kind counts."""
+    with the groups working. The fastest run of each kind counts: with three of each, the
+    suite's other worker still moved it to 2.12x once (stop 41), so five of each."""
     need(cpu_groups_problem() and f"no CPU cgroups: {cpu_groups_problem()}")
-    # ~0.7 s of pure Python alone: the hog burns a core for as long as the six reference
+    # ~0.7 s of pure Python alone: the hog burns a core for as long as the ten reference
     # runs take, and a ratio over 2 (3.26 without a group of its own) needs no longer run
     reference = notebook(tmp_path, "reference", REFERENCE.replace("ITERATIONS", "6_000_000"))
     hog = notebook(tmp_path, "hog", HOG.replace("HOG_SECONDS", "150"))

@@ -240,6 +240,28 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
 STUDENT_ENV = pytest.mark.xdist_group("student-env")
 
 
+# ipykernel's shutdown on a loaded machine: its IOPub thread sends on a ZMQ socket the kernel
+# has already closed, and prints this traceback after the run's result (stop 41: "All tests
+# passed!", exit 0, then the traceback). Not the student's run nor ours; any other traceback is.
+KERNEL_SHUTDOWN_NOISE = ("zmq", "Socket operation on non-socket")
+
+
+def tracebacks_besides_kernel_shutdown(out: str) -> list[str]:
+    """Each traceback printed in ``out`` that is not ipykernel's ZMQ shutdown race."""
+    blocks = out.split("Traceback (most recent call last)")[1:]
+    return [block for block in blocks
+            if not all(word in block for word in KERNEL_SHUTDOWN_NOISE)]
+
+
+def test_only_the_kernel_shutdown_race_is_forgiven():
+    race = ("All tests passed!\nTraceback (most recent call last):\n  File \".../zmq/sugar/"
+            "socket.py\", line 1, in send\nzmq.error.ZMQError: Socket operation on non-socket\n")
+    other = "Traceback (most recent call last):\n  File \"x.py\"\nZeroDivisionError: division by zero"
+    assert tracebacks_besides_kernel_shutdown(race) == []
+    assert len(tracebacks_besides_kernel_shutdown(race + other)) == 1
+    assert tracebacks_besides_kernel_shutdown("Traceback in a test name") == []
+
+
 def students_machine() -> dict[str, str]:
     """This environment as on a student's machine, where Python writes the bytecode of what
     it imports (``PYTHONDONTWRITEBYTECODE``, set on CI machines, would compile torch's modules
@@ -302,7 +324,8 @@ def test_otter_check_and_grader_check_in_the_students_env(student_python, assign
                               cwd=work, capture_output=True, text=True, timeout=300,
                               env=students_machine())
         out = proc.stdout + proc.stderr
-        assert proc.returncode == 0 and expected in out and "Traceback" not in out, out
+        assert proc.returncode == 0 and expected in out, out
+        assert not tracebacks_besides_kernel_shutdown(out), out
 
     folder = tmp_path / "notebook"
     folder.mkdir()
