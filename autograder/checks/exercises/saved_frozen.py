@@ -66,7 +66,7 @@ def judge_frozen(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, tr
     before = snapshot(net), snapshot(given)
     got, failure = call(count_saved, "count_saved", net, given, track)
     if failure is not None:
-        return failure
+        return _backward_raised(failure)
     switched = _switched_on(before[0], net)
     left = judge_left_alone(net, given, before, shown)
     if switched:
@@ -90,6 +90,18 @@ def judge_frozen(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, tr
         return Verdict(False, message, None, evidence)
     return Verdict(False, f"{message} These are the counts of the same network unfrozen "
                    f"{unfrozen}. {FROZEN_HINT}", UNFROZEN, evidence)
+
+
+#: What a call that raised because nothing requires grad on a frozen network is told.
+BACKWARD_HINT = ("On this frozen network nothing requires grad, so a backward after the forward "
+                 "raises: counting what autograd saves needs only the forward, no backward.")
+
+
+def _backward_raised(failure: Verdict) -> Verdict:
+    if "does not require grad" not in failure.message:
+        return failure
+    return Verdict(False, f"{failure.message} {BACKWARD_HINT}", failure.misconception,
+                   failure.evidence, failure.traceback)
 
 
 def _which(net: nn.Module) -> str:
