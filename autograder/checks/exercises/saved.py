@@ -23,6 +23,7 @@ from ..seeding import seed_of
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
 from .saved_dtype import draw_other_dtype, judge_other_dtype
+from .saved_frozen import check_frozen, draw_frozen
 from .saved_left_alone import judge_left_alone
 from .saved_patterns import (
     BYTE_NAMES,
@@ -208,6 +209,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     reask = other_batch(rng, cases[0][1], avoid=(cases[3][1].shape[0],))
     # drawn last: a network in the other dtype right after itself (saved_dtype)
     dtype_case = draw_other_dtype(rng, cases)
+    # drawn last: a frozen network and one with its first Linear frozen (saved_frozen)
+    frozen = draw_frozen(rng)
     verdict = PASS
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
@@ -243,6 +246,10 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         shown = describe_call(*dtype_case[2:], track)
         verdict = explain(judge_other_dtype(count_saved, *dtype_case, track, shown),
                           subject(count_saved, *dtype_case[2:], track), None)
+    if verdict.ok:
+        verdict, failed = check_frozen(count_saved, frozen, track, describe_call)
+        if failed is not None and verdict.misconception is None:
+            verdict = explain(verdict, subject(count_saved, *failed, track), None)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
                   passed_message=f"count_saved with track={track} matched the grader's own hook "

@@ -19,6 +19,7 @@ from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
+from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
 from .vjp_precision import confirmed as precision_confirmed
@@ -237,9 +238,12 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;
         # a second call on other inputs comes before the answer is read (``call_again``)
-        got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
-                                       twin)
+        given = (replica(x), weights.clone())
+        stale = None if given[0].grad is None else given[0].grad.clone()
+        got, failure = call_then_again(vjp_square, "vjp_square", given, twin)
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
+        # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
+        verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
         verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
