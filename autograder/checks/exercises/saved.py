@@ -42,6 +42,7 @@ from .saved_reference import (
     with_tracked_inputs,
 )
 from .saved_subject import pair_problem, subject
+from .saved_view import view_on_saved
 
 QUESTION = "q2_saved"
 
@@ -232,7 +233,7 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = cached_confirmed(verdict, count_saved, seq[0] if seq else None, net,
                                        inputs, [b for n, b, _ in cases[:index] if n is net],
                                        track)
-            verdict = explain(verdict, subject(count_saved, net, inputs, track),
+            verdict = explain(view_on_saved(verdict), subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)
             break
     if verdict.ok:
@@ -241,15 +242,16 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         verdict = judge_reask(count_saved, net, first, reask, track, shown)
         verdict = recycled(verdict, [verdict.evidence.got], net, reask,
                            [c[:2] for c in cases], track, shown)
-        verdict = explain(verdict, subject(count_saved, net, reask, track), None)
+        verdict = explain(view_on_saved(verdict), subject(count_saved, net, reask, track), None)
     if verdict.ok:
         shown = describe_call(*dtype_case[2:], track)
-        verdict = explain(judge_other_dtype(count_saved, *dtype_case, track, shown),
+        verdict = explain(view_on_saved(judge_other_dtype(count_saved, *dtype_case, track, shown)),
                           subject(count_saved, *dtype_case[2:], track), None)
     if verdict.ok:
         verdict, failed = check_frozen(count_saved, frozen, track, describe_call)
         if failed is not None and verdict.misconception is None:
             verdict = explain(verdict, subject(count_saved, *failed, track), None)
+    verdict = view_on_saved(verdict)  # a raise on the later networks (saved_view)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
                   passed_message=f"count_saved with track={track} matched the grader's own hook "

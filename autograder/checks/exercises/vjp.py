@@ -23,6 +23,8 @@ from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
 from .vjp_precision import confirmed as precision_confirmed
+from .vjp_range import draw_large
+from .vjp_range import named as range_named
 from .vjp_repeat import confirmed as repeat_confirmed
 from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
@@ -235,6 +237,8 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     # the first case's shape and dtype asked again with fresh values (vjp_repeat)
     cases.append(draw_repeat(rng, cases[0][0]))
     twins += draw_twins(rng, cases[-1:])
+    cases.append(draw_large(rng))  # drawn last: a few entries of x of 1e3-1e5 (vjp_range)
+    twins += draw_twins(rng, cases[-1:])
     for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;
         # a second call on other inputs comes before the answer is read (``call_again``)
@@ -264,6 +268,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
                                       TOLERANCES, replica, lambda: judge_called_again(judge_vjp(
                                           got, x, weights, xsign=False), got, x, twin))
         verdict = precision_confirmed(verdict, vjp_square, got, x, weights)
+        verdict = range_named(verdict, vjp_square, got, x, weights, TOLERANCES)  # a clamp
         if not verdict.ok:  # an answer that depends on the earlier calls with its key?
             verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
                 pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs
