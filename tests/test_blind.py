@@ -52,7 +52,20 @@ def _lost(points: dict[str, tuple[float, float]]) -> set[str]:
 
 
 def _expected(label: dict) -> set[str]:
-    return {label["question"]} if label["kind"] == "wrong" else set()
+    """The questions a notebook must lose points on here. A label's ``observable_on`` names a
+    device the mistake needs (round zm's half precision taken only on CUDA): on a machine
+    without it the answer runs the right branch, so it keeps full marks like a correct one."""
+    if label["kind"] != "wrong" or not _observable(label.get("observable_on")):
+        return set()
+    return {label["question"]}
+
+
+def _observable(device: str | None) -> bool:
+    if device is None:
+        return True
+    import torch  # only for a label that names a device
+
+    return device == "cuda" and torch.cuda.is_available()
 
 
 @pytest.fixture(scope="session")

@@ -92,10 +92,15 @@ def test_a_backward_in_count_saved_is_named_through_the_worker(how):
 
 @pytest.mark.parametrize("how", sorted(LEFT_ALONE))
 def test_a_network_left_alone_passes(how):
+    """Right on every network whose parameters require grad; on the frozen hidden case
+    (saved_frozen, drawn last) the backward raises, told that counting needs no backward."""
     for fn in (_local(LEFT_ALONE[how], "count_saved"),
                Loopback(LEFT_ALONE[how]).function("count_saved")):
         result = saved.check_count_saved(fn, generator(3), track=True)
-        assert result.passed, result.message
+        assert not result.passed and "frozen" in result.message, result.message
+        assert "needs only the forward, no backward" in result.message, result.message
+        assert "does not require grad" in result.message, result.message
+        assert result.misconception != "modified-network", result.message
 
 
 def test_a_frozen_network_keeps_the_general_message():

@@ -1151,7 +1151,7 @@ def test_check_my_op_cannot_be_answered_by_the_call_order():
     (lambda c, m: torch.device("cuda" if c else "mps" if m else "cpu"), None),
     (lambda c, m: "cuda" if c else "mps" if m else "cpu", "device-as-string"),
     (lambda c, m: torch.device("mps" if m else "cuda" if c else "cpu"), "wrong-preference-order"),
-    # cuda asked another way than is_available() (device_count(): not simulated)
+    # cuda never asked for (every way of asking is simulated: test_checks_pick_device_styles)
     (lambda c, m: torch.device("mps" if m else "cpu"), "never-picks-cuda"),
     (lambda c, m: torch.device("cuda" if c else "cpu"), "never-picks-mps"),
 ])

@@ -38,15 +38,17 @@ def with_settings(**settings):
 
 
 def by_hand(**tolerances):
-    """Central differences with the contract's eps, compared by ``torch.allclose``."""
+    """Central differences with the contract's eps, compared by ``torch.allclose``, entry by
+    entry of x in any shape (the checks ask at a 2-D x too: ``selfcheck_flat``)."""
     def check_my_op(x):
         leaf = x.detach().double().requires_grad_()
         (analytic,) = torch.autograd.grad(my_op(leaf), leaf)
         numeric = torch.zeros_like(analytic)
         for i in range(leaf.numel()):
             step = torch.zeros_like(analytic)
-            step[i] = 1e-6
-            numeric[i] = (my_op(leaf.detach() + step) - my_op(leaf.detach() - step)) / 2e-6
+            step.view(-1)[i] = 1e-6
+            numeric.view(-1)[i] = (my_op(leaf.detach() + step)
+                                   - my_op(leaf.detach() - step)) / 2e-6
         return bool(torch.allclose(analytic, numeric, **tolerances))
     return check_my_op
 

@@ -1,6 +1,8 @@
 """What a check may ask the worker to arrange around one call, by name, never by code.
 
-- ``simulate_devices``: ``{"cuda": bool, "mps": bool}`` answers for ``is_available()``.
+- ``simulate_devices``: ``{"cuda": bool, "mps": bool}``: torch's availability questions
+  (``is_available()``, ``device_count()``, ``torch.accelerator``...) answer as told
+  (``simulated_devices.py``).
 - ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
   the function's global ``name`` is the grader's stand-in op (``MyOp``-like: ``stand_in``) or its
   ``apply``, so that a check can ask whether the student's own checker notices a broken op.
@@ -51,6 +53,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from . import wire
 from .called_first import call_first
 from .modes import fenced_modes
+from .simulated_devices import simulated_devices
 from .stand_in import (
     STAND_IN_BACKWARD,
     asked_backward,
@@ -58,18 +61,6 @@ from .stand_in import (
     no_judge,
     stand_in_gradient,
 )
-
-
-@contextlib.contextmanager
-def simulated_devices(cuda: bool, mps: bool) -> Iterator[None]:
-    """``torch.cuda.is_available()`` and ``torch.backends.mps.is_available()`` answer as told."""
-    saved = torch.cuda.is_available, torch.backends.mps.is_available
-    torch.cuda.is_available = lambda: bool(cuda)
-    torch.backends.mps.is_available = lambda: bool(mps)
-    try:
-        yield
-    finally:
-        torch.cuda.is_available, torch.backends.mps.is_available = saved
 
 
 @contextlib.contextmanager

@@ -30,15 +30,30 @@ def _sign_term(x: torch.Tensor) -> torch.Tensor:
     return (x ** 3).sum() / (1 + x.abs().sum()) ** 2
 
 
+def _by_rows(x: torch.Tensor) -> torch.Tensor:
+    """The gradient with S and A summed along the last dimension (keepdim) minus the right
+    one's formula: exactly 0 for a 1-D (or 0-d) x, wrong for a 2-D x."""
+    if x.dim() < 2:
+        return torch.zeros_like(x)
+
+    def formula(S: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+        return 3 * x ** 2 / (1 + A) - S * torch.sign(x) / (1 + A) ** 2
+
+    return (formula((x ** 3).sum(-1, keepdim=True), x.abs().sum(-1, keepdim=True))
+            - formula((x ** 3).sum(), x.abs().sum()))
+
+
 #: Backwards wrong on part of the input space only, as added to the right gradient:
 #: ``negative`` drops sign(x) (wrong only at negative entries), ``zero`` takes sign(0) as 1
 #: (wrong only at entries equal to 0, where the gradient's component is 0), ``offset`` is off
 #: by 1e-6 everywhere, which gradcheck's rtol=1e-3 hides except where a component of the
-#: gradient is 0 and only its atol=1e-8 applies.
+#: gradient is 0 and only its atol=1e-8 applies; ``rows`` sums S and A along the last
+#: dimension, right for a 1-D x only.
 _FAULTS = {
     "negative": lambda x: _sign_term(x) * (torch.sign(x) - 1),
     "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
     "offset": lambda x: torch.full_like(x, 1e-6),
+    "rows": _by_rows,
 }
 #: Backwards off by a relative amount everywhere, as factors of the right gradient: ``scaled``
 #: (0.5 % off) fails gradcheck's default rtol=1e-3 and passes rtol=1e-2; ``nudged`` (0.05 % off)

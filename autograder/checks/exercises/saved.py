@@ -22,7 +22,9 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
+from .saved_contiguous import named as contiguous_named
 from .saved_dtype import draw_other_dtype, judge_other_dtype
+from .saved_frozen import check_frozen, draw_frozen
 from .saved_left_alone import judge_left_alone
 from .saved_patterns import (
     BYTE_NAMES,
@@ -41,6 +43,7 @@ from .saved_reference import (
     with_tracked_inputs,
 )
 from .saved_subject import pair_problem, subject
+from .saved_view import view_on_saved
 
 QUESTION = "q2_saved"
 
@@ -208,6 +211,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     reask = other_batch(rng, cases[0][1], avoid=(cases[3][1].shape[0],))
     # drawn last: a network in the other dtype right after itself (saved_dtype)
     dtype_case = draw_other_dtype(rng, cases)
+    # drawn last: a frozen network and one with its first Linear frozen (saved_frozen)
+    frozen = draw_frozen(rng)
     verdict = PASS
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
@@ -223,13 +228,15 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
                                           inputs, track)
             verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
+            verdict = contiguous_named(verdict, count_saved, pred,  # is_contiguous()
+                                       [c[2] for c in cases[:index]], seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
             verdict = recycled(verdict, seq, net, inputs, [c[:2] for c in cases[:index]], track,
                                shown)
             verdict = cached_confirmed(verdict, count_saved, seq[0] if seq else None, net,
                                        inputs, [b for n, b, _ in cases[:index] if n is net],
                                        track)
-            verdict = explain(verdict, subject(count_saved, net, inputs, track),
+            verdict = explain(view_on_saved(verdict), subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)
             break
     if verdict.ok:
@@ -238,11 +245,16 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
         verdict = judge_reask(count_saved, net, first, reask, track, shown)
         verdict = recycled(verdict, [verdict.evidence.got], net, reask,
                            [c[:2] for c in cases], track, shown)
-        verdict = explain(verdict, subject(count_saved, net, reask, track), None)
+        verdict = explain(view_on_saved(verdict), subject(count_saved, net, reask, track), None)
     if verdict.ok:
         shown = describe_call(*dtype_case[2:], track)
-        verdict = explain(judge_other_dtype(count_saved, *dtype_case, track, shown),
+        verdict = explain(view_on_saved(judge_other_dtype(count_saved, *dtype_case, track, shown)),
                           subject(count_saved, *dtype_case[2:], track), None)
+    if verdict.ok:
+        verdict, failed = check_frozen(count_saved, frozen, track, describe_call)
+        if failed is not None and verdict.misconception is None:
+            verdict = explain(verdict, subject(count_saved, *failed, track), None)
+    verdict = view_on_saved(verdict)  # a raise on the later networks (saved_view)
     mode = "tracked" if track else "untracked"
     return finish(QUESTION, f"count_saved_{mode}", verdict, seed=seed, points=points,
                   passed_message=f"count_saved with track={track} matched the grader's own hook "

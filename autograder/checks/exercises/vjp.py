@@ -19,9 +19,13 @@ from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
+from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
 from .vjp_precision import confirmed as precision_confirmed
+from .vjp_range import draw_large
+from .vjp_range import named as range_named
+from .vjp_rearranged import patterns as transposed_patterns  # .T, and t().reshape
 from .vjp_repeat import confirmed as repeat_confirmed
 from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
@@ -29,7 +33,6 @@ from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
 from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
-from .vjp_transposed import patterns as transposed_patterns
 from .vjp_weights import TWICE_HINT, mixed_weights
 from .vjp_xsign import X_SIGN
 from .vjp_xsign import confirmed as xsign_confirmed
@@ -234,12 +237,17 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     # the first case's shape and dtype asked again with fresh values (vjp_repeat)
     cases.append(draw_repeat(rng, cases[0][0]))
     twins += draw_twins(rng, cases[-1:])
+    cases.append(draw_large(rng))  # drawn last: a few entries of x of 1e3-1e5 (vjp_range)
+    twins += draw_twins(rng, cases[-1:])
     for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;
         # a second call on other inputs comes before the answer is read (``call_again``)
-        got, failure = call_then_again(vjp_square, "vjp_square", (replica(x), weights.clone()),
-                                       twin)
+        given = (replica(x), weights.clone())
+        stale = None if given[0].grad is None else given[0].grad.clone()
+        got, failure = call_then_again(vjp_square, "vjp_square", given, twin)
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
+        # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
+        verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
         verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
@@ -260,6 +268,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
                                       TOLERANCES, replica, lambda: judge_called_again(judge_vjp(
                                           got, x, weights, xsign=False), got, x, twin))
         verdict = precision_confirmed(verdict, vjp_square, got, x, weights)
+        verdict = range_named(verdict, vjp_square, got, x, weights, TOLERANCES)  # a clamp
         if not verdict.ok:  # an answer that depends on the earlier calls with its key?
             verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
                 pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs

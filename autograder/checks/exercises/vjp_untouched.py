@@ -20,6 +20,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import arrays_close
 from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
+from .vjp_leaf import named as leaf_named
 from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
 
@@ -96,6 +97,8 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
         for _ in range(2):  # a second call on the same x exposes state left on it
             got, failure = call(vjp_square, "vjp_square", x, weights)
             verdict = failure or judge_untouched(before, x, weights, got)
+            verdict = leaf_named(verdict, got, x, before["x_state"]["grad"],
+                                 expected_vjp(before["x"], before["weights"]), TOLERANCES)
             if not verdict.ok:
                 if failure is not None:  # raised: does it raise only in this input class?
                     verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)

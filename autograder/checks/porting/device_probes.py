@@ -7,8 +7,8 @@ and mps each on and off) and say only what those answers show.
 - The same device whatever was simulated: ``availability-ignored`` (the answer was fixed
   before the call: a module-level constant, a cache).
 - cuda (or mps) never returned, even where it was available: ``never-picks-cuda`` (or
-  ``never-picks-mps``): it was not asked with ``is_available()`` (another question, such as
-  ``device_count()``, is not simulated), or cpu came before it.
+  ``never-picks-mps``): it was never asked (every documented question is simulated alike:
+  ``worker/simulated_devices.py``), or cpu came before it.
 - The first available device of some other fixed order (mps before cuda):
   ``wrong-preference-order``, naming the order the answers follow.
 - Anything else: no cause; the message lists the four answers.

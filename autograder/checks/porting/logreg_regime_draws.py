@@ -10,7 +10,7 @@ import torch
 from .logreg import draw_problem
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
-REGIMES = ("one-step", "separable", "unscaled", "large-logits")
+REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows")
 
 
 def draw_regime(rng: np.random.Generator, kind: str
@@ -29,6 +29,9 @@ def draw_regime(rng: np.random.Generator, kind: str
       after the first step (well past ``LOGIT_CLAMP``, so a loss clamped there, or a sigmoid
       then log that rounds to 0 or 1, parts from the grader's), and 3-5 steps: few enough
       that float32 follows the float64 oracle through the jumps such an lr makes.
+    - ``many-rows``: an ordinary problem of 300-700 rows and 2-4 features, 4-8 steps: more
+      rows than a batch holds, where a loop on mini-batches or on a row subset parts from
+      gradient descent on every row (``logreg_batched``).
     """
     if kind == "one-step":
         X, y, lr, _ = draw_problem(rng)
@@ -43,6 +46,8 @@ def draw_regime(rng: np.random.Generator, kind: str
         return X, y, float(rng.uniform(0.3, 0.9) / curvature), int(rng.integers(30, 61))
     if kind == "large-logits":
         return draw_large_logits(rng)
+    if kind == "many-rows":
+        return draw_many_rows(rng)
     m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
@@ -65,6 +70,16 @@ def draw_large_logits(rng: np.random.Generator
     misclassified = (first > 0) != (y > 0.5)
     reach = float(first[misclassified].abs().max()) if misclassified.any() else 1.0
     return X, y, float(rng.uniform(60.0, 150.0)) / reach, int(rng.integers(3, 6))
+
+
+def draw_many_rows(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
+    """``draw_regime``'s ``many-rows`` problem."""
+    m, n = int(rng.integers(300, 701)), int(rng.integers(2, 5))
+    X = torch.tensor(rng.standard_normal((m, n)), dtype=torch.float32)
+    true_w = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n), dtype=torch.float32)
+    noise = torch.tensor(0.5 * rng.standard_normal(m), dtype=torch.float32)
+    y = (X @ true_w + noise > 0).float()
+    return X, y, float(rng.uniform(0.3, 1.0)), int(rng.integers(4, 9))
 
 
 def first_logits(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

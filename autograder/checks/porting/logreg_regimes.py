@@ -35,6 +35,7 @@ from .logreg import (
     train_beside_reference,
 )
 from .logreg_advice import UNEXPLAINED
+from .logreg_batched import batched
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_loops import SLACK
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
@@ -98,7 +99,9 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
                      y: torch.Tensor, lr: float, steps: int, got: Any) -> Verdict:
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
-    replayed mistake explained."""
+    replayed mistake explained; one trained on mini-batches or a row subset
+    (``logreg_batched``)."""
+    verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
         lambda losses, X2, y2, params: diagnose(losses, X2, y2, lr, steps, params), X, y,

@@ -19,6 +19,8 @@ from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
+from .microbatch_overflow import NAME as OVERFLOW
+from .microbatch_overflow import overflow, overflowed
 from .microbatch_precision import precise
 from .microbatch_rounded import rounded
 from .microbatch_saturated import NAME as SATURATED
@@ -144,10 +146,12 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(7):  # later problems drawn after earlier ones, which stay the seed's own
+    for i in range(8):  # later problems drawn after earlier ones, which stay the seed's own
         w, X, y, sizes = draw_problem(rng, stale, LARGE if i == 4 else 1.0)
         if i == 6:  # logits far past ±20 on misclassified rows (microbatch_saturated)
             saturate(rng, w, X, y, sizes)
+        if i == 7:  # logits past float32's exp limit (microbatch_overflow)
+            overflow(rng, w, X, y, sizes)
         if i == 3:  # a micro-batch of one
             sizes = [1, sizes[0] - 1] + sizes[1:]
         if i == 5:  # float64 w, X and y (microbatch_dtype)
@@ -178,8 +182,11 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         if i == 6:  # a sigmoid then log, or the logits clamped (microbatch_clamped)
             verdict = saturated(verdict, accumulated_grad, got, w_before, X0, y0, sizes0,
                                 stale_grad, MATCH_RTOL, MATCH_ATOL)
+        if i == 7:
+            verdict = overflowed(verdict, got, w_before, X0, y0, sizes0,
+                                 reference(w_before, X0, y0))
         if not verdict.ok:
-            named = ("modified-input", DTYPE_FIXED, SATURATED, CLAMPED)
+            named = ("modified-input", DTYPE_FIXED, SATURATED, CLAMPED, OVERFLOW)
             if verdict.misconception not in named and not strict:
                 verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
                                                    y0.clone(), sizes0), got)

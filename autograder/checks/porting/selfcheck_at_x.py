@@ -24,6 +24,7 @@ from ..seeding import seed_of
 from .common import name_raised
 from .gradcheck import QUESTION, draw_x
 from .selfcheck import STAND_IN, autograd_off, raised_without_autograd, telling_x
+from .selfcheck_flat import ROWS, draw_matrix_x, flattened
 from .selfcheck_second import second_order
 from .selfcheck_tolerance import OFF_BY, tolerance
 
@@ -37,10 +38,11 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 #: rtol=1e-3 hides it (True there: a check with rtol=0 says False); then, asked last so that
 #: the earlier cases' inputs stay those of earlier runs with the same seed, the right backward
 #: times 1.005 (False: a check with rtol=1e-2 says True) and times 1.0005 (True: a check with
-#: rtol=1e-4 says False), ``selfcheck_tolerance``.
+#: rtol=1e-4 says False), ``selfcheck_tolerance``; and after those an op right for a 1-D x
+#: only, at a 2-D x (False: a check at x.flatten() says True), ``selfcheck_flat``.
 REGION_CASES = (("negative", "positive"), ("negative", "mixed"), ("lesson", "zero"),
                 ("zero", "zero"), ("offset", "zero"), ("offset", "positive"),
-                ("scaled", "telling"), ("nudged", "mixed"))
+                ("scaled", "telling"), ("nudged", "mixed"), (ROWS, "matrix"))
 CONTRACT = {"eps": 1e-6, "atol": 1e-8}
 
 
@@ -48,6 +50,8 @@ def draw_region_x(rng: np.random.Generator, kind: str) -> torch.Tensor:
     """``draw_x``'s values (both signs), made all positive, or with one entry set to 0, or
     ``telling_x``'s (where the op without the quotient rule's second term is far off); the
     first case's x is float32 (the contract's "any floating dtype"), the others' drawn."""
+    if kind == "matrix":
+        return draw_matrix_x(rng)
     float32 = kind == "positive" or rng.random() < 0.5
     if kind == "telling":
         return telling_x(rng, torch.float32 if float32 else torch.float64)
@@ -199,6 +203,8 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
             verdict = second_order(verdict, got, expected, observed.get("graph_backwards"))
             if not verdict.ok:
                 verdict = checked_elsewhere(verdict, check_my_op, stand_in, x, got, expected)
+                verdict = flattened(verdict, got, expected, x,
+                                    lambda x_: reference_verdict(stand_in, x_))
                 verdict = tolerance(verdict, stand_in, got, expected,
                                     lambda backward: ask_at(check_my_op, x, backward))
                 verdict = explain(verdict, region_subject(check_my_op, stand_in, x), got)
