@@ -199,7 +199,7 @@ FLOAT32 = {
     "float-then-cast": _op(lambda x, g: g * _grad(x.float()).to(x.dtype)),  # zn's student_04
     "to-float32-one-fraction": _op(lambda x, g: (g.float() * _one_fraction(
         x.to(torch.float32))).double()),
-    "tensor-without-dtype": _op(lambda x, g: g * torch.tensor(_grad(x).tolist())),
+    "tensor-without-dtype": _op(lambda x, g: g * _grad(torch.tensor(x.tolist()))),
     "float32-constant": _op(lambda x, g: g * (torch.tensor(3.0) * x.float() ** 2 / (
         1 + x.float().abs().sum()) - (x.float() ** 3).sum() * torch.sign(x.float()) / (
         1 + x.float().abs().sum()) ** 2).to(torch.float64)),
@@ -230,4 +230,25 @@ def test_a_wrong_formula_is_not_named_low_precision():
     op = _op(lambda x, g: g * (_grad(x) * (1 + 1e-6)))
     result = gradcheck.check_backward(op, np.random.default_rng(11))
     assert not result.passed
+    assert result.misconception != "low-precision", result.message
+
+
+def test_a_bfloat16_backward_is_named_for_its_dtype():
+    op = _op(lambda x, g: g * _grad(x.to(torch.bfloat16)).to(x.dtype))
+    result = gradcheck.check_backward(op, np.random.default_rng(11))
+    assert result.misconception == "low-precision", result.message
+    assert "bfloat16" in result.message, result.message
+
+
+def test_finite_differences_in_float64_are_not_named_low_precision():
+    def numeric(x, g):
+        eps, out = 1e-5, torch.empty_like(x)
+        for i in range(x.numel()):
+            e = torch.zeros_like(x).reshape(-1)
+            e[i] = eps
+            e = e.reshape(x.shape)
+            f = lambda v: (v ** 3).sum() / (1 + v.abs().sum())  # noqa: E731
+            out.reshape(-1)[i] = (f(x + e) - f(x - e)) / (2 * eps)
+        return g * out
+    result = gradcheck.check_backward(_op(numeric), np.random.default_rng(11))
     assert result.misconception != "low-precision", result.message
