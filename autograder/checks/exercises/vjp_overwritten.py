@@ -106,5 +106,6 @@ def named(verdict: Verdict, vjp_square: Callable, got: object, x: torch.Tensor,
         evidence=dataclasses.replace(verdict.evidence, probes=[probe]),
         message=(f"{verdict.message.rstrip()} It holds the right pullback "
                  f"{_which(word, indices, count, x.dim() > 1)}; with the values moved one "
-                 f"place, the same positions kept theirs ({short(again.detach().cpu().double().numpy())}): "
+                 "place, the same positions kept theirs "
+                 f"({short(again.detach().cpu().double().numpy())}): "
                  f"part of the pullback was lost between backward calls. {HINT}"))
