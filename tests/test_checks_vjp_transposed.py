@@ -112,3 +112,83 @@ def test_near_misses_are_not_taken_for_a_transpose(seed, how):
     result = vjp.check_vjp(fn, generator(seed))
     assert result.passed == right, result.message
     assert result.misconception != TRANSPOSED, result.message
+
+
+# Blind round zn: the transposed weights read back into x's shape (``weights.t().reshape(
+# v.shape)``): right on 1-D x, no shape error on any 2-D x, each entry meeting the weight of
+# another position. The same class as a bare transpose: named ``weights-transposed``.
+
+
+def _grad_of(weights_of):
+    """A vjp_square through torch.autograd.grad with ``grad_outputs=weights_of(weights)``."""
+    def vjp_square(x, weights):
+        leaf = x.detach().clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(torch.square(leaf), leaf, grad_outputs=weights_of(weights))
+        return grad
+    return vjp_square
+
+
+def _two_d(rearrange):
+    return lambda w: rearrange(w) if w.dim() == 2 else w
+
+
+REARRANGING = {
+    "weights.t().reshape(v.shape)": _backward_with(lambda w: w.t().reshape(w.shape)),
+    "weights.T.contiguous().view(v.shape)": _backward_with(lambda w: w.T.contiguous().view(
+        w.shape)),
+    "weights.mT.flatten().view_as(v)": _backward_with(_two_d(lambda w: w.mT.flatten().reshape(
+        w.shape))),
+    "weights.permute(1, 0).reshape, grad_outputs": _grad_of(_two_d(
+        lambda w: w.permute(1, 0).reshape(w.shape))),
+    "weights.reshape(reversed shape).t()": _backward_with(_two_d(
+        lambda w: w.reshape(w.shape[1], w.shape[0]).t())),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REARRANGING))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rearranged_weights_are_named(seed, how):
+    result = vjp.check_vjp(REARRANGING[how], generator(seed))
+    assert not result.passed and result.misconception == TRANSPOSED, result.message
+    for words in ("transpose", "output's shape", "v^T J", "v.backward(weights)"):
+        assert words in result.message, result.message
+
+
+def test_a_rearrangement_on_a_non_square_x_says_what_it_did():
+    """Some seed fails first on a non-square x: the message names the rearrangement."""
+    messages = [vjp.check_vjp(REARRANGING["weights.t().reshape(v.shape)"], generator(s)).message
+                for s in SEEDS]
+    told = [m for m in messages if "weights.t().reshape(x.shape)" in m]
+    assert told, messages
+    for words in ("rearranged", "row by row", "weights[i] with x[i]", "v.backward(weights)"):
+        assert words in told[0], told[0]
+
+
+def test_student_04_named_through_the_worker():
+    source = ('def vjp_square(x, weights):\n'
+              '    leaf = x.detach().clone().requires_grad_()\n'
+              '    v = leaf ** 2\n'
+              '    v.backward(weights.t().reshape(v.shape))\n'
+              '    return leaf.grad\n')
+    remote = vjp.check_vjp(Loopback(source).function("vjp_square"), np.random.default_rng(11))
+    assert (remote.passed, remote.misconception) == (False, TRANSPOSED), remote.message
+
+
+NOT_REARRANGED = {
+    "weights.reshape(v.shape)": (_backward_with(lambda w: w.reshape(w.shape)), True),
+    "weights.flatten().view_as(v)": (_backward_with(lambda w: w.flatten().view_as(w)), True),
+    "weights.t().t().reshape(v.shape)": (_backward_with(_two_d(
+        lambda w: w.t().t().reshape(w.shape))), True),
+    "weights rolled by one": (_backward_with(lambda w: w.flatten().roll(1).reshape(w.shape)),
+                              False),
+    "weights flipped": (_backward_with(lambda w: w.flatten().flip(0).reshape(w.shape)), False),
+}
+
+
+@pytest.mark.parametrize("how", sorted(NOT_REARRANGED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_near_misses_are_not_taken_for_a_rearrangement(seed, how):
+    fn, right = NOT_REARRANGED[how]
+    result = vjp.check_vjp(fn, generator(seed))
+    assert result.passed == right, result.message
+    assert result.misconception != TRANSPOSED, result.message

@@ -22,6 +22,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .saved_cached import confirmed as cached_confirmed
 from .saved_cached import judge_reask, other_batch
+from .saved_contiguous import named as contiguous_named
 from .saved_dtype import draw_other_dtype, judge_other_dtype
 from .saved_frozen import check_frozen, draw_frozen
 from .saved_left_alone import judge_left_alone
@@ -227,6 +228,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
                                           inputs, track)
             verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
+            verdict = contiguous_named(verdict, count_saved, pred,  # is_contiguous()
+                                       [c[2] for c in cases[:index]], seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
             verdict = recycled(verdict, seq, net, inputs, [c[:2] for c in cases[:index]], track,
                                shown)

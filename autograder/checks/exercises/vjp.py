@@ -25,6 +25,7 @@ from .vjp_mean import confirmed as mean_confirmed
 from .vjp_precision import confirmed as precision_confirmed
 from .vjp_range import draw_large
 from .vjp_range import named as range_named
+from .vjp_rearranged import patterns as transposed_patterns  # .T, and t().reshape
 from .vjp_repeat import confirmed as repeat_confirmed
 from .vjp_repeat import draw_repeat
 from .vjp_sqrt import HINT as SQRT_HINT
@@ -32,7 +33,6 @@ from .vjp_sqrt import SQRT, at_negative_weights, sign_patterns
 from .vjp_sqrt import confirmed as sqrt_confirmed
 from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
-from .vjp_transposed import patterns as transposed_patterns
 from .vjp_weights import TWICE_HINT, mixed_weights
 from .vjp_xsign import X_SIGN
 from .vjp_xsign import confirmed as xsign_confirmed

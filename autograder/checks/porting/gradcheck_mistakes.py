@@ -12,6 +12,7 @@ import torch
 
 from ..describing import fmt
 from .common import allclose
+from .gradcheck_precision import lower_precision
 from .gradcheck_rows import per_dim
 
 MATCH_RTOL, MATCH_ATOL = 1e-6, 1e-9
@@ -141,6 +142,9 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
     one_dim = per_dim(got, x, upstream, MATCH_RTOL, MATCH_ATOL)  # a 2-D x (gradcheck_rows)
     if one_dim is not None:
         return one_dim
+    lower = lower_precision(got, x, upstream, upstream * right)  # gradcheck_precision
+    if lower is not None:
+        return lower
     return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
 
 

@@ -36,6 +36,7 @@ from .logreg import (
 )
 from .logreg_advice import UNEXPLAINED
 from .logreg_batched import batched
+from .logreg_bias_step import bias_step
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_loops import SLACK
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
@@ -100,7 +101,7 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
     replayed mistake explained; one trained on mini-batches or a row subset
-    (``logreg_batched``)."""
+    (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``)."""
     verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
@@ -113,6 +114,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
+    verdict = bias_step(verdict, lambda X2, y2, n: _trained(train_logreg, X2, y2, lr, n), X, y,
+                        lr)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 

@@ -22,6 +22,7 @@ from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, 
 from .microbatch_overflow import NAME as OVERFLOW
 from .microbatch_overflow import overflow, overflowed
 from .microbatch_precision import precise
+from .microbatch_repeated import draw_repeated
 from .microbatch_rounded import rounded
 from .microbatch_saturated import NAME as SATURATED
 from .microbatch_saturated import saturate
@@ -146,8 +147,9 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(8):  # later problems drawn after earlier ones, which stay the seed's own
-        w, X, y, sizes = draw_problem(rng, stale, LARGE if i == 4 else 1.0)
+    for i in range(9):  # later problems drawn after earlier ones, which stay the seed's own
+        w, X, y, sizes = (draw_problem(rng, stale, LARGE if i == 4 else 1.0) if i < 8
+                          else draw_repeated(rng, stale))  # a size repeated (last)
         if i == 6:  # logits far past ±20 on misclassified rows (microbatch_saturated)
             saturate(rng, w, X, y, sizes)
         if i == 7:  # logits past float32's exp limit (microbatch_overflow)

@@ -12,6 +12,7 @@ from typing import Callable
 
 import torch
 
+from . import microbatch_repeated as repeated
 from .common import allclose
 from .microbatch_shapes import ADVICE as BROADCAST_ADVICE
 from .microbatch_shapes import NAME as BROADCAST
@@ -55,6 +56,7 @@ SLICINGS: dict[str, tuple[str, Callable[[list[int], int, int], tuple[int, int]]]
                                                    (sizes[j - 1] if j else 0) + sizes[j])),
     "end-at-size": ("X[start : b_j], ending at the size instead of at start + b_j",
                     lambda sizes, j, offset: (offset, sizes[j])),
+    repeated.FIRST_OF_SIZE: (repeated.HOW, repeated.bounds),
 }
 
 OFFSETS = ("wrong when the micro-batch sizes differ: each micro-batch must start where the "
@@ -185,8 +187,10 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
                     continue
                 replay = pattern if extra is None else pattern + extra.double()
                 if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
+                    told = repeated.advice(sizes) if slicing == repeated.FIRST_OF_SIZE \
+                        else OFFSETS
                     return "wrong-offsets", (f"It matches micro-batches sliced as {how}: "
-                                             f"{OFFSETS}.{also}")
+                                             f"{told}.{also}")
     rescaled = accumulated_rescaled(got, parts, reference(w, X, y), sizes, stale)
     if rescaled is not None:
         return "accumulated-grad-rescaled", rescaled

@@ -19,6 +19,6 @@ def test_matches_full_batch(accumulated_grad):
         assert isinstance(got, torch.Tensor) and tuple(got.shape) == (5,), f'with sizes {sizes} expected a tensor of shape (5,), got {got!r}'
         g, e = (got.detach().double(), w_full.grad.double())
         ratio = float(g @ e / (e @ e))
-        advice = 'every value is 0: was the gradient cleared, or never accumulated, before it was returned? Return w.grad.clone() after the last backward' if not g.abs().max() > 0 else f'every value is {ratio:.4g} times it (J = {len(sizes)} micro-batches, B = {sum(sizes)} rows): the b_j / B weights alone make the sum the mean, so nothing divides or multiplies it by a count' if torch.allclose(g, ratio * e, atol=1e-06) else "weight each micro-batch's mean loss by b_j / B"
+        advice = 'every value is 0: was the gradient cleared, or never accumulated, before it was returned? Return w.grad.clone() after the last backward' if not g.abs().max() > 0 else f'every value is {ratio:.4g} times it (J = {len(sizes)} micro-batches, B = {sum(sizes)} rows): the b_j / B weights alone make the sum the mean, so nothing divides or multiplies it by a count' if torch.allclose(g, ratio * e, atol=1e-06) else "check that the micro-batches cover every row exactly once (each starts where the previous one ended: a running offset or torch.split) and that each micro-batch's mean loss is weighted by b_j / B"
         assert torch.allclose(got, w_full.grad, atol=1e-06), f'with sizes {sizes} the accumulated gradient is {got}, the full-batch mean gradient is {w_full.grad}: {advice}'
 
