@@ -142,3 +142,83 @@ def test_named_through_the_worker_and_a_correct_frozen_net_stays_frozen():
     right = saved.check_count_saved(Loopback(CORRECT["set_grad_enabled(track)"]).function(
         "count_saved"), generator(1), track=True)
     assert right.passed, right.message
+
+
+# Blind round zp, student 02: code that expects a tracked forward to save something raises on
+# the frozen network, where (0, 0) is the answer; told only what raised. Told now that this
+# network is frozen, so nothing is saved, and that code expecting something saved fails on it.
+EXPECTS_SAVED = {
+    "assert calls > 0 (round zp)": _COUNT + '''
+def count_saved(net, inputs, track):
+    calls, nbytes = _count(net, inputs, track)
+    assert not track or calls > 0, "tracked forward saved no tensors: hooks not active?"
+    return calls, nbytes
+''',
+    "bytes per call, a division by the count": _COUNT + '''
+def count_saved(net, inputs, track):
+    calls, nbytes = _count(net, inputs, track)
+    per_call = nbytes / calls if track else 0  # the bytes of one saved tensor, on average
+    return calls, round(per_call * calls)
+''',
+    "the first saved tensor's dtype read": '''
+def count_saved(net, inputs, track):
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        with torch.set_grad_enabled(track):
+            net(inputs)
+    if track:
+        size = packed[0].element_size()
+        return len(packed), sum(t.numel() for t in packed) * size
+    return 0, 0
+''',
+    "max over the saved sizes": _COUNT + '''
+def count_saved(net, inputs, track):
+    calls, nbytes = _count(net, inputs, track)
+    if track and max([nbytes]) == 0:
+        raise RuntimeError("nothing was saved: is the hook registered?")
+    return calls, nbytes
+''',
+}
+SAVES_NOTHING = "a tracked forward saves nothing and (0, 0) is the answer"
+
+
+@pytest.mark.parametrize("how", sorted(EXPECTS_SAVED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_code_that_expects_something_saved_is_told_the_network_is_frozen(seed, how):
+    result = saved.check_count_saved(_local(EXPECTS_SAVED[how]), generator(seed), track=True)
+    assert not result.passed, result.message
+    for words in (SAVES_NOTHING, "frozen", "does not require grad", "expects something saved"):
+        assert words in result.message, result.message
+
+
+def test_the_frozen_hint_is_told_through_the_worker():
+    result = saved.check_count_saved(Loopback(EXPECTS_SAVED["assert calls > 0 (round zp)"])
+                                     .function("count_saved"), generator(11), track=True)
+    assert not result.passed and SAVES_NOTHING in result.message, result.message
+
+
+def test_a_backward_on_the_frozen_network_keeps_its_hint():
+    backward = _COUNT + '''
+def count_saved(net, inputs, track):
+    if track:
+        net(inputs).sum().backward()
+        net.zero_grad(set_to_none=True)  # the grads left as they were
+    return _count(net, inputs, track)
+'''
+    result = saved.check_count_saved(_local(backward), generator(0), track=True)
+    assert "needs only the forward, no backward" in result.message, result.message
+    assert "does not require grad" in result.message, result.message
+
+
+def test_a_raise_on_a_network_that_saves_is_not_told_it_saves_nothing():
+    """Raising on the partly frozen network (its later layers save): not this hint."""
+    raising = _COUNT + '''
+def count_saved(net, inputs, track):
+    if any(not p.requires_grad for p in net.parameters()) and any(
+            p.requires_grad for p in net.parameters()):
+        raise ValueError("mixed requires_grad flags")
+    return _count(net, inputs, track)
+'''
+    result = saved.check_count_saved(_local(raising), generator(0), track=True)
+    assert not result.passed and "mixed requires_grad" in result.message, result.message
+    assert SAVES_NOTHING not in result.message, result.message

@@ -66,7 +66,7 @@ def judge_frozen(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, tr
     before = snapshot(net), snapshot(given)
     got, failure = call(count_saved, "count_saved", net, given, track)
     if failure is not None:
-        return _backward_raised(failure)
+        return _backward_raised(failure, net, inputs)
     switched = _switched_on(before[0], net)
     left = judge_left_alone(net, given, before, shown)
     if switched:
@@ -97,10 +97,25 @@ BACKWARD_HINT = ("On this frozen network nothing requires grad, so a backward af
                  "raises: counting what autograd saves needs only the forward, no backward.")
 
 
-def _backward_raised(failure: Verdict) -> Verdict:
-    if "does not require grad" not in failure.message:
+#: What any other call that raised on a wholly frozen network is told (blind round zp: an
+#: ``assert calls > 0`` after a tracked forward).
+SAVES_NOTHING_HINT = ("This network is frozen (every parameter with requires_grad False) and "
+                      "its input does not require grad, so a tracked forward saves nothing and "
+                      "(0, 0) is the answer: code that expects something saved (an assert that "
+                      "the count is above 0, a division by the count, indexing the first saved "
+                      "tensor) fails on it. Count what the hook sees and return it as it is.")
+
+
+def _backward_raised(failure: Verdict, net: nn.Module, inputs: torch.Tensor) -> Verdict:
+    """``failure`` with what it missed: a backward on a frozen network, or (on a wholly frozen
+    one) code that expected the forward to save something."""
+    if "does not require grad" in failure.message:
+        hint = BACKWARD_HINT
+    elif not inputs.requires_grad and not any(p.requires_grad for p in net.parameters()):
+        hint = SAVES_NOTHING_HINT
+    else:
         return failure
-    return Verdict(False, f"{failure.message} {BACKWARD_HINT}", failure.misconception,
+    return Verdict(False, f"{failure.message} {hint}", failure.misconception,
                    failure.evidence, failure.traceback)
 
 

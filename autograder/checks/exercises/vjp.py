@@ -22,6 +22,7 @@ from .vjp_half import ONE_TERM, confirmed
 from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
+from .vjp_overwritten import named as overwritten_named
 from .vjp_precision import confirmed as precision_confirmed
 from .vjp_range import draw_large
 from .vjp_range import named as range_named
@@ -273,6 +274,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
             verdict = repeat_confirmed(verdict, vjp_square, x, weights, [
                 pair for pairs in zip(cases[:i], twins[:i]) for pair in pairs
                 if (pair[0].shape, pair[0].dtype) == (x.shape, x.dtype)], TOLERANCES)
+            verdict = overwritten_named(verdict, vjp_square, got, x, weights, TOLERANCES, replica)
             verdict = explain(verdict, subject(vjp_square, replica(x), weights), got)
             break
     return finish(QUESTION, "vjp_square_values", verdict, seed=seed, points=points,
