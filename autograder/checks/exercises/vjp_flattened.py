@@ -1,0 +1,50 @@
+"""q4_vjp: the weights handed to backward in another shape (``weights-reshaped``).
+
+``v.backward(weights.flatten())`` (or ``view(-1)``, ``reshape(-1)``, ``ravel()``) is right for
+1-D x, where flattening changes nothing; on a 2-D x torch refuses the weights: "Mismatch in
+shape: grad_output[0] has a shape of torch.Size([6]) and output[0] has a shape of
+torch.Size([2, 3])". Named from that raise alone, at no cost: the grad_output torch names has
+the output's number of elements in another shape, so the weights reached backward reshaped (a
+transpose is told apart first, by ``vjp_transposed``, with a call of its own). Not (n,) for an
+output (1, n) (fewer dimensions, one longer than 1): the first row, ``weights[0]``, has it too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+from ..result import Verdict
+
+RESHAPED = "weights-reshaped"
+_MISMATCH = re.compile(r"grad_output\[0\] has a shape of torch\.Size\(\[([\d, ]*)\]\) "
+                       r"and output\[0\] has a shape of torch\.Size\(\[([\d, ]*)\]\)")
+HINT = ("backward(weights) takes weights of the output's shape, one per entry of v: the "
+        "weights passed to backward must have v's shape, which is x's shape. "
+        "weights.flatten() (or view(-1), reshape(-1), ravel()) changes that shape, which "
+        "only a 1-D x does not notice: pass weights as they are, v.backward(weights).")
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.replace(" ", "").split(",") if n)
+
+
+def named(verdict: Verdict) -> Verdict:
+    """``verdict`` (a call that raised torch's shape mismatch) named ``RESHAPED`` when the
+    grad_output torch names has as many elements as the output, in another shape; else
+    ``verdict`` as it was."""
+    if verdict.ok or verdict.misconception != "raised":
+        return verdict
+    found = _MISMATCH.search(verdict.message)
+    if found is None:
+        return verdict
+    given, output = _shape(found.group(1)), _shape(found.group(2))
+    if given == output or math.prod(given) != math.prod(output) or (
+            len(given) < len(output) and sum(n > 1 for n in output) < 2):
+        return verdict  # (n,) for (1, n): weights[0] has that shape too
+    flat = "flattened" if len(given) == 1 else f"reshaped to {given}"
+    return dataclasses.replace(
+        verdict, misconception=RESHAPED,
+        message=(f"{verdict.message.rstrip()} The weights reached backward {flat}: torch "
+                 f"got a grad_output of shape {given} for v of shape {output}. {HINT}"))
