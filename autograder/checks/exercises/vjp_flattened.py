@@ -5,8 +5,8 @@
 shape: grad_output[0] has a shape of torch.Size([6]) and output[0] has a shape of
 torch.Size([2, 3])". Named from that raise alone, at no cost: the grad_output torch names has
 the output's number of elements in another shape, so the weights reached backward reshaped (a
-transpose is told apart first, by ``vjp_transposed``, with a call of its own). Not (n,) for an
-output (1, n) (fewer dimensions, one longer than 1): the first row, ``weights[0]``, has it too.
+transpose is told apart first, by ``vjp_transposed``, with a call of its own). On a (1, n) x,
+``weights[0]`` gives the same (n,): the same weights in another shape, told the same.
 """
 
 from __future__ import annotations
@@ -40,11 +40,9 @@ def named(verdict: Verdict) -> Verdict:
     if found is None:
         return verdict
     given, output = _shape(found.group(1)), _shape(found.group(2))
-    if given == output or math.prod(given) != math.prod(output) or (
-            len(given) < len(output) and sum(n > 1 for n in output) < 2):
-        return verdict  # (n,) for (1, n): weights[0] has that shape too
-    flat = "flattened" if len(given) == 1 else f"reshaped to {given}"
+    if given == output or math.prod(given) != math.prod(output):
+        return verdict
     return dataclasses.replace(
         verdict, misconception=RESHAPED,
-        message=(f"{verdict.message.rstrip()} The weights reached backward {flat}: torch "
-                 f"got a grad_output of shape {given} for v of shape {output}. {HINT}"))
+        message=(f"{verdict.message.rstrip()} backward got as many weights as v has entries, "
+                 f"but in the shape {given}, not v's {output}. {HINT}"))
