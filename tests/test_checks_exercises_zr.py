@@ -147,7 +147,7 @@ def test_flattened_weights_are_named(how, seed):
     for check in (vjp.check_vjp, vjp_untouched.check_untouched):
         result = check(FLATTENING[how], generator(seed))
         assert (result.passed, result.misconception) == (False, RESHAPED), result.message
-        for words in ("Mismatch in shape", "v's shape", "flatten", "pass weights as they are"):
+        for words in ("Mismatch in shape", "v's shape", "flatten", "Pass weights as they are"):
             assert words in result.message, result.message
 
 

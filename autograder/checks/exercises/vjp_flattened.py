@@ -20,10 +20,10 @@ from ..result import Verdict
 RESHAPED = "weights-reshaped"
 _MISMATCH = re.compile(r"grad_output\[0\] has a shape of torch\.Size\(\[([\d, ]*)\]\) "
                        r"and output\[0\] has a shape of torch\.Size\(\[([\d, ]*)\]\)")
-HINT = ("backward(weights) takes weights of the output's shape, one per entry of v: the "
-        "weights passed to backward must have v's shape, which is x's shape. "
-        "weights.flatten() (or view(-1), reshape(-1), ravel()) changes that shape, which "
-        "only a 1-D x does not notice: pass weights as they are, v.backward(weights).")
+HINT = ("The weights passed to backward must have v's shape, which is x's shape (one weight "
+        "per entry of v): weights.flatten() (or view(-1), reshape(-1), ravel()) changes that "
+        "shape, which only a 1-D x does not notice. Pass weights as they are, "
+        "v.backward(weights).")
 
 
 def _shape(text: str) -> tuple[int, ...]:
