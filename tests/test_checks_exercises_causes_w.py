@@ -159,6 +159,50 @@ def test_bytes_from_the_memory_layout_are_named(seed, how):
     assert saved.check_count_saved(mutant, generator(seed), track=False).passed
 
 
+def _base_of(t):
+    return t._base if t._base is not None else t
+
+
+#: Each saved view's bytes taken as those of the tensor it is a view of (``t._base``): right
+#: wherever a saved view has as many elements as its base (a Linear's ``weight.t()``), wrong on
+#: the strided batch, whose base holds the rows between its own.
+BASE_COUNTED = {
+    "_base numel": lambda t: _base_of(t).numel() * t.element_size(),
+    "_base nbytes": lambda t: _base_of(t).nbytes,
+    "_is_view": lambda t: (t._base.numel() if t._is_view() else t.numel()) * t.dtype.itemsize,
+    "_base storage": lambda t: _base_of(t).untyped_storage().nbytes(),
+}
+#: Near the mistake, not it: right answers that read the base, and a count of elements.
+NOT_BASE_COUNTED = {
+    "base's element size": (True, lambda t: t.numel() * _base_of(t).element_size()),
+    "_base numel, no element size": (False, lambda t: _base_of(t).numel()),
+}
+
+
+@pytest.mark.parametrize("how", sorted(BASE_COUNTED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_view_counted_by_its_base_is_named(seed, how):
+    """Is a count that takes each saved view's bytes from its base (the whole larger batch
+    a strided batch is every other row of) named, told what a view's base is and what to
+    count, with the untracked check left passing?"""
+    mutant = functools.partial(_count, size=BASE_COUNTED[how])
+    result = saved.check_count_saved(mutant, generator(seed), track=True)
+    assert not result.passed and result.misconception == "storage-bytes", result.message
+    for words in ("_base", "strided batch", "t.numel() * t.element_size()"):
+        assert words in result.message, result.message
+    assert saved.check_count_saved(mutant, generator(seed), track=False).passed
+
+
+@pytest.mark.parametrize("how", sorted(NOT_BASE_COUNTED))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_near_a_base_count_is_not_named_so(seed, how):
+    right, size = NOT_BASE_COUNTED[how]
+    result = saved.check_count_saved(functools.partial(_count, size=size), generator(seed),
+                                     track=True)
+    assert result.passed == right, result.message
+    assert result.misconception != "storage-bytes", result.message
+
+
 def _first_stride_for_float64(t):
     """Strides for float64 tensors only: not the answers on the float32 networks."""
     rows = t.stride(0) * t.shape[0] if t.dtype == torch.float64 else t.numel()

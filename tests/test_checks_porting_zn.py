@@ -127,6 +127,13 @@ FIRST_OF_SIZE = {
     "dict-of-first-starts": _micro(
         lambda s, j, bj: {size: sum(s[:i]) for i, size in reversed(list(enumerate(s)))}[bj]),
 }
+# a dict from each size to its start filled in order: a repeated size keeps its LAST start
+# (blind round zs's student_03)
+LAST_OF_SIZE = {
+    "dict-of-last-starts": _micro(lambda s, j, bj: {size: sum(s[:i]) for i, size
+                                                    in enumerate(s)}[bj]),
+    "rindex-of-size": _micro(lambda s, j, bj: sum(s[:len(s) - 1 - s[::-1].index(bj)])),
+}
 RUNNING = {
     "running-offset": _micro(lambda s, j, bj: sum(s[:j])),
     "split": None,  # below
@@ -152,6 +159,18 @@ def test_offsets_at_a_sizes_first_batch_are_named(how, stale):
     assert not result.passed, how
     assert result.misconception == "wrong-offsets", result.message
     assert "repeat" in result.message and "never used" in result.message, result.message
+
+
+@pytest.mark.parametrize("how", sorted(LAST_OF_SIZE))
+@pytest.mark.parametrize("stale", [False, True])
+@pytest.mark.parametrize("seed", [11, 3])
+def test_offsets_at_a_sizes_last_batch_are_named(how, stale, seed):
+    result = microbatch.check_accumulated_grad(LAST_OF_SIZE[how], np.random.default_rng(seed),
+                                               stale=stale)
+    assert not result.passed, how
+    assert result.misconception == "wrong-offsets", result.message
+    assert "last micro-batch" in result.message and "never used" in result.message, \
+        result.message
 
 
 @pytest.mark.parametrize("how", sorted(RUNNING))

@@ -44,6 +44,20 @@ def test_views_keep_their_strides_and_the_storage_they_reach():
         assert got.stride() == view.stride() and torch.equal(got, view)
 
 
+def test_a_view_that_reaches_more_storage_crosses_as_a_view_of_a_base():
+    """A strided slice or an offset view arrives as a view of a 1-D base holding the storage
+    it reaches, as the caller's has a base (a count by ``t._base`` sees it); a tensor that
+    reaches no more than its own elements arrives with none."""
+    base = torch.arange(24.0).reshape(4, 6)
+    for view, reach in ((base[::2], 18), (base[1::2], 24), (base[1:], 24), (base[:, 2], 21)):
+        got = wire.decode(wire.encode(view))
+        assert got._base is not None and got._base.shape == (reach,), (view.stride(), got._base)
+        assert got.stride() == view.stride() and torch.equal(got, view)
+        assert got.storage_offset() == view.storage_offset()
+    for whole in (base, base.t(), torch.ones(1).expand(5, 3), torch.zeros(0, 3)):
+        assert wire.decode(wire.encode(whole))._base is None
+
+
 def test_grads_and_parameters_round_trip():
     p = torch.nn.Parameter(torch.tensor([-0.0, 2.5]))
     p.grad = torch.tensor([float("nan"), -0.0])

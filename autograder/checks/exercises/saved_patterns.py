@@ -28,10 +28,12 @@ def patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] 
         ("bytes-assume-float32", pred.four_bytes if track else None,
          "The bytes assume 4 per element, but this network is float64: use element_size()."),
         ("storage-bytes", pred.storage if track and pred.storage != pred.tracked else None,
-         "You counted each saved tensor's whole storage (untyped_storage().nbytes() or the "
-         "storage's size), but a saved tensor can be a view that reaches only part of its "
-         "storage: this batch is every other row of a larger tensor. Count numel() * "
-         "element_size() of each tensor pack receives."),
+         "You counted the memory behind each saved view, not the view: the tensor it is a "
+         "view of (t._base) or its whole storage (untyped_storage().nbytes(), the storage's "
+         "size). This batch is a strided batch (every other row of a larger one): a view "
+         "whose base holds more elements than it, the rows between its own. Autograd saves "
+         "the view itself, and what is counted is each saved tensor's own elements: count "
+         "t.numel() * t.element_size() of each tensor pack receives."),
         ("lesson-constant", LESSON_COUNTS,
          "These are the lesson's counts for its own network, not for this one (typed in, or "
          "kept from an earlier call): count the pack calls for the net and inputs you are "

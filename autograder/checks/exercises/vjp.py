@@ -17,6 +17,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, reused, short
+from .vjp_flattened import named as reshaped_named
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
 from .vjp_leaf import named as leaf_named
@@ -250,6 +251,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
         # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
         verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
         verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
+        verdict = reshaped_named(verdict)  # raised: weights.flatten() on a 2-D x
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
             verdict = confirmed(verdict, vjp_square, other, (replica(other[0]), other[1].clone()),

@@ -20,6 +20,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import arrays_close
 from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
+from .vjp_flattened import named as reshaped_named
 from .vjp_leaf import named as leaf_named
 from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
@@ -102,6 +103,7 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             if not verdict.ok:
                 if failure is not None:  # raised: does it raise only in this input class?
                     verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)
+                    verdict = reshaped_named(verdict)  # weights.flatten() on a 2-D x
                     verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:

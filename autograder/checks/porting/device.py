@@ -79,9 +79,12 @@ def check_pick_device(pick_device: Callable, rng: np.random.Generator, *,
                   passed_message="pick_device chose correctly under every simulated setup.")
 
 
-def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
-    """A small MLP with dropout, in training mode (as a model arrives mid-training), and a batch."""
-    n_in, hidden, n_out = (int(v) for v in rng.integers(2, 9, size=3))
+def draw_model(rng: np.random.Generator, n_out: int | None = None
+               ) -> tuple[nn.Module, torch.Tensor]:
+    """A small MLP with dropout, in training mode (as a model arrives mid-training), and a batch
+    (``n_out``: the outputs, drawn when not given; the draws are the same either way)."""
+    n_in, hidden, drawn_out = (int(v) for v in rng.integers(2, 9, size=3))
+    n_out = drawn_out if n_out is None else n_out
     with torch.random.fork_rng(devices=[]):  # leave the global torch RNG as it was
         model = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(0.5),
                               nn.Linear(hidden, n_out))
@@ -97,14 +100,14 @@ def draw_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
     return model.train(), batch
 
 
-def drawn_again(state: dict) -> nn.Module:
+def drawn_again(state: dict, n_out: int | None = None) -> nn.Module:
     """The model ``draw_model`` drew from a generator whose bit generator's state was
     ``state`` before the draw, drawn again: the same layers and weights, in training mode. A
     check keeps the state (a small dict) rather than a ``copy.deepcopy`` of every model it
     hands the student, and draws the copy only when a probe needs the model as it arrived."""
     bits = getattr(np.random, state["bit_generator"])()
     bits.state = state
-    return draw_model(np.random.Generator(bits))[0]
+    return draw_model(np.random.Generator(bits), n_out)[0]
 
 
 def evaluated(model: nn.Module, batch: torch.Tensor) -> torch.Tensor:

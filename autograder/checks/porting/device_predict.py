@@ -36,6 +36,7 @@ from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
 from .device_data import data_moved
 from .device_dtype import cast_batch, cast_model, in_float64
+from .device_single import squeezed
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
@@ -248,9 +249,12 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     heard = 0
     # the third model gets a batch of one row (an input class the contract allows), drawn
     # last so that the first two stay those of earlier runs with the same seed
-    for i in range(4):  # the fourth: a float64 model and batch (device_dtype), drawn last
+    # the fourth: a float64 model and batch (device_dtype); the fifth, drawn last, a model
+    # with one output (device_single)
+    for i in range(5):
         state = rng.bit_generator.state  # the model as it arrived, drawn again for the probes
-        model, batch = draw_model(rng)
+        n_out = 1 if i == 4 else None
+        model, batch = draw_model(rng, n_out)
         batch = batch[:1].clone() if i == 2 else batch
         model, batch = in_float64(model, batch) if i == 3 else (model, batch)
         expected = evaluated(model, batch)
@@ -260,16 +264,17 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
                                               forward)
         heard = max(heard, packed)
+        verdict = squeezed(verdict, got, expected, RTOL, ATOL)
         if i == 3:
             verdict = cast_model(verdict, model)
             verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
                                  RTOL, ATOL, evaluated)
         verdict = data_moved(verdict, predict, lambda: (
-            drawn_again(state).double() if i == 3 else drawn_again(state)), batch, device,
+            drawn_again(state).double() if i == 3 else drawn_again(state, n_out)), batch, device,
             run_predict, lambda again, on: judge_prediction(
                 again.got, again.packed, on, expected, device, again.tf32, again.forward_devices))
         if not verdict.ok:
-            arrived = drawn_again(state)
+            arrived = drawn_again(state, n_out)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
                                          else arrived, batch, device, got)
             break

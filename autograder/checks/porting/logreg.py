@@ -23,6 +23,8 @@ from ..seeding import seed_of
 from . import logreg_rise as rise
 from .common import call_named, first_failure, judge_tensor, with_diagnosis
 from .logreg_advice import NEVER_UPDATED, RAISE_HINTS
+from .logreg_cached import NAME as CACHED
+from .logreg_cached import cached, draw_same_shape
 from .logreg_diagnosis import ATOL, RTOL, diagnose
 from .logreg_marked import left_marked
 from .logreg_reused import draw_again, reused
@@ -151,8 +153,13 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(3):
-        X, y, lr, steps = draw_problem(rng)
+    earlier = None
+    for i in range(4):
+        if i < 3:
+            X, y, lr, steps = draw_problem(rng)
+        else:  # last: the previous problem's shape, lr and steps, other values (logreg_cached)
+            earlier = (X, y, lr, steps)
+            X, y = draw_same_shape(seed, X)
         given = (X.clone(), y.clone())  # the caller's tensors, as the call leaves them
         # the first answer is read after a call on another problem (logreg_reused)
         again = draw_again(seed, X.shape[1]) if i == 0 else None
@@ -161,15 +168,16 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
         if verdict is None:
             verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
                        else judge_params(got, X, y, lr, steps))
+        shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
         if again is not None:
-            verdict = reused(verdict, got, part, f"train_logreg(X of shape {tuple(X.shape)}, y, "
-                             f"lr={fmt(lr)}, steps={steps})", again)
-        if not verdict.ok and verdict.misconception != "result-reused":
+            verdict = reused(verdict, got, part, shown, again)
+        if earlier is not None:
+            verdict = cached(verdict, got, part, shown, earlier, (X, y, lr, steps))
+        if not verdict.ok and verdict.misconception not in ("result-reused", CACHED):
             from .logreg_regimes import explain_training  # it builds on this module
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
             break
-        verdict = left_marked(verdict, f"train_logreg(X of shape {tuple(X.shape)}, y, lr="
-                              f"{fmt(lr)}, steps={steps})", dict(zip("Xy", given)))
+        verdict = left_marked(verdict, shown, dict(zip("Xy", given)))
         if not verdict.ok:
             break
     return finish(QUESTION, f"train_logreg_{part}", verdict, seed=seed, points=points,

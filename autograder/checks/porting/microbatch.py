@@ -18,6 +18,8 @@ from .microbatch_clamped import saturated
 from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
+from .microbatch_left import NAME as STALE_LEFT
+from .microbatch_left import stale_left
 from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
 from .microbatch_overflow import NAME as OVERFLOW
 from .microbatch_overflow import overflow, overflowed
@@ -173,6 +175,7 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         verdict = left_as_given(verdict, shown_call(X0, sizes0),
                                 _left_on(before, (w, X, y, sizes), sizes0), sizes0)
         verdict = stale_kept(verdict, got, w, stale_grad, RTOL, ATOL)
+        verdict = stale_left(verdict, got, w, stale_grad, RTOL, ATOL)
         if i == 5:
             verdict = fixed_dtype(verdict, got, reference(w_before, X0, y0), RTOL, ATOL)
             strict = verdict.ok  # a miss at float64's tolerance only: no probes
@@ -188,7 +191,7 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
             verdict = overflowed(verdict, got, w_before, X0, y0, sizes0,
                                  reference(w_before, X0, y0))
         if not verdict.ok:
-            named = ("modified-input", DTYPE_FIXED, SATURATED, CLAMPED, OVERFLOW)
+            named = ("modified-input", STALE_LEFT, DTYPE_FIXED, SATURATED, CLAMPED, OVERFLOW)
             if verdict.misconception not in named and not strict:
                 verdict = explain(verdict, subject(accumulated_grad, probe_w, X0.clone(),
                                                    y0.clone(), sizes0), got)

@@ -57,6 +57,7 @@ SLICINGS: dict[str, tuple[str, Callable[[list[int], int, int], tuple[int, int]]]
     "end-at-size": ("X[start : b_j], ending at the size instead of at start + b_j",
                     lambda sizes, j, offset: (offset, sizes[j])),
     repeated.FIRST_OF_SIZE: (repeated.HOW, repeated.bounds),
+    repeated.LAST_OF_SIZE: (repeated.HOW_LAST, repeated.bounds_last),
 }
 
 OFFSETS = ("wrong when the micro-batch sizes differ: each micro-batch must start where the "
@@ -187,8 +188,8 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
                     continue
                 replay = pattern if extra is None else pattern + extra.double()
                 if allclose(got, replay, MATCH_RTOL, MATCH_ATOL):
-                    told = repeated.advice(sizes) if slicing == repeated.FIRST_OF_SIZE \
-                        else OFFSETS
+                    told = repeated.advice(sizes, slicing) \
+                        if slicing in (repeated.FIRST_OF_SIZE, repeated.LAST_OF_SIZE) else OFFSETS
                     return "wrong-offsets", (f"It matches micro-batches sliced as {how}: "
                                              f"{told}.{also}")
     rescaled = accumulated_rescaled(got, parts, reference(w, X, y), sizes, stale)

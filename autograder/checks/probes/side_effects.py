@@ -59,7 +59,7 @@ def _tensor_changes(before: dict, t: torch.Tensor, name: str) -> list[str]:
 def _retyped(before: dict, t: torch.Tensor, name: str) -> list[str]:
     """A caller's tensor given another dtype or device (``t.data = t.data.double()``, blind
     round zk): ``torch.equal`` compares values across dtypes, so the values alone miss it.
-    Tensors only: a module's parameters moved or cast have checks of their own."""
+    A module's parameters moved have checks of their own; cast, see ``_param_changes``."""
     was = before["values"]
     if was is None or t.device.type == "meta":
         return []
@@ -67,6 +67,16 @@ def _retyped(before: dict, t: torch.Tensor, name: str) -> list[str]:
         (f"{str(t.dtype).replace('torch.', '')} (it was "
          f"{str(was.dtype).replace('torch.', '')})", t.dtype != was.dtype),
         (f"a tensor on {t.device} (it was on {was.device})", t.device != was.device)) if changed]
+
+
+def _param_changes(before: dict, p: torch.Tensor, name: str) -> list[str]:
+    """A parameter's changes; one given another dtype in place (``net.float()``, blind round
+    zr) is told so, its values compared in its new dtype (a cast alone is no other change)."""
+    was = before["values"]
+    if was is None or p.device.type == "meta" or p.dtype == was.dtype or p.shape != was.shape:
+        return _tensor_changes(before, p, name)
+    return _retyped(before, p, name)[:1] + _tensor_changes(
+        {**before, "values": was.to(p.dtype)}, p, name)
 
 
 def changes(before: dict | None, obj: Any, name: str) -> list[str]:
@@ -84,7 +94,7 @@ def changes(before: dict | None, obj: Any, name: str) -> list[str]:
             elif id(params[n]) != before["ids"][n] and params[n].shape != snap["values"].shape:
                 out.append(f"{name}.{n} was replaced")
             else:
-                out += _tensor_changes(snap, params[n], f"{name}.{n}")
+                out += _param_changes(snap, params[n], f"{name}.{n}")
         for n, m in obj.named_modules():
             label = f"{name}.{n}" if n else name
             if n in before["training"] and m.training != before["training"][n]:

@@ -53,9 +53,12 @@ def decode_tensor(d: Any, depth: int = 0, budget: Budget | None = None) -> torch
     else:
         flat = _raw(values, lead + span, dtype.itemsize, dtype == torch.bool,
                     "tensor values do not match its shape and strides")
-        if lead:  # the view starts inside its storage, which holds what lies before it too
+        if lead or span > numel:
+            # a view that reaches more storage than its own elements (an offset, a strided
+            # slice): a view of a fresh 1-D base holding that storage, so that ``t._base`` is
+            # there as it is for the caller's view (a student's strided batch has a base)
             store = torch.frombuffer(flat, dtype=torch.uint8).view(dtype).clone()
-            t = torch.empty(0, dtype=dtype).set_(store.untyped_storage(), lead, shape, stride)
+            t = store.as_strided(shape, stride, lead)
         elif span and span == numel and stride == _row_major(shape):
             # the common case in one copy: a fresh tensor (resizable, no view of the text's
             # buffer) at a third of the general path's time; through numpy where it has the
