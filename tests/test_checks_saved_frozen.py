@@ -222,3 +222,42 @@ def count_saved(net, inputs, track):
     result = saved.check_count_saved(_local(raising), generator(0), track=True)
     assert not result.passed and "mixed requires_grad" in result.message, result.message
     assert SAVES_NOTHING not in result.message, result.message
+
+
+# -- a partly frozen network counted as a frozen one (blind round zs) -------------------------
+
+PARTLY = {
+    "all written for any (round zs)": _COUNT + '''
+def count_saved(net, inputs, track):
+    if not all(p.requires_grad for p in net.parameters()) and not inputs.requires_grad:
+        return (0, 0)
+    return _count(net, inputs, track)
+''',
+    "the first parameter's flag decides": _COUNT + '''
+def count_saved(net, inputs, track):
+    if not next(net.parameters()).requires_grad:
+        return 0, 0
+    return _count(net, inputs, track)
+''',
+    "no_grad as soon as one layer is frozen": _COUNT + '''
+def count_saved(net, inputs, track):
+    frozen = any(not p.requires_grad for p in net.parameters())
+    return _count(net, inputs, track and not frozen)
+''',
+}
+
+
+@pytest.mark.parametrize("how", sorted(PARTLY))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_partly_frozen_network_counted_as_frozen_is_named(seed, how):
+    result = saved.check_count_saved(_local(PARTLY[how]), generator(seed), track=True)
+    assert not result.passed and result.misconception == "partly-frozen-as-frozen", \
+        result.message
+    assert "only the first Linear is frozen" in result.message, result.message
+
+
+def test_an_answer_of_zero_on_every_network_keeps_its_own_verdict():
+    """(0, 0) everywhere fails long before the frozen cases, not with this name."""
+    result = saved.check_count_saved(_local("def count_saved(net, inputs, track):\n"
+                                            "    return (0, 0)\n"), generator(0), track=True)
+    assert not result.passed and result.misconception != "partly-frozen-as-frozen"

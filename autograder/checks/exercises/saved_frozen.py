@@ -29,6 +29,14 @@ from .saved_left_alone import judge_left_alone
 from .saved_reference import draw_case, layout_copy, predict
 
 UNFROZEN = "network-unfrozen"
+#: A partly frozen network counted as if wholly frozen (blind round zs: an early ``return (0,
+#: 0)`` on ``not all(p.requires_grad ...)``, ``all`` written for ``any``).
+PARTLY = "partly-frozen-as-frozen"
+PARTLY_HINT = ("(0, 0) is what a wholly frozen network saves, but here only the first Linear is "
+               "frozen: the layers after it still require grad, so their forward saves tensors "
+               "(the input each one multiplies, the outputs Sigmoid and Tanh keep). Deciding "
+               "from the requires_grad flags (`if not all(p.requires_grad ...)`) treats one "
+               "frozen layer as a frozen network: count what the pack hook sees instead.")
 #: What an answer that unfroze the network (or counted it unfrozen) is told.
 FROZEN_HINT = ("A frozen network (every parameter with requires_grad False) on inputs that do "
                "not require grad records nothing to save: no backward could ever need it, so "
@@ -85,6 +93,8 @@ def judge_frozen(count_saved: Callable, net: nn.Module, inputs: torch.Tensor, tr
                f"{_which(net)}.")
     if answer is None:
         return Verdict(False, message, "wrong-type", evidence)
+    if answer == (0, 0) and any(p.requires_grad for p in net.parameters()):
+        return Verdict(False, f"{message} {PARTLY_HINT}", PARTLY, evidence)
     unfrozen = mode_counts(predict(_unfrozen(net), inputs), track)
     if answer != unfrozen:
         return Verdict(False, message, None, evidence)

@@ -202,6 +202,14 @@ def judge_broken_op(got: Any, failure: Verdict | None, x: torch.Tensor,
                        "default argument (op=MyOp.apply) or a reference kept when its cell "
                        "ran. Look my_op up inside check_my_op, when it runs.", "op-bound-early",
                        evidence)
+    # nothing ran for a half-precision x, after float32 and float64 x were checked (round zs)
+    if seen is not None and not seen and saved == 0 and got is True \
+            and x.dtype in HALF_DTYPES:
+        return Verdict(False, f"{shown} returned True without running my_op for this x (a "
+                       f"{str(x.dtype).replace('torch.', '')} x): a verdict it never checked. "
+                       "Run gradcheck for every x, whatever its dtype: convert it to float64 "
+                       "first (x.detach().double().requires_grad_()).", "op-not-called",
+                       evidence)
     return Verdict(False, f"{shown} returned {describe(got)}; expected False. Make check_my_op "
                    "return gradcheck's result rather than a constant.", "accepts-broken-op",
                    evidence)
