@@ -27,6 +27,11 @@ def is_float(x: Any) -> bool:
     return isinstance(x, float)
 
 
+def float_list(x: Any) -> bool:
+    """A list of Python floats (the losses ``train_logreg`` returns)."""
+    return isinstance(x, list) and all(is_float(v) for v in x)
+
+
 def near(got: Any, expected: float, rtol: float, atol: float = 0.0) -> bool:
     """Whether one number of the student's is within tolerance of the grader's ``expected``:
     a real number (not a bool, not a string) with ``|got - expected| <= atol + rtol *

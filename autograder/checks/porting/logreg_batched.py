@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.nn.functional as F
 
-from ..closeness import is_float
+from ..closeness import float_list
 from ..result import Verdict
 from .logreg_diagnosis import matches
 
@@ -79,8 +79,7 @@ def batched(verdict: Verdict, got: Any, X: torch.Tensor, y: torch.Tensor, lr: fl
             or not (isinstance(got, (tuple, list)) and len(got) == 3):
         return verdict
     losses = got[2]
-    if not (isinstance(losses, list) and len(losses) == steps
-            and all(is_float(v) for v in losses)):
+    if not (float_list(losses) and len(losses) == steps):
         return verdict
     n = min(steps, PREFIX)
     found = next(_fits(torch.tensor(losses[:n], dtype=torch.float64), X, y, lr, n,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..closeness import close_lists, is_float
+from ..closeness import close_lists, float_list
 from ..result import Verdict
 from .common import allclose
 from .logreg_runs import reference_run
@@ -46,8 +46,7 @@ def _matches(got: Any, run: tuple, part: str) -> bool:
     w_ref, b_ref, losses_ref = run
     if part == "losses":
         losses = got[2]
-        return (isinstance(losses, list) and len(losses) == len(losses_ref)
-                and all(is_float(v) for v in losses)
+        return (float_list(losses) and len(losses) == len(losses_ref)
                 and close_lists(losses, losses_ref, 1e-4, 1e-5))
     return all(isinstance(t, torch.Tensor) and t.numel() == r.numel() and allclose(
         t.detach().cpu().double().reshape(r.shape), r, 1e-4, 1e-5)

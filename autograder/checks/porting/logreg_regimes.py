@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..closeness import close_lists, is_float
+from ..closeness import close_lists, float_list
 from ..describing import describe, expected_text
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Verdict, finish
@@ -84,8 +84,7 @@ def subject(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
         if not (isinstance(got, (tuple, list)) and len(got) == 3):
             return False
         w, b, losses = got
-        return (isinstance(losses, list) and all(is_float(v) for v in losses)
-                and len(losses) == len(losses_ref)
+        return (float_list(losses) and len(losses) == len(losses_ref)
                 and close_lists(losses, losses_ref, RTOL, ATOL)
                 and all(isinstance(t, torch.Tensor) and t.numel() == r.numel()
                         and allclose(t.reshape(-1), r.reshape(-1), RTOL, ATOL)
@@ -131,8 +130,7 @@ def _trained(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float
     """The student's ``(w, b, losses)`` on another problem, or None unless it is one whose
     losses are Python floats."""
     got, failure = call_train_logreg(train_logreg, X, y, lr, steps)
-    if failure is not None or not (isinstance(got[2], list)
-                                   and all(is_float(v) for v in got[2])):
+    if failure is not None or not float_list(got[2]):
         return None
     return got
 
@@ -147,12 +145,10 @@ def recorded_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y:
             or not (isinstance(got, (tuple, list)) and len(got) == 3):
         return verdict
     losses = got[2]
-    if not (isinstance(losses, list) and len(losses) == steps
-            and all(is_float(v) for v in losses)):
+    if not (float_list(losses) and len(losses) == steps):
         return verdict
     again, failure = call_train_logreg(train_logreg, X, y, lr, recorded.PROBE_STEPS)
-    if failure is not None or not (isinstance(again[2], list)
-                                   and all(is_float(v) for v in again[2])):
+    if failure is not None or not float_list(again[2]):
         return verdict
     right = reference_run(X, y, lr, recorded.PROBE_STEPS)[2]
     found = recorded.running_statistic(torch.tensor(again[2], dtype=torch.float64),
@@ -181,13 +177,12 @@ def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tenso
         return verdict
     losses = got[2]
     probe = unstable.probe_lr(first_logits(X, y))
-    if probe is None or not isinstance(losses, list) or not all(is_float(v) for v in losses):
+    if probe is None or not float_list(losses):
         return verdict
     forms = unstable.matching_forms(torch.tensor(losses, dtype=torch.float64), X, y, lr,
                                     RTOL, ATOL)
     again, failure = call_train_logreg(train_logreg, X, y, probe, 2)
-    if failure is not None or not (isinstance(again[2], list)
-                                   and all(is_float(v) for v in again[2])):
+    if failure is not None or not float_list(again[2]):
         return verdict
     forms &= unstable.matching_forms(torch.tensor(again[2], dtype=torch.float64), X, y, probe,
                                      RTOL, ATOL)
@@ -210,8 +205,7 @@ def stopped_early(losses: Any, steps: int, correct: list[float]) -> Verdict | No
     (the loop ended before ``steps`` steps), named ``stopped-early``. One that stopped where
     the loss rose (``correct``: the grader's losses) is left to ``judge_losses``, which names
     that."""
-    if not (isinstance(losses, list) and 0 < len(losses) < steps - SLACK
-            and all(is_float(v) for v in losses)):
+    if not (float_list(losses) and 0 < len(losses) < steps - SLACK):
         return None  # a few short: judge_losses asks whether the count is off by a few
     if rise.changed_losses(torch.tensor(losses, dtype=torch.float64),
                            torch.tensor(correct, dtype=torch.float64), steps, RTOL, ATOL):

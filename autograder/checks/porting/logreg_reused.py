@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..closeness import close_lists, is_float
+from ..closeness import close_lists, float_list
 from ..describing import fmt
 from ..result import Verdict
 from .common import allclose
@@ -49,8 +49,7 @@ def reused(verdict: Verdict, got: Any, part: str, shown: str,
     other = f"train_logreg(X of shape {tuple(X2.shape)}, y, lr={fmt(lr2)}, steps={steps2})"
     if part == "losses":
         losses = got[2]
-        if not (isinstance(losses, list) and len(losses) == len(losses_ref)
-                and all(is_float(v) for v in losses)
+        if not (float_list(losses) and len(losses) == len(losses_ref)
                 and close_lists(losses, losses_ref, 1e-4, 1e-5)):
             return verdict
         what, advice = "losses", ("Make a new list in each call (losses = [] inside "
