@@ -62,7 +62,10 @@ grade: install
 	$(AG) grade -p $(SUBMISSIONS) -o $(OUT) $(if $(ROSTER),--roster $(ROSTER))
 
 ## The whole suite, as CI runs it: real otter, real notebooks, containers (docs/testing.md).
+## With a Docker engine, the grading image is rebuilt first when the checkout's sources changed
+## (cached: a check of the inputs' hash): a stale image fails every container test.
 test: install bytecode
+	$(PY) docker/build_image.py --if-engine
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
 
 ## The package's bytecode, written even where PYTHONDONTWRITEBYTECODE is set (as on CI
