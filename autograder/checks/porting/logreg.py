@@ -33,14 +33,20 @@ from .logreg_runs import reference_run
 QUESTION = "q1_logreg"
 
 
+def labelled_data(rng: np.random.Generator, m: int, n: int, noise: float
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``m`` rows of ``n`` normal features and their labels: a linear rule, weights well away
+    from 0 (so the labels carry signal and the losses keep falling), plus noise of that scale."""
+    X = torch.tensor(rng.standard_normal((m, n)), dtype=torch.float32)
+    true_w = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n), dtype=torch.float32)
+    y = (X @ true_w + torch.tensor(noise * rng.standard_normal(m), dtype=torch.float32) > 0)
+    return X, y.float()
+
+
 def draw_problem(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
     """A small data set like the lesson's, with an lr and a step count unlike the lesson's."""
     m, n = int(rng.integers(40, 121)), int(rng.integers(2, 7))
-    X = torch.tensor(rng.standard_normal((m, n)), dtype=torch.float32)
-    # weights well away from 0, so the labels carry signal and the losses keep falling
-    true_w = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n), dtype=torch.float32)
-    noise = torch.tensor(0.3 * rng.standard_normal(m), dtype=torch.float32)
-    y = (X @ true_w + noise > 0).float()
+    X, y = labelled_data(rng, m, n, 0.3)
     lr = float(rng.choice([rng.uniform(0.1, 0.4), rng.uniform(0.6, 1.2)]))
     return X, y, lr, int(rng.integers(20, 81))
 

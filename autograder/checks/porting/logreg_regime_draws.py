@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .logreg import draw_problem
+from .logreg import draw_problem, labelled_data
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
 REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows")
@@ -75,10 +75,7 @@ def draw_large_logits(rng: np.random.Generator
 def draw_many_rows(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
     """``draw_regime``'s ``many-rows`` problem."""
     m, n = int(rng.integers(300, 701)), int(rng.integers(2, 5))
-    X = torch.tensor(rng.standard_normal((m, n)), dtype=torch.float32)
-    true_w = torch.tensor(rng.uniform(0.5, 2.0, n) * rng.choice([-1, 1], n), dtype=torch.float32)
-    noise = torch.tensor(0.5 * rng.standard_normal(m), dtype=torch.float32)
-    y = (X @ true_w + noise > 0).float()
+    X, y = labelled_data(rng, m, n, 0.5)
     return X, y, float(rng.uniform(0.3, 1.0)), int(rng.integers(4, 9))
 
 
