@@ -19,7 +19,7 @@ import torch
 from ..worker import wire
 from ..worker.arrangements import arranged
 from . import context, modes
-from .describing import big_int_text, describe, plain, quoted, without_values
+from .describing import big_int_text, describe, plain, quoted, sentence, without_values
 from .raised_hints import hint_for
 from .result import Evidence, Verdict
 
@@ -114,8 +114,8 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
         hint = hint_for(summary)
         return None, Verdict(
             False,
-            f"{call_text(name, args, kwargs)} raised {summary}"
-            + (f" {hint}" if hint else ""),
+            f"{call_text(name, args, kwargs)} raised "
+            + (f"{sentence(summary)} {hint}" if hint else summary),
             misconception="raised",
             evidence=Evidence(inputs=inputs),
             traceback=student_traceback(exc),
