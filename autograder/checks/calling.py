@@ -19,7 +19,8 @@ import torch
 from ..worker import wire
 from ..worker.arrangements import arranged
 from . import context, modes
-from .describing import big_int_text, describe, plain, quoted, without_values
+from .describing import big_int_text, describe, plain, quoted, sentence, without_values
+from .raised_hints import hint_for
 from .result import Evidence, Verdict
 
 #: Whether the calls in force may answer with tensors on the ``meta`` device (``predict``
@@ -109,9 +110,12 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
                              misconception="worker-lost", evidence=Evidence(inputs=inputs))
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - student code: any failure is a result
+        summary = exception_summary(exc)
+        hint = hint_for(summary)
         return None, Verdict(
             False,
-            f"{call_text(name, args, kwargs)} raised {exception_summary(exc)}",
+            f"{call_text(name, args, kwargs)} raised "
+            + (f"{sentence(summary)} {hint}" if hint else summary),
             misconception="raised",
             evidence=Evidence(inputs=inputs),
             traceback=student_traceback(exc),

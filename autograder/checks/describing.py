@@ -155,3 +155,8 @@ def plain(x: Any) -> Any:
 
 def tolerance_text(rtol: float, atol: float) -> str:
     return f"rtol={rtol:g}, atol={atol:g}"
+
+
+def sentence(text: str) -> str:
+    """``text`` ending in one full stop (exception messages often bring their own)."""
+    return text if text.endswith((".", "!", "?")) else text + "."

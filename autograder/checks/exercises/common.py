@@ -105,3 +105,9 @@ def reused(shown: str, name: str, what: str, advice: str, evidence: Any) -> Verd
     return Verdict(False, f"{shown} returned {what} that changed when {name} was called again "
                    f"(on other inputs of the same shape and dtype): it holds the later call's "
                    f"answer. {advice}", "result-reused", evidence)
+
+
+def flat(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s entries in one dimension, a leaf of their own that requires grad as ``t`` does:
+    the nearest input outside a probe's ``multi-dimensional`` class."""
+    return t.detach().reshape(-1).clone().requires_grad_(t.requires_grad)

@@ -17,7 +17,7 @@ from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import NUMPY_DTYPES, dtype_name, renamed, reused, short
+from .common import NUMPY_DTYPES, dtype_name, flat, renamed, reused, short
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
@@ -207,6 +207,11 @@ def input_classes(args: tuple) -> list[InputClass]:
         classes.append(InputClass("size-1-dimension",
                                   (torch.cat([t.detach()] * 2, dim=list(t.shape).index(1)),),
                                   "Does something drop a dimension of size 1 (.squeeze())?"))
+    if t.dim() >= 2:
+        classes.append(InputClass("multi-dimensional", (flat(t),),
+                                  "Does something work on 1-D tensors only (a loop over t's "
+                                  "entries, float() of each)? t may have any shape: "
+                                  "t.detach().cpu().numpy() keeps it."))
     return classes
 
 

@@ -16,7 +16,7 @@ from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import array_error, arrays_close, dtype_name, first_match, reused, short
+from .common import array_error, arrays_close, dtype_name, first_match, flat, reused, short
 from .vjp_flattened import named as reshaped_named
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
@@ -207,6 +207,11 @@ def input_classes(args: tuple) -> list[InputClass]:
         grown_w = torch.cat([weights] * 2, dim=list(x.shape).index(1)).reshape(keep)
         classes.append(InputClass("size-1-dimension", (grown, grown_w),
                                   "Does something drop a dimension of size 1 (.squeeze())?"))
+    if x.dim() >= 2:  # the same entries in one dimension, as tracked (or not) as x
+        classes.append(InputClass("multi-dimensional", (flat(x), weights.reshape(-1)),
+                                  "Does something work on 1-D tensors only (torch.dot, "
+                                  "torch.inner, a loop over x's entries)? x may have any "
+                                  "shape: y.backward(weights) works for every shape."))
     if x.dtype == torch.float32:
         classes.append(InputClass("float32", (x.detach().double(), weights.double()),
                                   "Does something assume float64?"))

@@ -14,7 +14,7 @@ import torch
 
 from ..calling import call
 from ..closeness import within
-from ..describing import describe, error_text, expected_text, plain, tolerance_text
+from ..describing import describe, error_text, expected_text, plain, sentence, tolerance_text
 from ..result import Evidence, Verdict
 
 #: Exception text -> (misconception id, what to do). Checked in order on the message.
@@ -75,11 +75,6 @@ def name_raised(failure: Verdict, hints: RaiseHints) -> Verdict:
             return Verdict(False, f"{sentence(failure.message)} {advice}", misconception,
                            failure.evidence, failure.traceback)
     return failure
-
-
-def sentence(text: str) -> str:
-    """``text`` ending in one full stop (exception messages often bring their own)."""
-    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def max_error(got: torch.Tensor, expected: torch.Tensor) -> float:

@@ -19,8 +19,10 @@ def draw_regime(rng: np.random.Generator, kind: str
 
     - ``one-step``: an ordinary problem, ``steps=1``.
     - ``separable``: labels from a noiseless linear rule, points near the boundary dropped,
-      features scaled by 1.5-2, lr 1-1.5 and 400-700 steps (many): the loss falls
-      gradually from 0.69 to about 1e-3.
+      features scaled by 1.5-2, lr 1-1.5 and 600-700 steps (many): the loss falls
+      gradually from 0.69 to about 1e-3. A loop that changes after a fixed number of steps
+      (a learning-rate schedule, a stop once the loss is small) parts from gradient descent
+      here when it changes before step 600.
     - ``unscaled``: an ordinary problem with features of scale 3-15 (not standardised): the
       first gradient's norm is 1.5-10; lr 0.3-0.9 over the curvature bound, so that the run
       is stable.
@@ -55,8 +57,10 @@ def draw_regime(rng: np.random.Generator, kind: str
     raw = raw[np.abs(raw @ direction) > 0.5][:m]  # a margin: the data are separable
     X = raw * rng.uniform(1.5, 2.0)
     y = (raw @ direction > 0).astype(np.float32)
-    return (torch.tensor(X, dtype=torch.float32), torch.tensor(y),
-            float(rng.uniform(1.0, 1.5)), int(rng.integers(400, 701)))
+    lr = float(rng.uniform(1.0, 1.5))
+    # one draw of 400-700 as before (the later draws keep their values), mapped onto 600-700
+    steps = 600 + (int(rng.integers(400, 701)) - 400) // 3
+    return torch.tensor(X, dtype=torch.float32), torch.tensor(y), lr, steps
 
 
 def draw_large_logits(rng: np.random.Generator

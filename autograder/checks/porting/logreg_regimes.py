@@ -41,6 +41,7 @@ from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_loops import SLACK
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
 from .logreg_runs import LOGIT_CLAMP, reference_run
+from .logreg_schedule import changed_after_steps
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
 
@@ -100,7 +101,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     """Probe a wrong ``train_logreg``: one whose ``w`` and ``b`` never moved
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
     replayed mistake explained; one trained on mini-batches or a row subset
-    (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``)."""
+    (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``); one
+    that changes after a fixed number of steps (``logreg_schedule``)."""
     verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
@@ -115,6 +117,9 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
     verdict = bias_step(verdict, lambda X2, y2, n: _trained(train_logreg, X2, y2, lr, n), X, y,
                         lr)
+    verdict = changed_after_steps(
+        verdict, lambda lr2: _trained(train_logreg, X.clone(), y.clone(), lr2, steps), X, y, lr,
+        steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 

@@ -1,0 +1,50 @@
+"""What a student is told beside an error torch or Python raised in their code: the usual
+cause of each common error, and what to write instead, whichever function raised it.
+
+Blind round zu's ``torch.dot(weights, y)`` and round zv's ``if w.grad: w.grad.zero_()`` were
+told only torch's words ("1D tensors expected", "Boolean value of Tensor with more than one
+value is ambiguous"), which say what failed, not what the student wrote. A check that knows
+more about its own function renames the failure (``porting.common.name_raised``, the probes);
+this table is what every raised call says first. Each needle is a fragment of the error's
+text; the advice uses no digits (``name_foreign_size`` reads the sizes an error names) and
+repeats no needle of the checks' own tables.
+"""
+
+from __future__ import annotations
+
+#: (fragment of the error message, what to tell), checked in order; the first match is told.
+HINTS: tuple[tuple[str, str], ...] = (
+    ("Boolean value of Tensor with more than one value is ambiguous",
+     "An `if`, `while`, `and`, `or` or `not` asked whether a tensor of several values is true. "
+     "To ask whether a tensor is there at all (a `.grad` that may be None), write "
+     "`is not None`; to ask about its values, say how: `.any()` or `.all()`."),
+    ("1D tensors expected",
+     "torch.dot and torch.vdot take one-dimensional tensors only: for tensors of any shape, "
+     "multiply and sum, `(a * b).sum()`, or hand backward the weights, `y.backward(weights)`."),
+    ("grad can be implicitly created only for scalar outputs",
+     "backward() without an argument needs an output of one value: for a tensor of several "
+     "values pass the upstream gradient, `y.backward(weights)`, or reduce it to one value "
+     "first."),
+    ("Trying to backward through the graph a second time",
+     "backward frees the graph it went through: a second backward over the same graph needs "
+     "`retain_graph=True` on the first one, or a fresh forward pass."),
+    ("does not require grad and does not have a grad_fn",
+     "backward was called on a tensor that no leaf requiring grad reaches: make the leaves "
+     "with `requires_grad=True` (or `.requires_grad_()`), and build the graph outside "
+     "`torch.no_grad()` and without `.detach()`."),
+    *((needle, "`float()`, `int()` and `.item()` take a tensor of one value: for several "
+                "values use `.tolist()`, or keep the tensor.")
+      for needle in ("only one element tensors can be converted to Python scalars",  # float()
+                     "cannot be converted to Scalar")),  # .item()
+    ("Expected all tensors to be on the same device",
+     "The tensors of one operation must be on one device: create new ones with "
+     "`device=x.device`, or move them with `.to(x.device)`."),
+    ("has been modified by an inplace operation",
+     "A tensor autograd saved for backward was changed in place after it was saved: compute "
+     "on a new tensor (`x = x * k` rather than `x *= k`), or change it only after backward."),
+)
+
+
+def hint_for(message: str) -> str | None:
+    """The advice for an error whose text is ``message``, or None for one not in ``HINTS``."""
+    return next((advice for needle, advice in HINTS if needle in message), None)
