@@ -125,7 +125,17 @@ def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
                            f"x.grad after MyOp.apply(x).backward({fmt(upstream)}) at "
                            f"x = {describe(x)}", dtype=x.dtype, rtol=RTOL, atol=ATOL,
                            inputs={"x": plain(x), "upstream": upstream})
-    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream))
+    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream,
+                                                             again_at(MyOp, upstream)))
+
+
+def again_at(MyOp: Any, upstream: float) -> Callable[[torch.Tensor], torch.Tensor | None]:
+    """The student's backward at another x with the same upstream: one more call, for a
+    diagnosis to confirm its guess (None when it fails there)."""
+    def again(other: torch.Tensor) -> torch.Tensor | None:
+        grad, failure = student_backward(MyOp, other, upstream)
+        return None if failure is not None else grad
+    return again
 
 
 def judge_backward_at_kink(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
@@ -135,7 +145,8 @@ def judge_backward_at_kink(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdi
     if failure:
         return failure
     verdict = judge_at_kink(got, x, upstream, upstream * analytic_grad(x), rtol=RTOL, atol=ATOL)
-    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream))
+    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream,
+                                                             again_at(MyOp, upstream)))
 
 
 def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,

@@ -8,12 +8,15 @@ the input only.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from ..describing import fmt
 from .common import allclose
 from .gradcheck_precision import lower_precision
 from .gradcheck_rows import per_dim
+from .gradcheck_smoothed import implied_abs_derivative, smoothed_sign
 
 MATCH_RTOL, MATCH_ATOL = 1e-6, 1e-9
 
@@ -116,9 +119,12 @@ def analytic_grad(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
     return first - S * sign / (1 + A) ** 2
 
 
-def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
-                      upstream: float) -> tuple[str | None, str]:
-    """Name a wrong backward by replaying each known mistake (with and without the upstream)."""
+def diagnose_backward(got: torch.Tensor, x: torch.Tensor, upstream: float,
+                      again: Callable[[torch.Tensor], torch.Tensor | None] | None = None
+                      ) -> tuple[str | None, str]:
+    """Name a wrong backward by replaying each known mistake (with and without the upstream).
+    ``again``, when given, is the student's gradient times the same upstream at another x: one
+    more call that confirms a guess (``gradcheck_smoothed``)."""
     for name in ("quotient-term-missing", "sign-dropped"):
         for factor in (upstream, 1.0):
             if allclose(got, factor * analytic_grad(x, name), MATCH_RTOL, MATCH_ATOL):
@@ -136,6 +142,9 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor,
     upstream_slip = diagnose_upstream(got, x, upstream)
     if upstream_slip is not None:
         return upstream_slip
+    smoothed = smoothed_sign(got, x, upstream, again)  # gradcheck_smoothed
+    if smoothed is not None:
+        return smoothed
     region = wrong_on_region(got, x, upstream)
     if region is not None:
         return "abs-derivative-wrong-in-region", region
@@ -183,32 +192,40 @@ REGIONS = (
 )
 
 
+#: How far a region's derivative of |x| must be from sign(x) at each of its entries: a wrong
+#: one (0, the other side's ±1, a constant) is off by far more; one a hair from sign(x) is a
+#: smoothed sign (``gradcheck_smoothed``), not a wrong region, and would be told as "taken as
+#: 1.00, but ... 1 there".
+REGION_GAP = 0.01
+
+
 def wrong_on_region(got: torch.Tensor, x: torch.Tensor, upstream: float) -> str | None:
     """A gradient right at every entry outside one of ``REGIONS`` and wrong at every entry in
     it, where it is the formula with one other constant in place of sign(x): the derivative
     of |x| taken right on part of the input only. What the student is told, or None when the
     evidence does not show that (a wrong entry outside the region, a right one in it, an
-    empty side, a derivative of |x| that varies over the region)."""
+    empty side, a derivative of |x| that varies over the region beyond float64's rounding, or
+    one within ``REGION_GAP`` of sign(x) at an entry)."""
+    implied = implied_abs_derivative(got, x, upstream)
+    if implied is None:
+        return None
+    used, noise = implied
     x = x.detach().double()
     got = got.detach().double().reshape(x.shape)
-    S, A = (x ** 3).sum(), x.abs().sum()
-    weight = upstream * S / (1 + A) ** 2  # how much d|x|/dx moves each entry
-    if float(weight.abs()) < 1e-6:
-        return None
     expected = upstream * analytic_grad(x)
     right = torch.tensor([allclose(g.reshape(1), e.reshape(1), MATCH_RTOL, MATCH_ATOL)
                           for g, e in zip(got.reshape(-1), expected.reshape(-1))]).reshape(x.shape)
-    # the derivative of |x| each entry's value implies, the first term taken as right
-    used = (upstream * 3 * x ** 2 / (1 + A) - got) / weight
     for where, elsewhere, mask in REGIONS:
         inside = mask(x)
         if not inside.any() or inside.all() or not torch.equal(~right, inside):
             continue
         value = used[inside]
         constant = float(value.mean())
-        if not allclose(value, torch.full_like(value, constant), 1e-6, 1e-6):
+        if bool(((value - constant).abs() > noise[inside] + noise[inside].max()).any()):
             return None  # not one derivative of |x| there: something else differs
         signs = torch.sign(x[inside])
+        if bool(((value - signs).abs() < REGION_GAP).any()):
+            return None  # about sign(x) there: not a wrong derivative of |x|
         there = (f"{int(signs[0])} there" if bool((signs == signs[0]).all())
                  else "-1 where x < 0 and 1 where x > 0")
         taken = str(round(constant)) if abs(constant - round(constant)) < 1e-6 \
