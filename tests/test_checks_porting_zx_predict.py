@@ -234,3 +234,17 @@ def test_transforms_that_agree_on_the_data_are_all_told():
 
 def test_the_recording_mark_is_one():
     assert RECORDING_MARK == 1  # softmax's invariance to it is what the test above relies on
+
+
+def test_a_transform_of_an_output_off_within_the_checks_tolerance_is_named():
+    """On a GPU the student's float32 output differs from the grader's CPU reference by up to
+    the check's tolerance (rtol=1e-5, atol=1e-6); its softmax by about twice as much."""
+    gen = torch.Generator().manual_seed(0)
+    expected = torch.randn(6, 5, generator=gen) * 3
+    wobble = (torch.rand(6, 5, generator=gen) * 2 - 1)
+    on_gpu = expected + wobble * (1e-6 + 1e-5 * expected.abs())
+    for after, words in [(lambda o: torch.softmax(o, -1), "softmax(output, dim=-1)"),
+                         (torch.sigmoid, "sigmoid"), (lambda o: o.log_softmax(0), "dim=0")]:
+        verdict = _judged(after(on_gpu), expected)
+        assert verdict.misconception == "output-transformed", verdict.message
+        assert words in verdict.message, verdict.message
