@@ -37,6 +37,7 @@ from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated
 from .device_data import data_moved
 from .device_dtype import cast_batch, cast_model, in_float64
 from .device_single import squeezed
+from .device_transform import transformed
 
 RTOL, ATOL = 1e-5, 1e-6
 DEVICE_MISMATCH = (
@@ -138,6 +139,8 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
     if device.type == "meta" and isinstance(got, torch.Tensor):
         return judge_on_meta(got, model, expected, shown, forward)
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
+    # a softmax, sigmoid, argmax... of the grader's own output: output-transformed
+    verdict = transformed(verdict, got, expected, shown)
     # no guessed cause when the model is in eval mode after the call: check_predict probes
     return with_diagnosis(verdict, lambda: (
         ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "

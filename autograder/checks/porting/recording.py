@@ -27,6 +27,7 @@ from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
 from .device_batch import left_unchanged
 from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
+from .device_transform import ADVICE, fitting, said
 
 
 def draw_marked_model(rng: np.random.Generator) -> tuple[nn.Module, torch.Tensor]:
@@ -66,6 +67,19 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
                        "recording on. Run it inside `with torch.no_grad():` (or "
                        "`torch.inference_mode()`); detach() afterwards does not avoid the "
                        f"recording{FROZEN if batch_grad else ''}.", "graph-recorded")
+    # a transform of the shifted output (sigmoid, tanh...: not softmax, which a shift leaves
+    # alone) is both mistakes at once; one of the unshifted output is judge_prediction's
+    both = fitting(got, expected + RECORDING_MARK, unlike=expected)
+    if both:
+        shown = f"predict(model, batch, {device})"
+        return Verdict(False, f"{shown} returned {said(both)}, with output = model(batch) + "
+                       f"{RECORDING_MARK:g}: this test model adds {RECORDING_MARK:g} only while "
+                       "autograd records a graph through it, so the forward ran with recording "
+                       "on. Run it "
+                       "inside `with torch.no_grad():` (or `torch.inference_mode()`); detach() "
+                       f"afterwards does not avoid the recording{FROZEN if batch_grad else ''}. "
+                       "And the output passed through a final transform: " + ADVICE,
+                       "graph-recorded")
     return judge_prediction(got, packed, model, expected, device)
 
 
