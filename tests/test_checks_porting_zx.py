@@ -203,3 +203,46 @@ def test_a_running_maximum_is_not_a_running_minimum(seed):
     result = logreg.check_train_logreg(RUNNING_MAX, np.random.default_rng(seed), part="losses")
     assert result.misconception not in NOT_A_HELD_FIRST_LOSS, result.message
     assert logreg.check_train_logreg(RUNNING_MAX, np.random.default_rng(seed), part="params").passed
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5])
+def test_a_record_beside_the_grader_s_w_and_b_is_told_no_training_mistake(seed):
+    """Where the loss rises, the running maximum is the grader's losses up to the rise, then
+    other: that matched a loop changed once the loss rose (or a fitted weight decay), though
+    w and b are the grader's, which such a loop's are not."""
+    X, y, lr, steps = draw_regime(np.random.default_rng(seed), "large-logits")
+    w, b, losses = RUNNING_MAX(X.clone(), y.clone(), lr, steps)
+    assert logreg.judge_params((w, b, losses), X, y, lr, steps).ok
+    verdict = logreg.judge_losses(losses, X, y, lr, steps, params=(w, b))
+    assert not verdict.ok
+    assert verdict.misconception not in (*NOT_A_HELD_FIRST_LOSS, "changed-after-loss-rose",
+                                         "penalty-added"), verdict.message
+    assert "w and b are the grader's" in verdict.message, verdict.message
+
+
+def _penalised(X, y, lr, steps, *, norm, lam):
+    """A penalty in the loss (lam * ||w||² or lam * sum|w|), small enough that w and b pass."""
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.SGD([w, b], lr=lr)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        loss = loss + lam * (w.pow(2).sum() if norm == 2 else w.abs().sum())
+        losses.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return w.detach(), b.detach(), losses
+
+
+@pytest.mark.parametrize("seed, norm", [(5, 2), (1, 1)])
+def test_a_small_penalty_whose_w_and_b_pass_keeps_its_name(seed, norm):
+    """The grader's w and b rule out only a mistake whose own run ends elsewhere: a penalty
+    small enough that its w and b are within the tolerance, shown in the recorded losses, is
+    still penalty-added."""
+    X, y, lr, steps = logreg.draw_problem(np.random.default_rng(seed))
+    got = _penalised(X, y, lr, steps, norm=norm, lam=1e-5)
+    assert logreg.judge_params(got, X, y, lr, steps).ok
+    verdict = logreg.judge_losses(got[2], X, y, lr, steps, params=got[:2])
+    assert verdict.misconception == "penalty-added", verdict.message

@@ -39,7 +39,8 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     ``params``, their final ``w`` and ``b``), if any. A mistake whose replay is the right
     run's here names nothing, however well it matches (with one step, most losses are).
     ``returned``: the ``w`` and ``b`` the call returned, where only the losses are judged:
-    read for what they show of the parameters (flat losses), never replayed against."""
+    read for what they show of the parameters (left at the zeros, or the grader's, which rule
+    out a mistake in the training whose own run ends elsewhere), never to name a mistake by."""
     if len(losses) == LESSON_STEPS != steps:
         return "steps-ignored", (f"You returned {LESSON_STEPS} losses but steps was {steps}: "
                                  "loop over range(steps), not the lesson's 300.")
@@ -47,12 +48,22 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     w_right, b_right, right = reference_run(X, y, lr, steps)
     correct = torch.tensor(right)
     final = _vector(*params) if params is not None else None
+    shown = final if params is not None else _vector(*returned) if returned else None
+    right_final = _vector(w_right, b_right)
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
-        shown = final if params is not None else _vector(*returned) if returned else None
-        flat = _flat_losses(target, correct, shown, _vector(w_right, b_right))
+        flat = _flat_losses(target, correct, shown, right_final)
         if flat is not None:
             return flat
-    if len(losses) < steps:  # a loop that stopped where the loss rose, before a miscount
+    # the call returned the grader's w and b: its updates were the contract's, so a mistake in
+    # the training whose own run ends elsewhere is ruled out, however well its losses match
+    trained_right = shown is not None and right_final is not None \
+        and _trained_right(shown, right_final)
+
+    def contradicted(w_replay: torch.Tensor, b_replay: torch.Tensor | None = None) -> bool:
+        replayed = w_replay if b_replay is None else _vector(w_replay, b_replay)
+        return trained_right and not _trained_right(replayed.double(), right_final)
+
+    if len(losses) < steps and not trained_right:  # a loop that stopped where the loss rose
         stopped = rise.changed_losses(target, correct, steps, RTOL, ATOL)
         if stopped is not None:
             return stopped
@@ -97,13 +108,17 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         by_final = final is not None and name != "step-times-m"
         name, advice = _told(name, X.shape[0])
         if matches(target[:keep], pattern[:keep], correct[:keep]):
+            if trained_right and contradicted(*reference_run(X, y, run_lr, steps, replay,
+                                                             dtype)[:2]):
+                continue
             return name, advice
         if by_final and matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
     # the loss divided by a count not this X's rows (a global m): its M fitted, then replayed
     divided = divided_by_count(target, correct, X, lr, steps, final, _vector(w_right, b_right),
-                               lambda at: reference_run(X, y, at, steps), matches)
+                               lambda at: reference_run(X, y, at, steps), matches,
+                               contradicted)
     if divided is not None:
         return divided
     if final is None:  # the record, not the training: transforms of the grader's own losses
@@ -113,17 +128,22 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps:  # a penalty at a strength of the student's: fitted, then replayed
         penalised = penalty_added(
             target, correct, X, y, lr, final, _vector(w_right, b_right), matches,
-            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
+            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL), contradicted)
         if penalised is not None:
             return penalised
     unstable = unstable_loss(target, correct, X, y, lr, steps,
                              lambda k: largest_logit(X, y, lr, steps, k), RTOL, ATOL)
     if unstable is not None:
         return unstable
-    # after the replays: a loop that never clears its gradients also matches up to step 1
-    changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+    # after the replays: a loop that never clears its gradients also matches up to step 1; a
+    # loop that changed once the loss rose ends elsewhere than the grader's w and b
+    changed = None if trained_right else rise.changed_losses(target, correct, steps, RTOL, ATOL)
     if changed is not None:
         return changed
+    if trained_right:  # what is established: the training is right, the record is not
+        return None, ("w and b are the grader's, so the updates follow the contract; the "
+                      "losses recorded are not its per-step losses (each step's mean binary "
+                      f"cross-entropy, before that step's update). {RECORD_ADVICE}")
     return None, UNEXPLAINED
 
 
