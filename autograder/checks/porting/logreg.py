@@ -78,8 +78,11 @@ def train_beside_reference(train_logreg: Callable, X: torch.Tensor, y: torch.Ten
 
 
 def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 steps: int) -> Verdict:
-    """Compare the student's loss trajectory with the grader's; name a known mistake."""
+                 steps: int, params: tuple[Any, Any] | None = None) -> Verdict:
+    """Compare the student's loss trajectory with the grader's; name a known mistake.
+    ``params``: the ``w`` and ``b`` the same call returned, the only evidence of what the
+    parameters did (flat losses may be a run that never updated, or a record that kept the
+    first loss); without them no diagnosis claims anything about ``w`` and ``b``."""
     shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
     expected = reference_run(X, y, lr, steps)[2]
     inputs = {"m": X.shape[0], "n": X.shape[1], "lr": lr, "steps": steps}
@@ -89,7 +92,7 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
                        "Python floats: append loss.item() each step.", "losses-not-floats",
                        evidence)
     if len(losses) != steps:
-        name, hint = diagnose(losses, X, y, lr, steps)
+        name, hint = diagnose(losses, X, y, lr, steps, returned=params)
         return Verdict(False, f"{shown} returned {len(losses)} losses; expected one per step, "
                        f"{steps} in all. {hint if name else ''}".rstrip(),
                        name or "wrong-length", evidence)
@@ -97,7 +100,7 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
     evidence = Evidence(inputs, expected, list(losses), err, tolerance_text(RTOL, ATOL))
     if close_lists(losses, expected, RTOL, ATOL):
         return Verdict(True, evidence=evidence)
-    name, hint = diagnose(losses, X, y, lr, steps)
+    name, hint = diagnose(losses, X, y, lr, steps, returned=params)
     return Verdict(False, f"{shown} returned losses {describe(losses)}; expected "
                    f"{expected_text(expected)} (largest error {error_text(err)}, "
                    f"{tolerance_text(RTOL, ATOL)}). {hint}", name, evidence)
@@ -172,7 +175,8 @@ def check_train_logreg(train_logreg: Callable, rng: np.random.Generator, *, part
         with call_context(**({"call_again": [wire.encode(a) for a in again]} if again else {})):
             got, verdict = train_beside_reference(train_logreg, X, y, lr, steps, given)
         if verdict is None:
-            verdict = (judge_losses(got[2], X, y, lr, steps) if part == "losses"
+            verdict = (judge_losses(got[2], X, y, lr, steps, (got[0], got[1]))
+                       if part == "losses"
                        else judge_params(got, X, y, lr, steps))
         shown = f"train_logreg(X of shape {tuple(X.shape)}, y, lr={fmt(lr)}, steps={steps})"
         if again is not None:

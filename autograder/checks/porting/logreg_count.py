@@ -44,16 +44,21 @@ def fitted_count(first: float, m: int) -> int | None:
 
 def divided_by_count(target: torch.Tensor, correct: torch.Tensor, X: torch.Tensor, lr: float,
                      steps: int, final: torch.Tensor | None, right_final: torch.Tensor | None,
-                     run_at: Run, matches: Matches) -> tuple[str, str] | None:
+                     run_at: Run, matches: Matches,
+                     contradicted: Callable[[torch.Tensor, torch.Tensor], bool] | None = None
+                     ) -> tuple[str, str] | None:
     """``(NAME, advice)`` when the student's ``target`` losses (or ``final`` w and b) are the
     replay of training with the loss divided by a fitted count ``M``; ``run_at(lr)``: the
-    grader's right run at another lr (``logreg_runs.reference_run``)."""
+    grader's right run at another lr (``logreg_runs.reference_run``); ``contradicted(w, b)``:
+    whether the replay's final ``w`` and ``b`` are ruled out by what the call returned."""
     m = X.shape[0]
     k = fitted_count(float(target[0]), m) if len(target) == steps else None
     if k is None:
         return None
     factor = m / k
     w, b, losses = run_at(lr * factor)
+    if contradicted is not None and contradicted(w, b):
+        return None
     replay = torch.tensor(losses, dtype=torch.float64) * factor
     keep = steps if k > m else CHAOTIC_KEEP
     if steps >= 3 and matches(target[:keep], replay[:keep], correct[:keep]):

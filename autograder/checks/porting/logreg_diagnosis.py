@@ -18,6 +18,7 @@ from .common import allclose
 from .logreg_advice import MISTAKES, NEVER_UPDATED, UNEXPLAINED
 from .logreg_count import divided_by_count
 from .logreg_penalty import penalty_added
+from .logreg_recorded import ADVICE as RECORD_ADVICE
 from .logreg_recorded import running_statistic
 from .logreg_rounded import rounded_losses
 from .logreg_runs import reference_run, replayed_losses, update_path
@@ -32,20 +33,37 @@ LESSON_LR, LESSON_STEPS = 0.5, 300
 
 
 def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
-             params: tuple[Any, Any] | None = None) -> tuple[str | None, str]:
+             params: tuple[Any, Any] | None = None, returned: tuple[Any, Any] | None = None
+             ) -> tuple[str | None, str]:
     """Which known mistake reproduces the student's losses on this data (or, with
     ``params``, their final ``w`` and ``b``), if any. A mistake whose replay is the right
-    run's here names nothing, however well it matches (with one step, most losses are)."""
+    run's here names nothing, however well it matches (with one step, most losses are).
+    ``returned``: the ``w`` and ``b`` the call returned, where only the losses are judged:
+    read for what they show of the parameters (left at the zeros, or the grader's, which rule
+    out a mistake in the training whose own run ends elsewhere), never to name a mistake by."""
     if len(losses) == LESSON_STEPS != steps:
         return "steps-ignored", (f"You returned {LESSON_STEPS} losses but steps was {steps}: "
                                  "loop over range(steps), not the lesson's 300.")
     target = torch.tensor(losses, dtype=torch.float64)
     w_right, b_right, right = reference_run(X, y, lr, steps)
     correct = torch.tensor(right)
-    if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
-        return "params-never-updated", NEVER_UPDATED.format("w and b")
     final = _vector(*params) if params is not None else None
-    if len(losses) < steps:  # a loop that stopped where the loss rose, before a miscount
+    shown = final if params is not None else _vector(*returned) if returned else None
+    right_final = _vector(w_right, b_right)
+    if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
+        flat = _flat_losses(target, correct, shown, right_final)
+        if flat is not None:
+            return flat
+    # the call returned the grader's w and b: its updates were the contract's, so a mistake in
+    # the training whose own run ends elsewhere is ruled out, however well its losses match
+    trained_right = shown is not None and right_final is not None \
+        and _trained_right(shown, right_final)
+
+    def contradicted(w_replay: torch.Tensor, b_replay: torch.Tensor | None = None) -> bool:
+        replayed = w_replay if b_replay is None else _vector(w_replay, b_replay)
+        return trained_right and not _trained_right(replayed.double(), right_final)
+
+    if len(losses) < steps and not trained_right:  # a loop that stopped where the loss rose
         stopped = rise.changed_losses(target, correct, steps, RTOL, ATOL)
         if stopped is not None:
             return stopped
@@ -90,13 +108,17 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         by_final = final is not None and name != "step-times-m"
         name, advice = _told(name, X.shape[0])
         if matches(target[:keep], pattern[:keep], correct[:keep]):
+            if trained_right and contradicted(*reference_run(X, y, run_lr, steps, replay,
+                                                             dtype)[:2]):
+                continue
             return name, advice
         if by_final and matches(final, _vector(w_replay, b_replay),
                                           _vector(w_right, b_right)):
             return name, "w and b match " + advice.removeprefix("The losses match ")
     # the loss divided by a count not this X's rows (a global m): its M fitted, then replayed
     divided = divided_by_count(target, correct, X, lr, steps, final, _vector(w_right, b_right),
-                               lambda at: reference_run(X, y, at, steps), matches)
+                               lambda at: reference_run(X, y, at, steps), matches,
+                               contradicted)
     if divided is not None:
         return divided
     if final is None:  # the record, not the training: transforms of the grader's own losses
@@ -106,18 +128,58 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     if len(losses) == steps:  # a penalty at a strength of the student's: fitted, then replayed
         penalised = penalty_added(
             target, correct, X, y, lr, final, _vector(w_right, b_right), matches,
-            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL))
+            lambda a, b: not allclose(a, b, MATCH_RTOL, MATCH_ATOL), contradicted)
         if penalised is not None:
             return penalised
     unstable = unstable_loss(target, correct, X, y, lr, steps,
                              lambda k: largest_logit(X, y, lr, steps, k), RTOL, ATOL)
     if unstable is not None:
         return unstable
-    # after the replays: a loop that never clears its gradients also matches up to step 1
-    changed = rise.changed_losses(target, correct, steps, RTOL, ATOL)
+    # after the replays: a loop that never clears its gradients also matches up to step 1; a
+    # loop that changed once the loss rose ends elsewhere than the grader's w and b
+    changed = None if trained_right else rise.changed_losses(target, correct, steps, RTOL, ATOL)
     if changed is not None:
         return changed
+    if trained_right:  # what is established: the training is right, the record is not
+        return None, ("w and b are the grader's, so the updates follow the contract; the "
+                      "losses recorded are not its per-step losses (each step's mean binary "
+                      f"cross-entropy, before that step's update). {RECORD_ADVICE}")
     return None, UNEXPLAINED
+
+
+def _flat_losses(target: torch.Tensor, correct: torch.Tensor, shown: torch.Tensor | None,
+                 right: torch.Tensor | None) -> tuple[str | None, str] | None:
+    """Losses that all stay at the first one where the grader's change: what the returned
+    ``w`` and ``b`` (``shown``, one vector; None when not at hand) show. At the starting zeros,
+    they never changed (``params-never-updated``). The grader's: the training was right and
+    only the record is not, the running minimum where the grader's loss never falls below its
+    first (it rose from step 1 on, a large lr: ``losses-running-min``), else said as found.
+    Moved elsewhere: left to the replays (None). Not at hand: what the losses alone establish
+    is said, and nothing of ``w`` and ``b``."""
+    if shown is not None and not shown.any():
+        return "params-never-updated", NEVER_UPDATED.format("w and b")
+    first = f"{float(target[0]):.6g}"
+    if shown is None:
+        either = (" (or each recorded as the lowest loss so far, which on this run is the first "
+                  "one)" if running_statistic(target, correct, matches) is not None else "")
+        return None, (f"Every loss is the first one, {first}, where the grader's change from "
+                      f"step 1 on{either}: the loss of each step is its own forward pass on that "
+                      "step's w and b, computed before the update, and w and b move every step.")
+    if right is None or not _trained_right(shown, right):
+        return None
+    recorded = running_statistic(target, correct, matches)
+    if recorded is not None:
+        return recorded
+    return None, (f"w and b are the grader's, but every loss recorded is the first one, {first}, "
+                  "where the grader's change from step 1 on: the training is right, the list "
+                  f"holds something other than each step's own loss. {RECORD_ADVICE}")
+
+
+def _trained_right(shown: torch.Tensor, right: torch.Tensor) -> bool:
+    """The returned ``w`` and ``b`` (one vector) are the grader's ``right`` ones, held as
+    ``judge_params`` holds them (float32 drift at the run's scale)."""
+    return shown.shape == right.shape and allclose(
+        shown, right, RTOL, max(ATOL, RTOL * float(right.abs().max())))
 
 
 def _told(replay: str, m: int) -> tuple[str, str]:

@@ -128,7 +128,9 @@ def penalty_added(target: torch.Tensor, correct: torch.Tensor, X: torch.Tensor,
                   y: torch.Tensor, lr: float, final: torch.Tensor | None,
                   right_final: torch.Tensor | None,
                   matches: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], bool],
-                  parts: Callable[[torch.Tensor, torch.Tensor], bool]) -> tuple[str, str] | None:
+                  parts: Callable[[torch.Tensor, torch.Tensor], bool],
+                  contradicted: Callable[[torch.Tensor], bool] | None = None
+                  ) -> tuple[str, str] | None:
     """``penalty-added`` and its advice when one kind of penalty, at a fitted strength, gives
     the student's losses (the message says so of ``final`` ``w`` and ``b`` too where they are
     that run's), or ``None``.
@@ -141,6 +143,9 @@ def penalty_added(target: torch.Tensor, correct: torch.Tensor, X: torch.Tensor,
         matches: ``matches(got, replay, right)``: whether a student's values are a replay's
             and the right run's are not (the tolerance that names replayed mistakes).
         parts: ``parts(a, b)``: whether two losses differ beyond that tolerance.
+        contradicted: ``contradicted(params)``: whether a penalised run's final ``w`` and
+            ``b`` (one vector) are ruled out by what the call returned (the grader's own,
+            where the penalised run's are not): such a fit is no cause.
     """
     steps = len(target)
     if steps < 2 or len(correct) != steps or not torch.isfinite(target).all():
@@ -161,6 +166,8 @@ def penalty_added(target: torch.Tensor, correct: torch.Tensor, X: torch.Tensor,
                 penalised_run(Xn, yn, lr, head, penalty, lam)[1]), correct[:head]):
             continue
         params, losses = penalised_run(Xn, yn, lr, steps, penalty, lam)
+        if contradicted is not None and contradicted(torch.tensor(params)):
+            continue
         if matches(target, torch.tensor(losses), correct):
             found.append((float(np.max(np.abs(goal - losses) / (1e-9 + np.abs(goal)))),
                           penalty, lam, final is not None and right_final is not None

@@ -113,8 +113,10 @@ def _candidates(target: torch.Tensor, L: torch.Tensor, matches: Matches
                 continue
             replay = smoothed(L, beta, start)
             # as beta -> 1 the bias-corrected average is the running mean: that one, fitted
-            # nothing, is what such a factor gives, not a smoothing of its own
-            if matches(target, replay, L) and not matches(replay, mean, L):
+            # nothing, is what such a factor gives, not a smoothing of its own; and the
+            # average started at the first loss is that loss held, which no smoothing is
+            if matches(target, replay, L) and not matches(replay, mean, L) \
+                    and not matches(replay, L[:1].expand_as(L), L):
                 found.append(("losses-smoothed", f"an exponential moving average (e = {beta:.3g} "
                               f"* e + {1 - beta:.3g} * loss, {how})"))
     return found

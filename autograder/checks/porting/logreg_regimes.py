@@ -233,7 +233,7 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
         got, verdict = train_beside_reference(train_logreg, X, y, lr, steps)
         if verdict is None:
             verdict = (stopped_early(got[2], steps, reference_run(X, y, lr, steps)[2])
-                       or judge_losses(got[2], X, y, lr, steps))
+                       or judge_losses(got[2], X, y, lr, steps, (got[0], got[1])))
             verdict = judge_params(got, X, y, lr, steps) if verdict.ok else verdict
         if not verdict.ok:
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
