@@ -41,6 +41,10 @@ def test_torch_dot_on_a_2d_tensor_is_told_to_multiply_and_sum():
     assert "take one-dimensional tensors only" in result.message, result.message
 
 
+def _asserting(a, b):
+    assert a + b == 0.3, "paths do not add up"  # noqa: S101 - blind round zy's student_05
+
+
 def _raise_each():
     x = torch.ones(2, 2, requires_grad=True)
     yield "bool", lambda: bool(x)
@@ -52,6 +56,8 @@ def _raise_each():
     yield "no-grad-fn", lambda: torch.ones(2).sum().backward()
     yield "item", lambda: x.sum(0).item()
     yield "float", lambda: float(x.sum(0))
+    yield "legacy-constructor", lambda: torch.DoubleTensor(torch.ones(2))
+    yield "assert", lambda: _asserting(0.1, 0.2)
     a = torch.ones(2, requires_grad=True)
     b = a.exp()
     yield "inplace", lambda: (b.mul_(2), b.sum().backward())

@@ -39,6 +39,13 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("Expected all tensors to be on the same device",
      "The tensors of one operation must be on one device: create new ones with "
      "`device=x.device`, or move them with `.to(x.device)`."),
+    ("expected TensorOptions(dtype=",
+     "torch.DoubleTensor(t) and the other legacy constructors (torch.FloatTensor, ...) do not "
+     "convert: they refuse a tensor of another dtype. Convert with `t.double()`."),
+    ("AssertionError",
+     "An `assert` in your function stopped it at these inputs. If it compares floats with "
+     "`==`, results that are equal on paper often differ in their last digits: compare with "
+     "`math.isclose` or `torch.allclose`, or leave the check out of the graded function."),
     ("has been modified by an inplace operation",
      "A tensor autograd saved for backward was changed in place after it was saved: compute "
      "on a new tensor (`x = x * k` rather than `x *= k`), or change it only after backward."),

@@ -12,6 +12,7 @@ against anything the worker reports.
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import nullcontext
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ import torch.nn as nn
 from ..calling import call
 from ..closeness import near
 from ..context import call_context
-from ..describing import describe, fmt, plain
+from ..describing import describe, fmt, plain, sentence
 from ..probes import PROBE_SEED
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -204,7 +205,9 @@ def judge_zero_lr(make_optimizer: Callable, model: nn.Module, device: torch.devi
     ``if not lr:``, ``lr if lr else 0.1`` all replace 0.0."""
     before = {id(p) for p in model.parameters()}
     opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=0.0)
-    verdict = failure or judge_optimizer(opt, model, device, 0.0, before)
+    if failure is not None:
+        return zero_lr_refused(failure, make_optimizer, model, device)
+    verdict = judge_optimizer(opt, model, device, 0.0, before)
     if verdict.misconception != "lr-ignored":
         return verdict
     lrs = [group.get("lr") for group in opt.param_groups]
@@ -218,6 +221,29 @@ def judge_zero_lr(make_optimizer: Callable, model: nn.Module, device: torch.devi
                    "a legal learning rate (SGD takes it; its steps leave the model as it is). "
                    "Pass lr on as it is; to default a missing lr, test `lr is None` instead.",
                    "falsy-lr-replaced", Evidence({"lr": 0.0}, 0.0, plain(lrs)))
+
+
+#: The small positive rate a refusal of 0.0 is confirmed with.
+CONFIRMING_LR = 1e-3
+
+
+def zero_lr_refused(failure: Verdict, make_optimizer: Callable, model: nn.Module,
+                    device: torch.device) -> Verdict:
+    """A ``make_optimizer`` that raised for ``lr=0.0`` (blind round zz: ``if not lr > 0: raise
+    ValueError``), named ``zero-lr-refused`` when a call with a small positive rate on the same
+    model builds the right optimizer: only the 0.0 was refused."""
+    if failure.misconception != "raised":
+        return failure
+    before = {id(p) for p in model.parameters()}
+    opt, again = call(make_optimizer, "make_optimizer", model, device, lr=CONFIRMING_LR)
+    if again is not None or not judge_optimizer(opt, model, device, CONFIRMING_LR, before).ok:
+        return failure
+    return dataclasses.replace(
+        failure, misconception="zero-lr-refused",
+        message=(f"{sentence(failure.message)} With lr={CONFIRMING_LR:g} it built the right "
+                 "optimizer: only the 0.0 was refused. lr=0.0 is a legal learning rate (SGD "
+                 "takes it; its steps leave the model as it is), and make_optimizer passes "
+                 "any lr on to SGD as it is: SGD itself refuses a negative one."))
 
 
 def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, moved: bool,
