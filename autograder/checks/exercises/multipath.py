@@ -30,6 +30,7 @@ from .multipath_points import (
 from .multipath_precision import LOW_PRECISION, low_precision
 from .multipath_precision import confirmed as precision_confirmed
 from .multipath_repeated import REPEATED, confirmed, repeated_backward
+from .multipath_tiny import TINY, confirmed_tiny, tiny_zeroed
 
 QUESTION = "q3_multipath"
 #: One float32 ulp relative (2**-23): the most a float32 sum of the two paths is rounded by.
@@ -52,9 +53,11 @@ def tolerance_text(atol: np.ndarray) -> str:
 def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
            patterns: list[tuple[str, Any, str]], inputs: dict, none_name: str,
            split: bool, repeated: bool = True, halving: bool = True,
-           precision: bool = True) -> Verdict:
-    """Type first, then values; a wrong value is matched against ``patterns`` (for
-    split_path_grads, first against a subtraction of totals: ``cancellation``), then, with
+           precision: bool = True, tiny: bool = True) -> Verdict:
+    """Type first, then values; with ``tiny``, a gradient zeroed where it is tiny next to the
+    other (``tiny_zeroed``) is named before anything else; a wrong value is matched against
+    ``patterns`` (for split_path_grads, first against a subtraction of totals:
+    ``cancellation``), then, with
     ``repeated``, against gradients accumulated over more than one backward.
 
     ``none_name`` names the mistake behind a gradient of ``None`` (a leaf left unused);
@@ -76,13 +79,15 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     evidence = Evidence(inputs, list(expected), list(got), err, tolerance_shown)
     if pair_close(got, expected, 0.0, atol):
         return Verdict(True, evidence=evidence)
-    name, hint = (cancellation(got, x0, y0, atol) if split else None) or first_match(
+    zeroed = tiny_zeroed(got, expected, atol, ("a.grad", "b.grad") if split
+                         else ("x.grad", "y.grad")) if tiny else None
+    name, hint = zeroed or (cancellation(got, x0, y0, atol) if split else None) or first_match(
         got, expected, patterns, lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
-    derived = not_split(got, x0, y0, atol) if split else None
+    derived = not_split(got, x0, y0, atol) if split and not zeroed else None
     if derived is not None:  # the two readings cannot both hold but where their answers meet
         name, hint = derived if name is None else (None, (
             f"It fits two readings, nothing here tells which. One: {hint} Or: {derived[1]}"))
-    if name is None and not hint and precision:
+    if name is None and not hint and precision and not zeroed:
         name, hint = low_precision(got, x0, y0, split) or (None, "")
     if name is None and not hint and split and halving:
         name, hint = halved(got, x0, y0, atol) or (None, "")
@@ -96,7 +101,7 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
 
 
 def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True,
-                    precision: bool = True) -> Verdict:
+                    precision: bool = True, tiny: bool = True) -> Verdict:
     """Compare ``multipath_grads(x0, y0)`` with ``(2*x0 + y0, x0)``; name the mistake
     (``repeated``: gradients accumulated over backward calls too; ``precision``: a lower
     precision; see ``_judge``)."""
@@ -114,7 +119,7 @@ def judge_multipath(got: Any, x0: float, y0: float, repeated: bool = True,
         ("lesson-constant", LESSON_MULTIPATH, "These are the lesson's gradients for (3, 4): make "
          "the leaves from the x0 and y0 arguments."),
     ], {"x0": x0, "y0": y0}, "unused-leaf", split=False, repeated=repeated,
-                  precision=precision)
+                  precision=precision, tiny=tiny)
 
 
 def cancellation(got: tuple[float, float], x0: float, y0: float,
@@ -174,7 +179,7 @@ def not_split(got: tuple[float, float], x0: float, y0: float,
 
 
 def judge_split(got: Any, x0: float, y0: float, repeated: bool = True,
-                halving: bool = True, precision: bool = True) -> Verdict:
+                halving: bool = True, precision: bool = True, tiny: bool = True) -> Verdict:
     """Compare ``split_path_grads(x0, y0)`` with ``(y0, 2*x0)``; name the mistake
     (``repeated`` and ``precision`` as in ``judge_multipath``, ``halving`` as in
     ``_judge``)."""
@@ -193,7 +198,7 @@ def judge_split(got: Any, x0: float, y0: float, repeated: bool = True,
         ("lesson-constant", LESSON_SPLIT, "These are the lesson's gradients for (3, 4): make the "
          "leaves from the x0 and y0 arguments."),
     ], {"x0": x0, "y0": y0}, "one-leaf", split=True, repeated=repeated, halving=halving,
-                  precision=precision)
+                  precision=precision, tiny=tiny)
 
 
 def _call(fn: Callable, name: str, x0: Any, y0: Any, none_name: str) -> tuple[Any, Verdict | None]:
@@ -275,6 +280,10 @@ def check_grads(fn: Callable, rng: np.random.Generator, *, split: bool,
     for x0, y0 in draw_points(rng):
         got, failure = _call(fn, name, x0, y0, "one-leaf" if split else "unused-leaf")
         verdict = failure or judge(got, x0, y0)
+        if verdict.misconception == TINY:  # zeroed where tiny: and right at an ordinary point?
+            verdict = confirmed_tiny(verdict, fn, name, x0, y0, judge,
+                                     expected_split if split else expected_multipath,
+                                     lambda a, b: tolerance(a, b, split))
         if verdict.misconception == LOW_PRECISION:  # replayed here: and at another point?
             verdict = precision_confirmed(verdict, fn, name, x0, y0, split, judge,
                                           expected_split if split else expected_multipath)

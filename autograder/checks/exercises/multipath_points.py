@@ -49,15 +49,22 @@ def subtracted_totals(x0: float, y0: float) -> tuple[float, float]:
     return total - float(b), total - float(a)
 
 
-def far_apart(rng: np.random.Generator, square_small: bool) -> tuple[float, float]:
-    """A point where one path's gradient is 5 to 6.5 orders of magnitude below the other's
-    (the square path 2*x0 when ``square_small``, else the product path y0), and where
+#: How many orders of magnitude the last two far-apart points put between the paths: the upper
+#: part of the contract's 5 to 6.5, so that every seed has a small path below a millionth of
+#: the other (where a "noise floor" of float32's resolution, 1e-6 of the total, zeroes it).
+TINY_ORDERS = (6.2, 6.5)
+
+
+def far_apart(rng: np.random.Generator, square_small: bool,
+              orders: tuple[float, float] = (5.0, 6.5)) -> tuple[float, float]:
+    """A point where one path's gradient is ``orders`` (5 to 6.5) orders of magnitude below the
+    other's (the square path 2*x0 when ``square_small``, else the product path y0), and where
     subtracting float32 totals misses the small one by more than 30 times its tolerance:
     a float32 sum keeps about 7 digits of the big path, so little of the small one survives
     ``total - big``. Signs drawn."""
     while True:
         big = float(rng.choice([-1, 1]) * 10 ** rng.uniform(1.0, 3.0))
-        small = float(rng.choice([-1, 1]) * abs(big) * 10 ** rng.uniform(-6.5, -5.0))
+        small = float(rng.choice([-1, 1]) * abs(big) * 10 ** rng.uniform(-orders[1], -orders[0]))
         x0, y0 = (small / 2, big) if square_small else (big / 2, small)
         which = 1 if square_small else 0  # the small path's place in (a.grad, b.grad)
         exact = expected_split(x0, y0)[which]
@@ -67,7 +74,9 @@ def far_apart(rng: np.random.Generator, square_small: bool) -> tuple[float, floa
 
 def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     """Floats (negative, fractional, large), then a pair of ints, which must be accepted too,
-    then one path's gradient orders of magnitude below the other's, both ways round."""
+    then one path's gradient orders of magnitude below the other's, both ways round, and last
+    both ways round again with the small path below a millionth of the other (``TINY_ORDERS``),
+    where a gradient zeroed as "noise" is told from the right one on every seed."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -82,6 +91,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         # drawn last, so that the points above stay those of earlier runs with the same seed
         far_apart(rng, square_small=True),
         far_apart(rng, square_small=False),
+        # appended, so that the points above stay those of earlier runs with the same seed
+        far_apart(rng, square_small=True, orders=TINY_ORDERS),
+        far_apart(rng, square_small=False, orders=TINY_ORDERS),
     ]
 
 
