@@ -14,7 +14,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
 from .microbatch_clamped import NAME as CLAMPED
-from .microbatch_clamped import saturated
+from .microbatch_clamped import clamped, saturated
 from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
@@ -190,6 +190,9 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         if i == 7:
             verdict = overflowed(verdict, got, w_before, X0, y0, sizes0,
                                  reference(w_before, X0, y0))
+        if i != 6 and not strict:  # a clamp that acts on this draw's logits (any bound)
+            verdict = clamped(verdict, accumulated_grad, got, w_before, X0, y0, sizes0,
+                              stale_grad, MATCH_RTOL, MATCH_ATOL)
         if not verdict.ok:
             named = ("modified-input", STALE_LEFT, DTYPE_FIXED, SATURATED, CLAMPED, OVERFLOW)
             if verdict.misconception not in named and not strict:
