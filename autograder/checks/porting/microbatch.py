@@ -20,7 +20,15 @@ from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_left import NAME as STALE_LEFT
 from .microbatch_left import stale_left
-from .microbatch_mistakes import MATCH_ATOL, MATCH_RTOL, diagnose, micro_grads, reference
+from .microbatch_mistakes import (
+    ATOL,
+    MATCH_ATOL,
+    MATCH_RTOL,
+    RTOL,
+    diagnose,
+    micro_grads,
+    reference,
+)
 from .microbatch_overflow import NAME as OVERFLOW
 from .microbatch_overflow import overflow, overflowed
 from .microbatch_precision import precise
@@ -32,7 +40,6 @@ from .microbatch_subtracted import stale_kept
 from .microbatch_weights import confirmed
 
 QUESTION = "q2_microbatch"
-RTOL, ATOL = 1e-4, 1e-6
 
 #: The features' scale in the last problem, ``w`` divided by it: the same logits as any
 #: draw, a gradient that many times larger (norm about 1 to 6), where what acts on large

@@ -21,8 +21,8 @@ from typing import Any, Callable
 import torch
 
 from .common import allclose, call_named
-from .microbatch_mistakes import ALSO_STALE
-from .microbatch_saturated import _replays, named
+from .microbatch_mistakes import ALSO_STALE, ATOL, RTOL
+from .microbatch_saturated import named, replays
 
 NAME = "logits-clamped"
 
@@ -33,9 +33,9 @@ BOUNDS = (5.0, 8.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0, 80.0, 88.0, 
 #: The least bound fitted: a clamp keeps the logits in a "safe range", not near 0.
 LEAST = 1.0
 
-#: The check's own tolerance (``microbatch.RTOL, ATOL``): a clamp is fitted only where its
-#: replay fails it, and the answer must be ten times nearer the replay than the right answer.
-JUDGED = (1e-4, 1e-6)
+#: The check's own tolerance: a clamp is fitted only where its replay fails it, and the answer
+#: must be ten times nearer the replay than the right answer.
+JUDGED = (RTOL, ATOL)
 
 #: The clamps fitted: both sides (``clamp(z, -c, c)``), or one (``clamp(max=c)``,
 #: ``clamp(min=-c)``); each a key per row, the rows whose key is past c passing nothing.
@@ -130,7 +130,7 @@ def clamped(verdict: Any, accumulated_grad: Callable, got: Any, w: torch.Tensor,
     if not confirmed or not isinstance(again, torch.Tensor) or any(
             torch.allclose(again.detach().cpu().double(), r, rtol=1e-4, atol=1e-5,
                            equal_nan=True)
-            for r in _replays(w2, X2, y2, sizes2) if again.shape == r.shape):
+            for r in replays(w2, X2, y2, sizes2) if again.shape == r.shape):
         return verdict
     confirmed.sort(key=lambda f: (list(SIDES).index(f[0]), -(f[2] - f[1])))
     side, lo, hi, kept = confirmed[0]

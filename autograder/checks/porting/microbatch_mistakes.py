@@ -19,6 +19,9 @@ from .microbatch_shapes import NAME as BROADCAST
 from .microbatch_shapes import broadcast_grad
 from .microbatch_weights import misplaced_weight
 
+#: The q2 checks' tolerance for a returned gradient (``microbatch``'s verdicts and the replays
+#: that must fail it).
+RTOL, ATOL = 1e-4, 1e-6
 MATCH_RTOL, MATCH_ATOL = 1e-3, 1e-5
 
 MISTAKES = {

@@ -37,7 +37,7 @@ def saturate(rng: np.random.Generator, w: torch.Tensor, X: torch.Tensor, y: torc
         start += size
 
 
-def _replays(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int]
+def replays(w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int]
              ) -> list[torch.Tensor]:
     """The float32 gradient of each sigmoid-then-log form, micro-batch by micro-batch."""
     out = []
@@ -65,7 +65,7 @@ def named(verdict: Verdict, got: Any, w: torch.Tensor, X: torch.Tensor, y: torch
         return verdict
     answer = got.detach().cpu().double()
     if not any(torch.allclose(answer, r, rtol=1e-4, atol=1e-5, equal_nan=True)
-               for r in _replays(w, X, y, sizes)):
+               for r in replays(w, X, y, sizes)):
         return verdict
     return dataclasses.replace(verdict, misconception=NAME, message=(
         f"{verdict.message.rstrip()} Some logits here are far past ±20 on misclassified rows, "
