@@ -98,3 +98,14 @@ def test_a_one_element_tensor_is_always_drawn(seed):
     result = export.check_export(_as_item, generator(seed))
     assert not result.passed and result.misconception == "wrong-shape", result.message
     assert ".item()" in result.message
+
+
+@pytest.mark.parametrize("how", ["np.ascontiguousarray", "np.atleast_1d"])
+def test_a_zero_dim_tensor_given_a_dimension_names_the_likely_call(how):
+    # blind round zze's student_03: np.ascontiguousarray returns an array of at least one
+    # dimension, so a 0-d tensor comes back with shape (1,)
+    t = torch.tensor(7, dtype=torch.int64)
+    got = getattr(np, how.split(".")[1])(np.copy(t.detach().numpy()))
+    verdict = export.judge_export(got, t)
+    assert verdict.misconception == "wrong-shape", verdict.message
+    assert how in verdict.message and "keeps shape ()" in verdict.message, verdict.message

@@ -41,6 +41,16 @@ def test_torch_dot_on_a_2d_tensor_is_told_to_multiply_and_sum():
     assert "take one-dimensional tensors only" in result.message, result.message
 
 
+def test_vmap_of_grad_on_a_2d_tensor_is_told_it_sees_slices():
+    # blind round zze's student_05: right on 1-D x; under vmap each call sees a row of a 2-D x
+    def vjp_square(x, weights):
+        return weights * torch.func.vmap(torch.func.grad(lambda s: s ** 2))(x.detach())
+    result = check_vjp(vjp_square, np.random.default_rng(11))
+    assert not result.passed
+    assert "one slice along the first dimension" in result.message, result.message
+    assert "torch.func.vmap over the first dimension" in result.message, result.message
+
+
 def _asserting(a, b):
     assert a + b == 0.3, "paths do not add up"  # noqa: S101 - blind round zy's student_05
 
@@ -58,6 +68,7 @@ def _raise_each():
     yield "float", lambda: float(x.sum(0))
     yield "legacy-constructor", lambda: torch.DoubleTensor(torch.ones(2))
     yield "assert", lambda: _asserting(0.1, 0.2)
+    yield "func-grad", lambda: torch.func.vmap(torch.func.grad(torch.square))(torch.ones(2, 2))
     a = torch.ones(2, requires_grad=True)
     b = a.exp()
     yield "inplace", lambda: (b.mul_(2), b.sum().backward())

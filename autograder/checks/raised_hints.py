@@ -46,6 +46,11 @@ HINTS: tuple[tuple[str, str], ...] = (
      "An `assert` in your function stopped it at these inputs. If it compares floats with "
      "`==`, results that are equal on paper often differ in their last digits: compare with "
      "`math.isclose` or `torch.allclose`, or leave the check out of the graded function."),
+    ("Expected f(*args) to return a scalar Tensor",
+     "torch.func.grad takes the gradient of a function returning one value. Under "
+     "torch.func.vmap it sees one slice along the first dimension, which has several values "
+     "when the input has more than one dimension: flatten first, or give vjp the weights "
+     "(`torch.func.vjp`, `y.backward(weights)`), which works for every shape."),
     ("has been modified by an inplace operation",
      "A tensor autograd saved for backward was changed in place after it was saved: compute "
      "on a new tensor (`x = x * k` rather than `x *= k`), or change it only after backward."),

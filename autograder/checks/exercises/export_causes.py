@@ -80,7 +80,8 @@ def dims_added(got: Any, t: torch.Tensor, expected: np.ndarray, export: str) -> 
         return ""
     return (f" The value is right but the array has shape {got.shape}: t is 0-d (a tensor "
             "with no dimensions, as a loss is), and the export added dimensions "
-            "(np.atleast_1d, reshape(-1), [value]). NumPy has 0-d arrays too: "
+            "(np.atleast_1d, np.ascontiguousarray, reshape(-1), [value]). NumPy has 0-d "
+            "arrays too: "
             f"{export} keeps shape ().")
 
 

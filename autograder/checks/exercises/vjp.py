@@ -210,7 +210,8 @@ def input_classes(args: tuple) -> list[InputClass]:
     if x.dim() >= 2:  # the same entries in one dimension, as tracked (or not) as x
         classes.append(InputClass("multi-dimensional", (flat(x), weights.reshape(-1)),
                                   "Does something work on 1-D tensors only (torch.dot, "
-                                  "torch.inner, a loop over x's entries)? x may have any "
+                                  "torch.inner, a loop over x's entries, torch.func.vmap "
+                                  "over the first dimension)? x may have any "
                                   "shape: y.backward(weights) works for every shape."))
     if x.dtype == torch.float32:
         classes.append(InputClass("float32", (x.detach().double(), weights.double()),
