@@ -126,14 +126,17 @@ def input_classes(args: tuple) -> list[InputClass]:
     if p0 != int(p0):
         classes.append(InputClass("non-integer", (float(np.sign(p0) * max(1, round(abs(p0)))),
                                                   repeats),
-                                  "Is something truncating p0 (int(), an integer tensor)?"))
+                                  "Is something truncating p0 (int(), an integer tensor)?",
+                                  about_values=True))
     if p0 < 0:
         classes.append(InputClass("negative", (-p0, repeats),
-                                  "Is something dropping the sign (abs, a square root)?"))
+                                  "Is something dropping the sign (abs, a square root)?",
+                                  about_values=True))
     if abs(p0) > 100:
         classes.append(InputClass("large", (p0 / 100, repeats),
                                   "Is precision running out for large values (float16, a fixed "
-                                  "tolerance)?"))
+                                  "tolerance)?",
+                                  about_values=True))
     if repeats == 1:
         classes.append(InputClass("single-repeat", (p0, 2),
                                   "Does the loop treat a single backward differently (an "

@@ -232,17 +232,21 @@ def input_classes(args: tuple) -> list[InputClass]:
     classes = []
     if any(v != int(v) for v in (x0, y0)):
         classes.append(InputClass("non-integer", (_nearest_integer(x0), _nearest_integer(y0)),
-                                  "Is something truncating them (int(), //, round)?"))
+                                  "Is something truncating them (int(), //, round)?",
+                                  about_values=True))
     if x0 < 0 or y0 < 0:
         classes.append(InputClass("negative", (abs(x0), abs(y0)),
-                                  "Is something dropping the sign (abs, a square, a clamp)?"))
+                                  "Is something dropping the sign (abs, a square, a clamp)?",
+                                  about_values=True))
     if max(abs(x0), abs(y0)) > 20:
         classes.append(InputClass("large", (x0 / 100, y0 / 100),
                                   "Is precision running out for large values (float16, a fixed "
-                                  "absolute tolerance)?"))
+                                  "absolute tolerance)?",
+                                  about_values=True))
     if max(abs(x0), abs(y0)) < 1:
         classes.append(InputClass("smaller-than-one", (x0 * 10, y0 * 10),
-                                  "Is something rounding small values?"))
+                                  "Is something rounding small values?",
+                                  about_values=True))
     return classes
 
 

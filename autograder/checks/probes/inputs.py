@@ -56,9 +56,13 @@ def input_classes(subject: Subject, raised: bool = False) -> Diagnosis | None:
         if not subject.same(got, expected):
             continue
         what = "raised" if raised else "was wrong"
+        question = klass.question
+        if raised and klass.about_values:  # a raise computed no value to truncate or round
+            question = (f"Something in the function takes another path for {klass.name} "
+                        "inputs: the error above names the line where it stopped.")
         return Diagnosis(f"probe.input-class.{klass.name}", (
             f"It {what} for {shown_args(subject, subject.args)} ({klass.name}) and was right "
             f"for {shown_args(subject, klass.args)}, the nearest input that is not "
-            f"{klass.name}: wrong for {klass.name} inputs. {klass.question}"),
+            f"{klass.name}: wrong for {klass.name} inputs. {question}"),
             [recorded_call("class-" + klass.name, klass.args, expected, got)])
     return None

@@ -56,11 +56,15 @@ class InputClass:
         name: the class (``non-integer``, ``negative``, ``size-1``, ``requires-grad``...).
         args: the failing call's arguments with that one property removed.
         question: what to look at, as a question (the probe cannot know the cause).
+        about_values: the question asks about values the answer computed (truncated,
+            rounded, a sign dropped): it does not fit an answer that raised, which is told
+            only that something takes another path for the class.
     """
 
     name: str
     args: tuple
     question: str
+    about_values: bool = False
 
 
 @dataclass
