@@ -198,8 +198,10 @@ def test_saved_mutations_are_named(case):
                         "lesson-constant": saved_reference.LESSON_COUNTS}
     # a count that left out a kind of saved tensor, or took each tensor's bytes from another
     # size, and gives the same answer on this network is told apart on the check's other
-    # networks (test_counts_that_leave_out_a_kind_..., test_bytes_from_the_wrong_size_...)
-    left_out = [pred.no_weights, pred.no_leaves, pred.activations]
+    # networks (test_counts_that_leave_out_a_kind_..., test_bytes_from_the_wrong_size_...);
+    # so is the count without the saved output, on networks of the grader's own
+    # (test_checks_saved_output.py)
+    left_out = [pred.no_weights, pred.no_leaves, pred.activations, pred.no_output]
     left_out += [pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
     for name, wrong in tracked_mistakes.items():
         rivals = [v for k, v in tracked_mistakes.items() if k != name] + [t, (0, 0)] + left_out
@@ -471,7 +473,7 @@ def test_left_out_kinds_are_named_only_where_they_predict_their_own_answer(case)
     left_out = {"weights-left-out": pred.no_weights, "leaves-left-out": pred.no_leaves,
                 "weights-and-leaves-left-out": pred.activations}
     others = [pred.params, pred.unique, pred.four_bytes, pred.storage, saved_reference.LESSON_COUNTS,
-              t, (0, 0), pred.one_element_left_out()] + [
+              t, (0, 0), pred.one_element_left_out(), pred.no_output] + [
         pred.bytes_by(size) for _, size, _ in saved_patterns.BYTE_SIZES]
     for name, wrong in left_out.items():
         rivals = others + [v for k, v in left_out.items() if k != name]

@@ -25,9 +25,11 @@ from .saved_cached import judge_reask, other_batch
 from .saved_contiguous import named as contiguous_named
 from .saved_dtype import draw_other_dtype, judge_other_dtype
 from .saved_frozen import check_frozen, draw_frozen
+from .saved_groups import established, named_by_groups
 from .saved_left_alone import judge_left_alone
 from .saved_patterns import (
     BYTE_NAMES,
+    OUTPUT,
     extra_forwards,
     extra_forwards_hint,
     matches,
@@ -108,7 +110,8 @@ def confirmed(verdict: Verdict, count_saved: Callable, cases: list, failing: int
     if verdict.ok or verdict.misconception is not None or pair_problem(got):
         return verdict
     got = tuple(int(v) for v in got)
-    candidates = [name for name, _ in matches(got, cases[failing][2], track)]
+    # the output left out is told apart on networks of the grader's own (named_by_groups)
+    candidates = [name for name, _ in matches(got, cases[failing][2], track) if name != OUTPUT]
     if len(candidates) < 2 and not BYTE_NAMES & set(candidates):
         return verdict
     answers: list[tuple[int, int] | None] = []
@@ -228,6 +231,9 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
                                           inputs, track)
             verdict = confirmed(verdict, count_saved, cases, index, seq[0], track)
+            # the network's output left out (t.data_ptr() != out.data_ptr()), told apart from
+            # the other saved tensors of its size on networks of the grader's own
+            verdict = named_by_groups(verdict, count_saved, cases, index, seq[0], track)
             verdict = contiguous_named(verdict, count_saved, pred,  # is_contiguous()
                                        [c[2] for c in cases[:index]], seq[0], track)
         if not verdict.ok:  # a named mistake stays as it is; the rest goes to the probes
@@ -236,6 +242,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = cached_confirmed(verdict, count_saved, seq[0] if seq else None, net,
                                        inputs, [b for n, b, _ in cases[:index] if n is net],
                                        track)
+            # no cause found: which saved tensors the difference is exactly the size of
+            verdict = established(verdict, net, inputs, seq[0] if seq else None, track)
             verdict = explain(view_on_saved(verdict), subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)
             break

@@ -40,6 +40,7 @@ def patterns(pred: Predictions, track: bool) -> list[tuple[str, tuple[int, int] 
          "given, on every call."),
         *((name, getattr(pred, field), f"{hint} {EVERY_PACK}") for name, field, hint in LEFT_OUT
           if track),
+        (OUTPUT, pred.no_output if track and pred.output_saved_by else None, output_hint(pred)),
         ("small-tensors-skipped", pred.one_element_left_out() if track else None,
          one_element_hint(pred)),
         *((name, pred.bytes_by(size), hint(_example(pred, size))) for name, size, hint
@@ -58,6 +59,11 @@ def matches(got: tuple[int, int], pred: Predictions, track: bool) -> list[tuple[
 
 #: The mistakes that leave out a kind of saved tensor (``LEFT_OUT``), by id.
 LEFT_OUT_NAMES = frozenset(("weights-left-out", "leaves-left-out", "weights-and-leaves-left-out"))
+#: The saved tensor that is the network's output left out (``t.data_ptr() != out.data_ptr()``,
+#: ``t is not out``): named only once networks of the grader's own confirm it
+#: (``saved_groups.named_by_groups``), as on one network it is one tensor of the output's size,
+#: which another saved tensor (the batch, an activation saved twice) can be too.
+OUTPUT = "output-not-counted"
 
 
 def only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[str | None, str]:
@@ -69,7 +75,7 @@ def only_match(got: tuple[int, int], pred: Predictions, track: bool) -> tuple[st
     not)."""
     found = matches(got, pred, track)
     names = {name for name, _ in found}
-    if BYTE_NAMES & names or (len(found) > 1 and LEFT_OUT_NAMES & names):
+    if BYTE_NAMES & names or OUTPUT in names or (len(found) > 1 and LEFT_OUT_NAMES & names):
         return None, ""
     return found[0] if found else (None, "")
 
@@ -92,6 +98,23 @@ LEFT_OUT = (
      "weight.t(), a view of its weight) and without the saved batch (a leaf the first Linear "
      "keeps): those are saved for backward too."),
 )
+
+
+#: How each activation's backward uses its saved result.
+_FROM_RESULT = {"Tanh": "Tanh's gradient, 1 - y**2, is computed from its result y",
+                "Sigmoid": "Sigmoid's gradient, y * (1 - y), is computed from its result y",
+                "ReLU": "ReLU's gradient is 1 where its result is positive and 0 elsewhere"}
+
+
+def output_hint(pred: Predictions) -> str:
+    """What a count without the saved tensor that is the network's output is told."""
+    module = pred.output_saved_by or "the last layer"
+    rule = _FROM_RESULT.get(pred.output_saved_by, f"{module}'s gradient is computed from it")
+    return (f"These are the counts without {module}'s saved result, which is the network's "
+            f"output: the saved tensors left out are exactly it. Autograd saves it for backward "
+            f"({rule}) even though the forward also returns it: being the output does not make it "
+            "any less kept for backward, and a comparison with the output (t.data_ptr() == "
+            f"out.data_ptr(), t is out) drops it. {EVERY_PACK}")
 
 
 def one_element_hint(pred: Predictions) -> str:

@@ -40,6 +40,12 @@ class Predictions:
         packed: each packed tensor's ``(shape, element_size(), sys.getsizeof(), stride())``,
             in pack order: what a per-tensor size other than ``numel() * element_size()`` is
             replayed on (``bytes_by``).
+        no_output: the packed tensors that share the network's output's storage left out (the
+            result a last Tanh, Sigmoid or ReLU saves is the output itself): what a count that
+            skips ``t.data_ptr() == out.data_ptr()`` or ``t is out`` returns. The tracked count
+            where the output is not saved (a network that ends in a Linear).
+        output_saved_by: the type of the module whose saved result is the output
+            (``"Tanh"``), ``""`` where the output is not saved.
     """
 
     tracked: tuple[int, int]
@@ -52,6 +58,8 @@ class Predictions:
     no_leaves: tuple[int, int]
     activations: tuple[int, int]
     packed: tuple[tuple[tuple[int, ...], int, int, tuple[int, ...]], ...] = ()
+    no_output: tuple[int, int] | None = None
+    output_saved_by: str = ""
 
     def bytes_by(self, size: Callable[..., int]) -> tuple[int, int]:
         """The tracked count with each packed tensor's bytes taken as ``size(shape,
@@ -81,11 +89,12 @@ def layout_copy(t: torch.Tensor) -> torch.Tensor:
 
 
 def _packed(net: nn.Module, inputs: torch.Tensor, track: bool,
-            kinds: list[tuple[bool, bool]] | None = None) -> list[torch.Tensor]:
+            kinds: list[tuple[bool, bool]] | None = None,
+            outputs: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
     """The tensors the pack hook sees during one forward of ``net`` itself, each detached (the
     same storage, dtype and size; no graph). With ``kinds``, what each one was is appended
     there, as the detached copy no longer shows it: ``(is a leaf, shares a parameter's
-    storage)``.
+    storage)``; with ``outputs``, the forward's output, detached.
 
     ``net`` is the grader's own network: a forward changes nothing of it (no backward runs,
     the outputs are dropped), so no copy is made. A ``copy.deepcopy`` here counted the same
@@ -107,7 +116,9 @@ def _packed(net: nn.Module, inputs: torch.Tensor, track: bool,
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         with torch.set_grad_enabled(track):
-            net(layout_copy(inputs))
+            out = net(layout_copy(inputs))
+    if outputs is not None and isinstance(out, torch.Tensor):
+        outputs.append(out.detach())
     return packed  # the list keeps every packed tensor alive, so storages stay distinct
 
 
@@ -126,7 +137,8 @@ def with_tracked_inputs(net: nn.Module, inputs: torch.Tensor) -> tuple[int, int]
 def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
     """Run the grader's own hooks on copies of ``net``; predict right and wrong answers."""
     kinds: list[tuple[bool, bool]] = []
-    packed = _packed(net, inputs, True, kinds)
+    outputs: list[torch.Tensor] = []
+    packed = _packed(net, inputs, True, kinds, outputs)
 
     def without(leaves: bool, weights: bool) -> tuple[int, int]:
         kept = [t for t, (leaf, weight) in zip(packed, kinds)
@@ -138,6 +150,9 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
         storages.setdefault(t.untyped_storage().data_ptr(), t)
     params = list(net.parameters())
     untracked = _packed(net, inputs, False)
+    output = {o.untyped_storage().data_ptr() for o in outputs if o.numel()}
+    not_output = [t for t in packed if t.untyped_storage().data_ptr() not in output]
+    last = [m for m in net.modules() if not list(m.children())][-1:] or [net]
     return Predictions(
         tracked=(len(packed), _nbytes(packed)),
         untracked=(len(untracked), _nbytes(untracked)),
@@ -150,6 +165,8 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
         activations=without(leaves=True, weights=True),
         packed=tuple((tuple(t.shape), t.element_size(), sys.getsizeof(t), tuple(t.stride()))
                      for t in packed),
+        no_output=(len(not_output), _nbytes(not_output)),
+        output_saved_by=type(last[0]).__name__ if len(not_output) < len(packed) else "",
     )
 
 
