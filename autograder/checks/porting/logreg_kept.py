@@ -17,7 +17,10 @@ The record kinds, named only beside ``w`` and ``b`` that are the grader's after 
 the last ``N`` (``losses-window-kept``; asked again with a few more steps in
 ``logreg_regimes.window_or_start``, a record that starts at the same step whatever ``steps`` is
 becomes ``losses-start-skipped``), every ``k``-th (``losses-subsampled``), the first ``N``
-(``losses-truncated``). A real early stop, the grader's first ``N`` losses beside its ``w`` and
+(``losses-truncated``); one loss alone shows no pattern and is only placed. A single step that
+returned no loss beside the grader's ``w`` and ``b`` (a record started later, or logged every
+``k`` steps, holds none yet) is asked again with ``PROBE_STEPS`` steps
+(``logreg_regimes.short_again``). A real early stop, the grader's first ``N`` losses beside its ``w`` and
 ``b`` after about ``N`` updates, keeps ``stopped-early``. Each loss measured after its step's
 update (one step late, ``loss-after-update`` where every step is recorded) is said beside the
 kind, when the pattern holds the loss after the last update, which only that record has.
@@ -219,6 +222,8 @@ def explained(target: torch.Tensor, extended: list[float], steps: int,
     contract = CONTRACT.format(steps=steps)
     if right:
         ran = f"w and b are the grader's after {_all(steps)}, so the loop ran every step; "
+        if count == 1:  # one loss shows no pattern of steps: where it sits is all that is said
+            return None, f"{ran}the {_losses(count)} the grader's at {span} only. {late}{contract}"
         if record.kind == "last":
             start = record.steps[0]
             return WINDOW, (f"{ran}the {_losses(count)} the grader's for {span}, the last "
@@ -247,4 +252,4 @@ def explained(target: torch.Tensor, extended: list[float], steps: int,
                          "stop.")
     then = (f"; w and b are the grader's after {made[0]} updates, not after all {steps}"
             if len(made) == 1 else "")
-    return None, f"Your {count} losses are the grader's at {span}{then}. {late}".rstrip()
+    return None, f"The {_losses(count)} the grader's at {span}{then}. {late}".rstrip()
