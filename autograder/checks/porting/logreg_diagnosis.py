@@ -47,9 +47,10 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     shown = final if params is not None else _vector(*returned) if returned else None
     # fewer losses: what the returned w and b and the losses' place in the grader's sequence
     # show (a short record beside a run that made every update, or a loop that stopped)
-    short = (kept_losses.explained(target, reference_run(X, y, lr, steps + 1)[2], steps, shown,
-                            update_path(X, y, lr, steps), _trained_right)
-             if len(losses) < steps and torch.isfinite(target).all() else None)
+    short = None
+    if len(losses) < steps and torch.isfinite(target).all():
+        short = kept_losses.explained(target, reference_run(X, y, lr, steps + 1)[2], steps,
+                                      shown, update_path(X, y, lr, steps), _trained_right)
     if short is not None and short[0] in kept_losses.RECORDS:
         return short
     if len(losses) == LESSON_STEPS != steps:
