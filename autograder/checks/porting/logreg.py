@@ -22,7 +22,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_rise as rise
 from .common import call_named, first_failure, judge_tensor, with_diagnosis
-from .logreg_advice import NEVER_UPDATED, RAISE_HINTS
+from .logreg_advice import NEVER_UPDATED, RAISE_HINTS, UNEXPLAINED
 from .logreg_cached import NAME as CACHED
 from .logreg_cached import cached, draw_same_shape
 from .logreg_diagnosis import ATOL, RTOL, diagnose
@@ -93,8 +93,9 @@ def judge_losses(losses: Any, X: torch.Tensor, y: torch.Tensor, lr: float,
                        evidence)
     if len(losses) != steps:
         name, hint = diagnose(losses, X, y, lr, steps, returned=params)
+        told = hint if name or hint != UNEXPLAINED else ""  # what was established, if any
         return Verdict(False, f"{shown} returned {len(losses)} losses; expected one per step, "
-                       f"{steps} in all. {hint if name else ''}".rstrip(),
+                       f"{steps} in all. {told}".rstrip(),
                        name or "wrong-length", evidence)
     err = max_abs_error(losses, expected)
     evidence = Evidence(inputs, expected, list(losses), err, tolerance_text(RTOL, ATOL))

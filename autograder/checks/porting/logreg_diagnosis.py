@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from . import logreg_kept as kept_losses
 from . import logreg_loops as loops
 from . import logreg_rise as rise
 from . import logreg_scaled as scaled
@@ -41,14 +42,22 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     ``returned``: the ``w`` and ``b`` the call returned, where only the losses are judged:
     read for what they show of the parameters (left at the zeros, or the grader's, which rule
     out a mistake in the training whose own run ends elsewhere), never to name a mistake by."""
+    target = torch.tensor(losses, dtype=torch.float64)
+    final = _vector(*params) if params is not None else None
+    shown = final if params is not None else _vector(*returned) if returned else None
+    # fewer losses: what the returned w and b and the losses' place in the grader's sequence
+    # show (a short record beside a run that made every update, or a loop that stopped)
+    short = None
+    if len(losses) < steps and torch.isfinite(target).all():
+        short = kept_losses.explained(target, reference_run(X, y, lr, steps + 1)[2], steps,
+                                      shown, update_path(X, y, lr, steps), _trained_right)
+    if short is not None and short[0] in kept_losses.RECORDS:
+        return short
     if len(losses) == LESSON_STEPS != steps:
         return "steps-ignored", (f"You returned {LESSON_STEPS} losses but steps was {steps}: "
                                  "loop over range(steps), not the lesson's 300.")
-    target = torch.tensor(losses, dtype=torch.float64)
     w_right, b_right, right = reference_run(X, y, lr, steps)
     correct = torch.tensor(right)
-    final = _vector(*params) if params is not None else None
-    shown = final if params is not None else _vector(*returned) if returned else None
     right_final = _vector(w_right, b_right)
     if len(losses) == steps > 1 and _flat(target) and not _flat(correct):
         flat = _flat_losses(target, correct, shown, right_final)
@@ -81,6 +90,8 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
         counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
     if counted is not None:
         return counted
+    if short is not None and short[0] is not None:  # a loop that stopped, the loss still falling
+        return short
     if final is None:  # the record rounded: the grader's own losses, to a few decimals
         rounded = rounded_losses(target, correct, MATCH_RTOL, MATCH_ATOL)
         if rounded is not None:
@@ -140,6 +151,8 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
     changed = None if trained_right else rise.changed_losses(target, correct, steps, RTOL, ATOL)
     if changed is not None:
         return changed
+    if short is not None:  # the losses placed, beside w and b that say no more
+        return None, short[1] if trained_right else f"{short[1]} {UNEXPLAINED}"
     if trained_right:  # what is established: the training is right, the record is not
         return None, ("w and b are the grader's, so the updates follow the contract; the "
                       "losses recorded are not its per-step losses (each step's mean binary "

@@ -22,8 +22,8 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from . import logreg_count as counted
+from . import logreg_kept as kept
 from . import logreg_recorded as recorded
-from . import logreg_rise as rise
 from . import logreg_scaled as scaled
 from . import logreg_unstable as unstable
 from .common import allclose
@@ -38,7 +38,6 @@ from .logreg_advice import UNEXPLAINED
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
-from .logreg_loops import SLACK
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
 from .logreg_runs import LOGIT_CLAMP, reference_run
 from .logreg_schedule import changed_after_steps
@@ -115,6 +114,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
+    verdict = window_or_start(verdict, train_logreg, X, y, lr, steps, got)
+    verdict = short_again(verdict, train_logreg, X, y, lr, steps, got)
     verdict = bias_step(verdict, lambda X2, y2, n: _trained(train_logreg, X2, y2, lr, n), X, y,
                         lr)
     verdict = changed_after_steps(
@@ -171,6 +172,76 @@ def recorded_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y:
         f"{expected_text(right)}. {advice}"))
 
 
+def window_or_start(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,
+                    lr: float, steps: int, got: Any) -> Verdict:
+    """The last ``N`` losses of a run that made every update (``losses-window-kept``), asked
+    again on the same data with ``kept.PROBE_EXTRA`` steps more: the last ``N`` again is a
+    list that holds at most ``N`` (a ``deque(maxlen=N)``, ``losses[-N:]``), said so; those
+    from the same step on is a record that starts there whatever ``steps`` is, renamed
+    ``losses-start-skipped``; anything else leaves the verdict as it is (both forms said)."""
+    if verdict.misconception != kept.WINDOW or not (isinstance(got, (tuple, list))
+                                                    and len(got) == 3 and float_list(got[2])):
+        return verdict
+    count = len(got[2])
+    start = steps - count
+    more = steps + kept.PROBE_EXTRA
+    again, failure = call_train_logreg(train_logreg, X, y, lr, more)
+    if failure is not None or not float_list(again[2]) or not 0 < len(again[2]) < more:
+        return verdict
+    found = diagnose(again[2], X, y, lr, more, returned=(again[0], again[1]))
+    if found[0] != kept.WINDOW:
+        return verdict
+    if len(again[2]) == count:
+        name, why = kept.WINDOW, (f"the list keeps at most {count}: a deque(maxlen={count}) or "
+                                  f"losses[-{count}:]")
+        how = f"the same number again, the newest {count}"
+    elif more - len(again[2]) == start:
+        name, why = kept.START, f"the record starts at step {start}"
+        how = (f"from step {start} on again: the record starts there whatever `steps` is (a "
+               "warm-up left out of it)")
+    else:
+        return verdict
+    message = verdict.message.replace(f"({kept.window_how(count, start)})", f"({why})")
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+        "id": "losses-kept-again", "established": f"asked again with {more} steps: {how}",
+        "calls": [{"steps": more, "got": again[2],
+                   "expected": reference_run(X, y, lr, more)[2]}]}])
+    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+        f"{message.rstrip()} Asked again on the same data with steps={more}, it returned "
+        f"{len(again[2])} losses, the grader's for steps {more - len(again[2])} to {more - 1}: "
+        f"{how}."))
+
+
+def short_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,
+                lr: float, steps: int, got: Any) -> Verdict:
+    """Fewer losses than a short run's steps (none, at the single step: a record started at a
+    later step, a log every k steps) beside the grader's ``w`` and ``b``, unnamed: too few to
+    place. Asked again on the same data with ``kept.PROBE_STEPS`` steps, named when that run's
+    losses are a short record of its own (then told apart as ``window_or_start`` does)."""
+    if verdict.ok or verdict.misconception not in (None, "wrong-length") \
+            or steps >= kept.PROBE_STEPS or not (isinstance(got, (tuple, list)) and len(got) == 3
+                                                  and float_list(got[2]) and len(got[2]) < steps):
+        return verdict
+    if not judge_params(got, X, y, lr, steps).ok:  # the loop's updates are not established
+        return verdict
+    more = kept.PROBE_STEPS
+    again, failure = call_train_logreg(train_logreg, X, y, lr, more)
+    if failure is not None or not float_list(again[2]):
+        return verdict
+    name, advice = diagnose(again[2], X, y, lr, more, returned=(again[0], again[1]))
+    if name not in kept.RECORDS:
+        return verdict
+    contract = kept.CONTRACT.format(steps=steps)
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+        "id": "losses-short-again", "established": f"asked again with {more} steps, the losses "
+        f"are a short record ({name})", "calls": [
+            {"steps": more, "got": again[2], "expected": reference_run(X, y, lr, more)[2]}]}])
+    named = dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+        f"{verdict.message.replace(contract, '').rstrip()} Asked again on the same data with "
+        f"steps={more}, it returned {len(again[2])} losses: {advice}"))
+    return window_or_start(named, train_logreg, X, y, lr, more, again)
+
+
 def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
                         y: torch.Tensor, lr: float, got: Any) -> Verdict:
     """A loss named unstable whose run matched both families of unstable forms (exp-based
@@ -205,22 +276,6 @@ def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tenso
         f"about {unstable.PROBE_REACH:g}, the losses were {describe(again[2])}.)"))
 
 
-def stopped_early(losses: Any, steps: int, correct: list[float]) -> Verdict | None:
-    """A list of fewer losses than steps, the last of them small: what the answer itself shows
-    (the loop ended before ``steps`` steps), named ``stopped-early``. One that stopped where
-    the loss rose (``correct``: the grader's losses) is left to ``judge_losses``, which names
-    that."""
-    if not (float_list(losses) and 0 < len(losses) < steps - SLACK):
-        return None  # a few short: judge_losses asks whether the count is off by a few
-    if rise.changed_losses(torch.tensor(losses, dtype=torch.float64),
-                           torch.tensor(correct, dtype=torch.float64), steps, RTOL, ATOL):
-        return None
-    return Verdict(False, f"train_logreg(..., steps={steps}) returned {len(losses)} losses: the "
-                   f"loop stopped after {len(losses)} of the {steps} steps, with the loss at "
-                   f"{losses[-1]:.3g}. The contract runs exactly `steps` steps, however small "
-                   "the loss gets: no early stop.", "stopped-early")
-
-
 def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator, *,
                                points: float = 1.0) -> CheckResult:
     """One step, separable data whose loss falls far over many steps, unscaled features with
@@ -232,8 +287,7 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
         X, y, lr, steps = draw_regime(rng, kind)
         got, verdict = train_beside_reference(train_logreg, X, y, lr, steps)
         if verdict is None:
-            verdict = (stopped_early(got[2], steps, reference_run(X, y, lr, steps)[2])
-                       or judge_losses(got[2], X, y, lr, steps, (got[0], got[1])))
+            verdict = judge_losses(got[2], X, y, lr, steps, (got[0], got[1]))
             verdict = judge_params(got, X, y, lr, steps) if verdict.ok else verdict
         if not verdict.ok:
             verdict = explain_training(verdict, train_logreg, X, y, lr, steps, got)
