@@ -68,14 +68,18 @@ DEVICE_MISMATCH = (
 
 
 #: What a predict that moved the model back off the device is told (blind round zzf).
-MOVED_BACK = ("The contract moves the model to the device and leaves it there: Module.to moves "
-              "the caller's own model in place, and the caller goes on using it on that device "
-              "(make_optimizer moves it the same way, before building the optimizer). Do not "
-              "move it back after predicting (model.to(home), model.cpu(), a try/finally or a "
-              "context manager that restores its device): on the 'meta' device, which holds no "
-              "values, nothing can be copied back off it, and to_empty() would only give the "
-              "model empty weights. Move the model and the batch, model.to(device) and "
-              "batch = batch.to(device), and return model(batch) as it is, on the device.")
+def moved_back_advice(device: torch.device) -> str:
+    """What a predict that moved the model back off ``device`` is told (blind round zzf)."""
+    on_meta = (": on the 'meta' device, which holds no values, nothing can be copied back off "
+               "it, and to_empty() would only give the model empty weights"
+               if device.type == "meta" else "")
+    return ("The contract moves the model to the device and leaves it there: Module.to moves "
+            "the caller's own model in place, and the caller goes on using it on that device "
+            "(make_optimizer moves it the same way, before building the optimizer). Do not move "
+            "it back after predicting (model.to(home), model.cpu(), a try/finally or a context "
+            f"manager that restores its device){on_meta}. Move the model and the batch, "
+            "model.to(device) and batch = batch.to(device), and return model(batch) as it is, "
+            "on the device.")
 
 
 MODEL_NOT_MOVED = ("The model's parameters are not on the device it was given after the call "
@@ -95,7 +99,7 @@ class Prediction(NamedTuple):
     forward_devices: tuple[str, ...] | None = None
     #: each move of the model itself during the call, ``(before, after)``: the device types
     #: of its parameters and buffers, ``after`` "raised" when the move raised (heard; asked
-    #: only on meta, ``None`` when not heard)
+    #: off the CPU only, ``None`` when not heard)
     moves: tuple[tuple[str, str], ...] | None = None
 
 
@@ -106,7 +110,8 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
     (``forward_devices``). All are taken where the student's code runs, so they are only
     heard: advice and a named cause; only an answer on ``meta`` no forward there made loses
     points on what is heard (module docstring)."""
-    observe = {"observe_forward": 0, "observe_moves": 0} if device.type == "meta" else {}
+    observe = ({"observe_forward": 0} if device.type == "meta" else {}) | (
+        {"observe_moves": 0} if device.type != "cpu" else {})
     with call_context(count_saved_tensors=True, observe_tf32=True, **observe), \
             torch.random.fork_rng(devices=[]), \
             meta_answers() if device.type == "meta" else contextlib.nullcontext():
@@ -164,7 +169,7 @@ def raised_moving_back(failure: Verdict, moves: tuple[tuple[str, str], ...] | No
         f"{said} The error came from moving the model itself off {device} (a Module.to or "
         f".cpu() on the model raised while its parameters were on {device}"
         f"{after_forward(forward, device)}, as your process reported), not from the output: "
-        f"predict moved the model back where it came from. {MOVED_BACK}"))
+        f"predict moved the model back where it came from. {moved_back_advice(device)}"))
 
 
 def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
@@ -272,7 +277,8 @@ def left_off(shown: str, off: list[str], forward: tuple[str, ...] | None,
     if move is not None:
         return Verdict(False, f"{start}: predict moved the model back off meta (a move of the "
                        f"model from {move[0]} to {move[1]}{after_forward(forward, meta)}, as "
-                       f"your process reported). {MOVED_BACK}", "model-moved-back", evidence)
+                       f"your process reported). {moved_back_advice(meta)}", "model-moved-back",
+                       evidence)
     if forward and "meta" in forward and moves is not None and not any(
             "meta" in after.split(",") for _, after in moves):
         return Verdict(False, f"{start}, while the model's forward ran on meta and the "
@@ -282,6 +288,31 @@ def left_off(shown: str, off: list[str], forward: tuple[str, ...] | None,
                        "model-not-moved", evidence)
     return Verdict(False, f"{start}: the forward did not run on the device it was given. "
                    + MODEL_NOT_MOVED, "model-not-moved", evidence)
+
+
+def kept_on_device(model: nn.Module, device: torch.device,
+                   moves: tuple[tuple[str, str], ...] | None) -> Verdict:
+    """After a real device change (CPU to CUDA), a right output must leave the caller's model
+    on ``device`` (measured), as on ``meta`` (``judge_on_meta``): the contract moves the model
+    there, so a predict that moved it back after the forward loses the same check on every
+    grading machine. Named from the heard ``moves``: a move of the model off ``device`` is
+    ``model-moved-back``; otherwise what was measured, ``model-not-moved``."""
+    off = sorted({str(p.device) for p in model.parameters() if p.device.type != device.type})
+    if not off:
+        return PASS
+    evidence = Evidence(expected=str(device), got=off)
+    start = (f"predict(model, batch, {device}) returned its output on {device}, but the "
+             f"model's parameters are on {', '.join(off)} after the call")
+    move = moved_off(moves, device)
+    if move is not None:
+        return Verdict(False, f"{start}: predict moved the model back off {device} (a move of "
+                       f"the model from {move[0]} to {move[1]}, as your process reported). "
+                       f"{moved_back_advice(device)}", "model-moved-back", evidence)
+    return Verdict(False, f"{start}, and no move of it off {device} was heard: the caller's "
+                   "model was not left on the device the contract moves it to (a copy moved "
+                   "there in its place leaves it so). Move the caller's model, model.to(device) "
+                   "(Module.to moves the model itself), and leave it there.",
+                   "model-not-moved", evidence)
 
 
 def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -364,6 +395,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                                                                  device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
                                               forward, moves)
+        if moved and device.type != "meta" and verdict.ok:  # meta: judge_on_meta
+            verdict = kept_on_device(model, device, moves)
         heard = max(heard, packed)
         verdict = squeezed(verdict, got, expected, RTOL, ATOL)
         if i == 3:
