@@ -346,3 +346,36 @@ def test_a_forged_move_observation_changes_the_name_never_the_points(monkeypatch
         assert forged[1].misconception == "model-moved-back", forged[1].message
     right, right_forged = results(RIGHT_CELL), results(RIGHT_CELL, FORGE_MOVES)
     assert all(r.passed and r.misconception is None for r in right + right_forged)
+
+
+# --- a real device change (CUDA): the caller's model is judged where it is after the call ---------
+
+def test_after_a_real_move_a_model_back_on_the_cpu_is_named_from_the_heard_move():
+    """``kept_on_device`` compares device types only, so it is asked here with a CPU model
+    and ``cuda`` wherever the test runs: what CUDA's predict_after_move judges after a right
+    output."""
+    model, _ = device.draw_model(np.random.default_rng(3))
+    cuda = torch.device("cuda")
+    back = device_predict.kept_on_device(model, cuda, (("cpu", "cuda"), ("cuda", "cpu")))
+    assert back.misconception == "model-moved-back" and "leaves it there" in back.message
+    assert "meta" not in back.message, back.message
+    for unheard in ((), None, (("cpu", "cpu"),)):
+        verdict = device_predict.kept_on_device(model, cuda, unheard)
+        assert not verdict.ok and verdict.misconception == "model-not-moved", verdict.message
+        assert "moved back" not in verdict.message, verdict.message
+    assert device_predict.kept_on_device(model.to(META), META, None).ok
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="a real device change needs CUDA")
+@pytest.mark.parametrize("predict", [blind_zzf_student_02, back_to_cpu, back_without_finally,
+                                     back_by_context_manager], ids=lambda f: f.__name__)
+def test_on_cuda_a_model_moved_back_loses_predict_after_move_only(predict):
+    after = device_predict.check_predict(predict, np.random.default_rng(0), moved=True)
+    assert not after.passed and after.misconception == "model-moved-back", after.message
+    assert device_predict.check_predict(predict, np.random.default_rng(0), moved=False).passed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="a real device change needs CUDA")
+def test_on_cuda_a_moved_copy_loses_predict_after_move():
+    after = device_predict.check_predict(deepcopy_moved, np.random.default_rng(0), moved=True)
+    assert not after.passed and after.misconception == "model-not-moved", after.message
