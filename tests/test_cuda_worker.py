@@ -124,7 +124,7 @@ def test_a_real_worker_reports_tf32_left_on_by_the_students_cells(setup, tf32):
             reply = client.request({"op": "run_cells", "cells": [[0, PREDICT + setup]]}, 60)
             assert reply["ok"][0]["status"] == "ok", reply
             predict = RemoteNamespace(client)["predict"]
-            got, failure, _, heard, _ = device_predict.run_predict(predict, model, batch,
+            got, failure, _, heard, *_ = device_predict.run_predict(predict, model, batch,
                                                                 torch.device("cpu"))
         finally:
             client.close()

@@ -118,7 +118,7 @@ def test_a_malformed_question_gets_an_error_that_names_nothing(kind):
 @settings(max_examples=25, deadline=None)
 @given(st.dictionaries(st.sampled_from(["simulate_devices", "swap_globals", "torch_seed",
                                         "count_saved_tensors", "overwrite_module_params",
-                                        "observe_forward",
+                                        "observe_forward", "observe_moves",
                                         stand_in.STAND_IN_BACKWARD]),
                        st.one_of(st.booleans(), st.integers(), st.sampled_from(
                            stand_in.BACKWARDS))))

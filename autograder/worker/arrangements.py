@@ -22,6 +22,14 @@
   the device types of the tensors each forward of that module or one of its submodules took
   during the call (forward hooks, removed after it), so that a check can tell a ``predict``
   that ran the model's forward on ``meta`` from one that made an answer to its shape there.
+- ``observe_moves``: the index of the call's module argument: ``observed["module_moves"]``,
+  each move of that module itself during the call (``Module._apply``, which ``to``, ``cpu``,
+  ``cuda``, ``to_empty`` and the dtype casts go through) as ``[before, after]``, the device
+  types of its parameters and buffers before and after the move (``"raised"`` when the move
+  raised), and, when the call raised, ``observed["raised_by_move"]``: whether its error is the
+  one a move of that module raised, so that a check can tell a ``predict`` that moved the
+  model back off ``meta`` (``model.to(home)``, ``model.cpu()``) from one that copied its
+  output off it.
 - ``call_first``: ``{"args": [encoded args...], "same": [indices]}``: before the call, the
   same function once on those, the call's own objects at ``same`` (``called_first``).
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
@@ -177,6 +185,51 @@ def observed_forward(observed: dict, model: Any) -> Iterator[None]:
         observed["forward_devices"] = sorted(seen)
 
 
+def _device_types(module: nn.Module) -> str:
+    """The device types of ``module``'s parameters and buffers, sorted, comma-separated."""
+    return ",".join(sorted({t.device.type for t in (*module.parameters(), *module.buffers())}))
+
+
+@contextlib.contextmanager
+def observed_moves(observed: dict, model: Any) -> Iterator[None]:
+    """During the block, ``observed["module_moves"]``: each move of ``model`` itself (a call of
+    ``Module._apply`` on it: ``to``, ``cpu``, ``cuda``, ``to_empty``, ``float``...) as
+    ``[before, after]``, the device types of its parameters and buffers around the move,
+    ``after`` ``"raised"`` when it raised (then raised on, unchanged); when the call ends with
+    an error, ``observed["raised_by_move"]``: whether that error is the one a move of
+    ``model`` raised. The moves of other modules (a copy of ``model``, and ``model``'s own
+    submodules, which ``_apply`` reaches through ``model``'s move) pass through unheard.
+    ``Module._apply`` is put back after the block, whatever it raised."""
+    moves: list[list[str]] = []
+    raised: list[BaseException] = []
+    original = nn.Module._apply
+
+    def noting(self: nn.Module, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        if self is not model:
+            return original(self, fn, *args, **kwargs)
+        before = _device_types(self)
+        try:
+            moved = original(self, fn, *args, **kwargs)
+        except BaseException as exc:
+            moves.append([before, "raised"])
+            raised.append(exc)
+            raise
+        moves.append([before, _device_types(self)])
+        return moved
+
+    nn.Module._apply = noting  # type: ignore[method-assign]
+    try:
+        yield
+    except BaseException as exc:
+        # the error that ended the call is the very one a move of the model raised (not
+        # another, raised after a move's error was caught)
+        observed["raised_by_move"] = any(exc is e for e in raised)
+        raise
+    finally:
+        nn.Module._apply = original  # type: ignore[method-assign]
+        observed["module_moves"] = moves
+
+
 @contextlib.contextmanager
 def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
     """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded."""
@@ -224,6 +277,11 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 index = value if isinstance(value, int) and 0 <= value < len(args) else None
                 stack.enter_context(observed_forward(
                     observed, None if index is None else args[index]))
+            elif key == "observe_moves":
+                index = value if isinstance(value, int) and 0 <= value < len(args) else None
+                module = None if index is None else args[index]
+                if isinstance(module, nn.Module):
+                    stack.enter_context(observed_moves(observed, module))
             else:
                 raise ValueError(f"unknown call context {key!r}")
         if "call_first" in (request or {}):  # inside the fence, before the call

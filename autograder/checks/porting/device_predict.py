@@ -14,6 +14,17 @@ dtype and device. There the worker also says where the model's forwards took the
 (forward hooks, heard); an answer on ``meta`` when it says no forward ran there fails as
 ``forward-not-on-device``. That word can only cost: a forged one buys back what such an answer
 earned before it was heard, and an honest forward is always heard where it ran.
+
+A ``predict`` that moves the model back where it came from after the forward
+(``model.to(home)``, ``model.cpu()``, a try/finally or a context manager that restores its
+device) leaves the caller's model off the device, which the contract moves it to; on ``meta``
+the move back raises torch's "Cannot copy out of meta tensor", the error a copy of the output
+off the device (``.cpu()``, ``.item()``) raises too. The worker also says how the model itself
+was moved during the call (``Module._apply`` on it, heard) and whether the error that ended
+the call is the one such a move raised: only then is it ``model-moved-back`` rather than
+``output-not-on-device``; a move off ``meta`` that ran (``to_empty``) is named likewise from
+the model's parameters measured off ``meta`` after the call. Heard, so it words a failure the
+measured answer already has, never points.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import torch.nn as nn
 
 from ..calling import call_observed, meta_answers
 from ..context import call_context
-from ..describing import describe, plain
+from ..describing import describe, plain, sentence
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
@@ -56,6 +67,21 @@ DEVICE_MISMATCH = (
 )
 
 
+#: What a predict that moved the model back off the device is told (blind round zzf).
+def moved_back_advice(device: torch.device) -> str:
+    """What a predict that moved the model back off ``device`` is told (blind round zzf)."""
+    on_meta = (": on the 'meta' device, which holds no values, nothing can be copied back off "
+               "it, and to_empty() would only give the model empty weights"
+               if device.type == "meta" else "")
+    return ("The contract moves the model to the device and leaves it there: Module.to moves "
+            "the caller's own model in place, and the caller goes on using it on that device "
+            "(make_optimizer moves it the same way, before building the optimizer). Do not move "
+            "it back after predicting (model.to(home), model.cpu(), a try/finally or a context "
+            f"manager that restores its device){on_meta}. Move the model and the batch, "
+            "model.to(device) and batch = batch.to(device), and return model(batch) as it is, "
+            "on the device.")
+
+
 MODEL_NOT_MOVED = ("The model's parameters are not on the device it was given after the call "
                    "(the batch is): move the model there, model.to(device), the device "
                    "argument rather than another one (Module.to moves the model itself).")
@@ -71,6 +97,10 @@ class Prediction(NamedTuple):
     #: device types the model's forwards took their inputs on (heard; asked only on meta,
     #: ``None`` when not heard)
     forward_devices: tuple[str, ...] | None = None
+    #: each move of the model itself during the call, ``(before, after)``: the device types
+    #: of its parameters and buffers, ``after`` "raised" when the move raised (heard; asked
+    #: off the CPU only, ``None`` when not heard)
+    moves: tuple[tuple[str, str], ...] | None = None
 
 
 def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -80,7 +110,8 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
     (``forward_devices``). All are taken where the student's code runs, so they are only
     heard: advice and a named cause; only an answer on ``meta`` no forward there made loses
     points on what is heard (module docstring)."""
-    observe = {"observe_forward": 0} if device.type == "meta" else {}
+    observe = ({"observe_forward": 0} if device.type == "meta" else {}) | (
+        {"observe_moves": 0} if device.type != "cpu" else {})
     with call_context(count_saved_tensors=True, observe_tf32=True, **observe), \
             torch.random.fork_rng(devices=[]), \
             meta_answers() if device.type == "meta" else contextlib.nullcontext():
@@ -89,10 +120,56 @@ def run_predict(predict: Callable, model: nn.Module, batch: torch.Tensor,
     tf32 = observed.get("tf32") is True
     forward = observed.get("forward_devices")
     forward = tuple(forward) if isinstance(forward, list) else None
+    moves = heard_moves(observed.get("module_moves"))
     if failure is not None:
-        return Prediction(None, left_behind(name_raised(failure, DEVICE_MISMATCH), model,
-                                            device), 0, tf32, forward)
-    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32, forward)
+        failure = left_behind(name_raised(failure, DEVICE_MISMATCH), model, device)
+        if observed.get("raised_by_move") is True:
+            failure = raised_moving_back(failure, moves, forward, device)
+        return Prediction(None, failure, 0, tf32, forward, moves)
+    return Prediction(got, None, int(observed.get("saved_tensors", 0)), tf32, forward, moves)
+
+
+def heard_moves(moves: Any) -> tuple[tuple[str, str], ...] | None:
+    """The worker's ``module_moves`` as ``(before, after)`` pairs of strings, ``None`` when not
+    heard."""
+    if not isinstance(moves, list):
+        return None
+    return tuple((str(m[0]), str(m[1])) for m in moves
+                 if isinstance(m, (list, tuple)) and len(m) == 2)
+
+
+def moved_off(moves: tuple[tuple[str, str], ...] | None,
+              device: torch.device) -> tuple[str, str] | None:
+    """The first heard move of the model that started with its parameters on ``device`` and
+    did not leave them there (it raised, or took them elsewhere), or ``None``."""
+    for before, after in moves or ():
+        if device.type in before.split(",") and device.type not in after.split(","):
+            return before, after
+    return None
+
+
+def after_forward(forward: tuple[str, ...] | None, device: torch.device) -> str:
+    """``", after its forward had run there"`` when the model's forward was heard on
+    ``device``, else nothing (the move back is told without saying when)."""
+    return ", after its forward had run there" if forward and device.type in forward else ""
+
+
+def raised_moving_back(failure: Verdict, moves: tuple[tuple[str, str], ...] | None,
+                       forward: tuple[str, ...] | None, device: torch.device) -> Verdict:
+    """``failure``, told ``model-moved-back`` when it is torch's copy-out-of-meta error
+    (``output-not-on-device`` by its text) and the worker says the error that ended the call
+    is the one a move of the model raised while its parameters were on ``device``: the model
+    moved back, not the output copied off."""
+    move = moved_off(moves, device)
+    if (failure.misconception != "output-not-on-device" or move is None
+            or move[1] != "raised"):
+        return failure
+    said = sentence(failure.message.replace(DEVICE_MISMATCH[2][2], "").rstrip())
+    return dataclasses.replace(failure, misconception="model-moved-back", message=(
+        f"{said} The error came from moving the model itself off {device} (a Module.to or "
+        f".cpu() on the model raised while its parameters were on {device}"
+        f"{after_forward(forward, device)}, as your process reported), not from the output: "
+        f"predict moved the model back where it came from. {moved_back_advice(device)}"))
 
 
 def left_behind(failure: Verdict, model: nn.Module, device: torch.device) -> Verdict:
@@ -120,12 +197,13 @@ def tf32_cause(tf32: bool, device: torch.device) -> tuple[str | None, str]:
 
 def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Tensor,
                      device: torch.device, tf32: bool = False,
-                     forward: tuple[str, ...] | None = None) -> Verdict:
+                     forward: tuple[str, ...] | None = None,
+                     moves: tuple[tuple[str, str], ...] | None = None) -> Verdict:
     """Type → shape → device → no graph → values (values only on a device that has them).
 
     ``packed`` (the heard count) only words the message of an answer that requires grad; the
     verdict is the answer's own. ``forward``: where the model's forwards ran, as heard
-    (``judge_on_meta``)."""
+    (``judge_on_meta``); ``moves``: how the model itself was moved, as heard."""
     shown = f"predict(model, batch, {device})"
     if isinstance(got, torch.Tensor) and got.device.type != device.type:
         return Verdict(False, f"{shown} returned a tensor on {got.device}; expected it on "
@@ -137,7 +215,7 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
                        "`with torch.no_grad():`; detach() afterwards does not avoid the "
                        "recording.", "graph-recorded", Evidence(got=plain(got)))
     if device.type == "meta" and isinstance(got, torch.Tensor):
-        return judge_on_meta(got, model, expected, shown, forward)
+        return judge_on_meta(got, model, expected, shown, forward, moves)
     verdict = judge_tensor(got, expected, shown, dtype=expected.dtype, rtol=RTOL, atol=ATOL)
     # a softmax, sigmoid, argmax... of the grader's own output: output-transformed
     verdict = transformed(verdict, got, expected, shown)
@@ -149,14 +227,18 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
 
 
 def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
-                  shown: str, forward: tuple[str, ...] | None = None) -> Verdict:
+                  shown: str, forward: tuple[str, ...] | None = None,
+                  moves: tuple[tuple[str, str], ...] | None = None) -> Verdict:
     """An answer on ``meta``, which holds no values: what it shows of the forward instead.
     ``expected`` is the grader's own forward of the model on ``meta`` (its shape and dtype);
     the model's parameters must be on ``meta`` after the call (the contract moves the model
     there), or the forward did not run on the device asked for. ``forward`` (heard: the device
     types the model's forwards took their inputs on, ``None`` when not heard) must hold
     ``meta``: an answer made to the output's shape, with the forward run elsewhere or not at
-    all, fails as ``forward-not-on-device``."""
+    all, fails as ``forward-not-on-device``. A model off ``meta`` after the call is told by what
+    was heard (``moves``, the model's own moves): moved off ``meta`` (``model-moved-back``), or,
+    with its forward heard on ``meta`` and no move of it there, run there as another module (a
+    copy; ``model-not-moved``)."""
     evidence = Evidence(expected=plain(expected), got=plain(got))
     if got.shape != expected.shape:
         return Verdict(False, f"{shown} returned {describe(got)}; expected a tensor of shape "
@@ -169,10 +251,7 @@ def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
                        "output-not-from-model", evidence)
     off = sorted({str(p.device) for p in model.parameters() if p.device.type != "meta"})
     if off:
-        return Verdict(False, f"{shown} returned a tensor on meta, but the model's parameters "
-                       f"are on {', '.join(off)} after the call: the forward did not run on "
-                       "the device it was given. " + MODEL_NOT_MOVED, "model-not-moved",
-                       evidence)
+        return left_off(shown, off, forward, moves, evidence)
     if forward is not None and "meta" not in forward:
         ran = (f"it ran only with its input on {', '.join(forward)}" if forward
                else "the model was never called")
@@ -185,6 +264,55 @@ def judge_on_meta(got: torch.Tensor, model: nn.Module, expected: torch.Tensor,
                        "model(batch) there, and return its output.", "forward-not-on-device",
                        evidence)
     return PASS
+
+
+def left_off(shown: str, off: list[str], forward: tuple[str, ...] | None,
+             moves: tuple[tuple[str, str], ...] | None, evidence: Evidence) -> Verdict:
+    """An answer on ``meta`` with the model's parameters on ``off`` after the call (measured),
+    told by what was heard of the call (``judge_on_meta``)."""
+    meta, where = torch.device("meta"), ", ".join(off)
+    start = (f"{shown} returned a tensor on meta, but the model's parameters are on {where} "
+             "after the call")
+    move = moved_off(moves, meta)
+    if move is not None:
+        return Verdict(False, f"{start}: predict moved the model back off meta (a move of the "
+                       f"model from {move[0]} to {move[1]}{after_forward(forward, meta)}, as "
+                       f"your process reported). {moved_back_advice(meta)}", "model-moved-back",
+                       evidence)
+    if forward and "meta" in forward and moves is not None and not any(
+            "meta" in after.split(",") for _, after in moves):
+        return Verdict(False, f"{start}, while the model's forward ran on meta and the "
+                       "caller's model was never moved there (as your process reported): "
+                       "the forward ran on another module there, such as a copy "
+                       "(copy.deepcopy(model).to(device)). " + MODEL_NOT_MOVED,
+                       "model-not-moved", evidence)
+    return Verdict(False, f"{start}: the forward did not run on the device it was given. "
+                   + MODEL_NOT_MOVED, "model-not-moved", evidence)
+
+
+def kept_on_device(model: nn.Module, device: torch.device,
+                   moves: tuple[tuple[str, str], ...] | None) -> Verdict:
+    """After a real device change (CPU to CUDA), a right output must leave the caller's model
+    on ``device`` (measured), as on ``meta`` (``judge_on_meta``): the contract moves the model
+    there, so a predict that moved it back after the forward loses the same check on every
+    grading machine. Named from the heard ``moves``: a move of the model off ``device`` is
+    ``model-moved-back``; otherwise what was measured, ``model-not-moved``."""
+    off = sorted({str(p.device) for p in model.parameters() if p.device.type != device.type})
+    if not off:
+        return PASS
+    evidence = Evidence(expected=str(device), got=off)
+    start = (f"predict(model, batch, {device}) returned its output on {device}, but the "
+             f"model's parameters are on {', '.join(off)} after the call")
+    move = moved_off(moves, device)
+    if move is not None:
+        return Verdict(False, f"{start}: predict moved the model back off {device} (a move of "
+                       f"the model from {move[0]} to {move[1]}, as your process reported). "
+                       f"{moved_back_advice(device)}", "model-moved-back", evidence)
+    return Verdict(False, f"{start}, and no move of it off {device} was heard: the caller's "
+                   "model was not left on the device the contract moves it to (a copy moved "
+                   "there in its place leaves it so). Move the caller's model, model.to(device) "
+                   "(Module.to moves the model itself), and leave it there.",
+                   "model-not-moved", evidence)
 
 
 def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -263,9 +391,12 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         expected = evaluated(model, batch)
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
-        got, failure, packed, tf32, forward = run_predict(predict, model, batch, device)
+        got, failure, packed, tf32, forward, moves = run_predict(predict, model, batch,
+                                                                 device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
-                                              forward)
+                                              forward, moves)
+        if moved and device.type != "meta" and verdict.ok:  # meta: judge_on_meta
+            verdict = kept_on_device(model, device, moves)
         heard = max(heard, packed)
         verdict = squeezed(verdict, got, expected, RTOL, ATOL)
         if i == 3:
@@ -275,7 +406,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         verdict = data_moved(verdict, predict, lambda: (
             drawn_again(state).double() if i == 3 else drawn_again(state, n_out)), batch, device,
             run_predict, lambda again, on: judge_prediction(
-                again.got, again.packed, on, expected, device, again.tf32, again.forward_devices))
+                again.got, again.packed, on, expected, device, again.tf32, again.forward_devices,
+                again.moves))
         if not verdict.ok:
             arrived = drawn_again(state, n_out)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3

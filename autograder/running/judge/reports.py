@@ -49,6 +49,12 @@ def clean_observed(observed: dict) -> dict:
     devices = observed.get("forward_devices")
     if isinstance(devices, list):  # names an answer on meta no forward made (docs/security.md)
         clean["forward_devices"] = [worker_text(d, 20) for d in devices[:16]]
+    moves = observed.get("module_moves")
+    if isinstance(moves, list):  # names a failure on meta, never points (docs/security.md)
+        clean["module_moves"] = [[worker_text(m[0], 40), worker_text(m[1], 40)]
+                                 for m in moves[-16:] if isinstance(m, list) and len(m) == 2]
+    if isinstance(observed.get("raised_by_move"), bool):  # names a failure, never points
+        clean["raised_by_move"] = observed["raised_by_move"]
     left = observed.get("modes_left")
     if isinstance(left, dict):  # a flag like the answer's own (docs/security.md)
         clean["modes_left"] = {worker_text(k, 40): worker_text(v, 40)
