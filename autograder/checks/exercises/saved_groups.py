@@ -179,23 +179,23 @@ def established(verdict: Verdict, net: nn.Module, inputs: torch.Tensor, got: Any
     diff = difference(got, tracked)
     if diff is None:
         return verdict
-    fitting, seen = [], set()
+    fits, seen = [], set()
     for g in fitting(groups, diff):  # one set of tensors said once, by its first kind
         if g.members not in seen:
             seen.add(g.members)
-            fitting.append(g)
-    if not fitting:
+            fits.append(g)
+    if not fits:
         return verdict
     n, b = (abs(v) for v in diff)
     fewer = diff[0] > 0
     tensors = f"{n} saved tensor{'s' if n != 1 else ''} and {b} bytes"
     said = f"{tensors} {'fewer' if fewer else 'more'} than the grader's count"
     twice = "" if fewer else ", counted a second time"
-    if len(fitting) == 1:
-        what = (f"exactly as many as {fitting[0].what}{twice}. The sizes match; that alone "
+    if len(fits) == 1:
+        what = (f"exactly as many as {fits[0].what}{twice}. The sizes match; that alone "
                 "does not show these are the ones.")
     else:
-        what = ("exactly as many as each of these: " + "; ".join(g.what for g in fitting)
+        what = ("exactly as many as each of these: " + "; ".join(g.what for g in fits)
                 + f"{twice}. The sizes match; which of them it is, if any, this network does "
                 "not tell.")
     return dataclasses.replace(verdict, message=f"{verdict.message.rstrip()} The answer has "
