@@ -25,8 +25,9 @@ from .saved_cached import judge_reask, other_batch
 from .saved_contiguous import named as contiguous_named
 from .saved_dtype import draw_other_dtype, judge_other_dtype
 from .saved_frozen import check_frozen, draw_frozen
-from .saved_groups import established, named_by_groups
+from .saved_groups import established
 from .saved_left_alone import judge_left_alone
+from .saved_named import named_by_groups
 from .saved_patterns import (
     BYTE_NAMES,
     OUTPUT,

@@ -9,41 +9,24 @@ tensor sharing its storage with another, the saved results of operations or thei
 what one module type saves, non-float tensors, tensors of one element, non-contiguous ones
 (``saved_groups``).
 
-One network can fit several groups (the output and the batch of the same shape; the output and
-an activation saved twice), so a group is named only when networks of the grader's own, one that
-ends in an activation and one that ends in a Linear, on which every group gives its own count,
-single it out (``named_by_groups``; only where the network's output is among the groups that fit:
-the other kinds have their own confirmations). Otherwise the message says what was established:
-the difference, and every group it is exactly the size of (``established``), never a cause.
+One network can fit several groups (the output and the batch of the same shape), so this module
+says what was established: the difference, and every group it is exactly the size of
+(``established``), never a cause. Naming a group as a known mistake, confirmed on networks of
+the grader's own, is ``saved_named.named_by_groups``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
-from ..calling import call
 from ..result import Verdict
-from .saved_patterns import EVERY_PACK, OUTPUT, matches
-from .saved_reference import ACTIVATIONS, Predictions, layout_copy
+from .saved_reference import layout_copy
 from .saved_subject import pair_problem
-
-#: The groups that are a known mistake, by group key: named with that mistake's own hint.
-NAMED = {
-    "output": OUTPUT,
-    "leaves": "leaves-left-out",
-    "weights": "weights-left-out",
-    "weights-and-leaves": "weights-and-leaves-left-out",
-    "repeats": "unique-storages",
-    "one-element": "small-tensors-skipped",
-}
-#: The seed of the confirming networks' values.
-CONFIRM_SEED = 20265
 
 
 @dataclass(frozen=True)
@@ -170,7 +153,7 @@ def saved_groups(net: nn.Module, inputs: torch.Tensor) -> tuple[tuple[int, int],
     return (len(tensors), sum(nbytes)), groups
 
 
-def _difference(got: Any, tracked: tuple[int, int]) -> tuple[int, int] | None:
+def difference(got: Any, tracked: tuple[int, int]) -> tuple[int, int] | None:
     """``tracked - got`` where both the count and the bytes differ the same way, else None."""
     if pair_problem(got):
         return None
@@ -178,94 +161,11 @@ def _difference(got: Any, tracked: tuple[int, int]) -> tuple[int, int] | None:
     return (n, b) if (n > 0 and b > 0) or (n < 0 and b < 0) else None
 
 
-def _fitting(groups: list[Group], difference: tuple[int, int]) -> list[Group]:
+def fitting(groups: list[Group], difference: tuple[int, int]) -> list[Group]:
     """The groups whose count and bytes are exactly the difference (left out when positive,
     counted twice when negative)."""
     n, b = (abs(v) for v in difference)
     return [g for g in groups if (g.count, g.nbytes) == (n, b)]
-
-
-def confirming(activation: type[nn.Module]) -> list[tuple[nn.Sequential, torch.Tensor]]:
-    """Linear(3, 4), ``activation``, Linear(4, 1), ``activation`` on a batch of 5 rows, and the
-    same without its last activation: on the first every group gives its own count (the output,
-    (5, 1), is no other group's size; nothing saved is non-contiguous, so the saved weights are
-    not the non-contiguous tensors too), on the second the output is not saved at all."""
-    rng = np.random.default_rng(CONFIRM_SEED)
-    with torch.random.fork_rng(devices=[]):
-        net = nn.Sequential(nn.Linear(3, 4), activation(), nn.Linear(4, 1), activation())
-    with torch.no_grad():
-        for p in net.parameters():
-            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
-    inputs = torch.from_numpy(rng.standard_normal((5, 3))).float()
-    return [(net, inputs), (nn.Sequential(*list(net)[:-1]), inputs)]
-
-
-def _layers(net: nn.Sequential) -> str:
-    return "Sequential(" + ", ".join(
-        f"Linear({m.in_features}, {m.out_features})" if isinstance(m, nn.Linear)
-        else f"{type(m).__name__}()" for m in net) + ")"
-
-
-def _without(tracked: tuple[int, int], groups: list[Group], key: str) -> tuple[int, int]:
-    group = next((g for g in groups if g.key == key), None)
-    return tracked if group is None else (tracked[0] - group.count, tracked[1] - group.nbytes)
-
-
-def named_by_groups(verdict: Verdict, count_saved: Callable,
-                    cases: list[tuple[nn.Module, torch.Tensor, Predictions]], failing: int,
-                    got: Any, track: bool) -> Verdict:
-    """``verdict`` (a wrong tracked ``got`` on ``cases[failing]``, no mistake named) named when
-    its difference from the right count is exactly the saved tensor that is the network's output
-    and, maybe, other groups too (``saved_groups``), and two calls on networks of the grader's
-    own single out one group that is a known mistake, consistent with the earlier networks'
-    right answers; else ``verdict`` as it was."""
-    if verdict.ok or verdict.misconception is not None or not track:
-        return verdict
-    net, inputs, pred = cases[failing]
-    tracked, groups = saved_groups(net, inputs)
-    difference = _difference(got, tracked)
-    if tracked != tuple(pred.tracked) or difference is None or difference[0] < 0:
-        return verdict
-    keys = [g.key for g in _fitting(groups, difference)]
-    if "output" not in keys:
-        return verdict
-    # the earlier networks were answered right: a group left out there must be empty
-    for earlier_net, earlier_inputs, _ in cases[:failing]:
-        _, earlier = saved_groups(earlier_net, earlier_inputs)
-        keys = [k for k in keys if all(g.key != k for g in earlier)]
-    last = [m for m in net.modules() if not list(m.children())][-1:]
-    activation = type(last[0]) if last and isinstance(last[0], ACTIVATIONS) else nn.Tanh
-    answers, shown = [], []
-    for other_net, other_inputs in confirming(activation):
-        answer, failure = call(count_saved, "count_saved", other_net, layout_copy(other_inputs),
-                               True)
-        if failure is not None or pair_problem(answer):
-            return verdict
-        answers.append(tuple(int(v) for v in answer))
-        shown.append((other_net, other_inputs, saved_groups(other_net, other_inputs)))
-    agree = [k for k in keys if all(_without(right, other, k) == answer for
-                                    (_, _, (right, other)), answer in zip(shown, answers))]
-    if len(agree) != 1 or agree[0] not in NAMED:
-        return verdict
-    name = NAMED[agree[0]]
-    hint = dict(matches(tuple(int(v) for v in got), pred, track)).get(name)
-    if hint is None:
-        return verdict
-    calls = "; ".join(
-        f"{_layers(n)} on a batch {tuple(x.shape)} returned {answer}, "
-        + (f"not {right}" if answer != right else "right" if any(
-            g.key == "output" for g in other) else "right, as its output is not saved")
-        for (n, x, (right, other)), answer in zip(shown, answers))
-    if agree[0] == "output":
-        hint = hint.replace(f" {EVERY_PACK}", "")
-        confirm = (f" On networks of the grader's own, {calls}: the same tensor left out, and "
-                   f"nothing else. {EVERY_PACK}")
-    else:
-        confirm = (" (Told apart from the network's output, the same size on this network, on "
-                   f"networks of the grader's own: {calls}.)")
-    base = verdict.message.rstrip()
-    return dataclasses.replace(verdict, misconception=name,
-                               message=f"{base} {hint}{confirm}")
 
 
 def established(verdict: Verdict, net: nn.Module, inputs: torch.Tensor, got: Any,
@@ -276,26 +176,26 @@ def established(verdict: Verdict, net: nn.Module, inputs: torch.Tensor, got: Any
     if verdict.ok or verdict.misconception is not None or not track or pair_problem(got):
         return verdict
     tracked, groups = saved_groups(net, inputs)
-    difference = _difference(got, tracked)
-    if difference is None:
+    diff = difference(got, tracked)
+    if diff is None:
         return verdict
-    fitting, seen = [], set()
-    for g in _fitting(groups, difference):  # one set of tensors said once, by its first kind
+    fits, seen = [], set()
+    for g in fitting(groups, diff):  # one set of tensors said once, by its first kind
         if g.members not in seen:
             seen.add(g.members)
-            fitting.append(g)
-    if not fitting:
+            fits.append(g)
+    if not fits:
         return verdict
-    n, b = (abs(v) for v in difference)
-    fewer = difference[0] > 0
+    n, b = (abs(v) for v in diff)
+    fewer = diff[0] > 0
     tensors = f"{n} saved tensor{'s' if n != 1 else ''} and {b} bytes"
     said = f"{tensors} {'fewer' if fewer else 'more'} than the grader's count"
     twice = "" if fewer else ", counted a second time"
-    if len(fitting) == 1:
-        what = (f"exactly as many as {fitting[0].what}{twice}. The sizes match; that alone "
+    if len(fits) == 1:
+        what = (f"exactly as many as {fits[0].what}{twice}. The sizes match; that alone "
                 "does not show these are the ones.")
     else:
-        what = ("exactly as many as each of these: " + "; ".join(g.what for g in fitting)
+        what = ("exactly as many as each of these: " + "; ".join(g.what for g in fits)
                 + f"{twice}. The sizes match; which of them it is, if any, this network does "
                 "not tell.")
     return dataclasses.replace(verdict, message=f"{verdict.message.rstrip()} The answer has "
