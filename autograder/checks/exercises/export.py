@@ -23,6 +23,7 @@ from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
 from .export_offset import draw_offset_view
 from .export_scalar import ZERO_DIM_SCALAR, zero_dim_scalar
+from .export_shape import confirm, shape_cause
 from .export_values import value_cause
 
 QUESTION = "q5_numpy"
@@ -115,9 +116,12 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
         return Verdict(False, f"{shown} returned {describe(got)}; expected a numpy.ndarray.{hint}",
                        ZERO_DIM_SCALAR if scalar else "wrong-type", evidence)
     if got.shape != tuple(t.shape):
+        hint, name = (f"{one_number(got, t, expected, EXPORT)}"
+                      f"{dims_added(got, t, expected, EXPORT)}"), "wrong-shape"
+        if not hint:
+            hint, name = shape_cause(got, t, expected, EXPORT)
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
-                       f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}"
-                       f"{dims_added(got, t, expected, EXPORT)}", "wrong-shape", evidence)
+                       f"{tuple(t.shape)}.{hint}", name, evidence)
     if got.dtype != expected.dtype:
         return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
                        f"t's own: the export changed the dtype (going through Python lists or "
@@ -245,6 +249,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
         expected = expected_array(t)  # before the call, in case the student's code changes t
         got, failure = _export(export_numpy, t, twin)
         verdict = failure or judge_called_again(judge_export(got, t, expected), got, t, twin)
+        verdict = confirm(verdict, export_numpy, got, t, expected,
+                          f"export_numpy({describe_tensor(t)})", EXPORT)
         if not verdict.ok:
             verdict = explain(verdict, subject(export_numpy, t), got)
             break
