@@ -23,7 +23,7 @@ from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
 from .export_offset import draw_offset_view
 from .export_scalar import ZERO_DIM_SCALAR, zero_dim_scalar
-from .export_shape import confirm, shape_cause
+from .export_shape import arranged, confirm, shape_cause
 from .export_values import value_cause
 
 QUESTION = "q5_numpy"
@@ -143,7 +143,8 @@ def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,
     """Write to ``got``; ``t`` (and the ``base`` it views) must keep their values and flag.
 
     Args:
-        got: the exported array (already judged a numpy.ndarray of t's shape).
+        got: the exported array (already judged a numpy.ndarray holding t's values in t's
+            shape or a reshaping of it: its shape is ``judge_export``'s to charge).
         t: the tensor that was exported.
         before: a copy of t's values taken before the export.
         base: the tensor ``t`` is a view of, or ``None``.
@@ -267,16 +268,22 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         before, requires_grad = t.detach().clone(), t.requires_grad
         base_before = None if base is None else base.detach().clone()
         layout = layout_of(t, base)
+        expected = expected_array(t)
         got, failure = _export(export_numpy, t)
         failure = failure or judge_layout(layout, t, base,
                                           f"export_numpy({describe_tensor(t)})")
-        if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
+        if failure is None and not isinstance(got, np.ndarray):
             scalar = zero_dim_scalar(got, t)
             failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
-                              f"{describe(got)}; expected a numpy.ndarray of t's shape."
-                              f"{scalar or one_number(got, t, expected_array(t), EXPORT)}",
+                              f"{describe(got)}; expected a numpy.ndarray of t's shape.{scalar}",
                               ZERO_DIM_SCALAR if scalar else "wrong-type",
                               Evidence({"t": plain(t)}, got=plain(got)))
+        elif failure is None and got.shape != tuple(t.shape) and not arranged(got, expected):
+            failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
+                              f"{describe(got)}, which does not hold t's values in any "
+                              f"arrangement; expected an export of t, an array of t's shape "
+                              f"{tuple(t.shape)}: writing to another array says nothing about "
+                              "t.", "wrong-shape", Evidence({"t": plain(t)}, got=plain(got)))
         verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
         if not verdict.ok:
             break
