@@ -41,11 +41,12 @@ def test_one_element_exported_as_one_number_is_told_why(how, shape):
         assert word in verdict.message, verdict.message
 
 
-def test_the_independence_check_tells_it_too():
+def test_the_independence_check_leaves_the_shape_to_the_values_check():
+    """Round zzi: the independence check judges independence only (an array of its own, in
+    another shape, is independent); before, it charged the shape a second time."""
     seed = next(s for s in range(40) if any(
         t.numel() == 1 for t, _ in export.draw_tensors(generator(s))))
-    result = export.check_independent(_as_item, generator(seed))
-    assert not result.passed and ".item()" in result.message, result.message
+    assert export.check_independent(_as_item, generator(seed)).passed
 
 
 def test_a_wrong_number_or_a_larger_tensor_is_not_told_so():

@@ -82,7 +82,9 @@ def param_refs(args: list, when: str) -> dict[int, list]:
 
 
 def alias_of(item: Any, args: list) -> int | None:
-    """The index of the tensor argument whose memory ``item`` (an array) exactly views."""
+    """The index of the tensor argument whose memory ``item`` (an array) views: exactly, or
+    in another arrangement (squeezed, flattened, transposed: the judge finds which, in
+    ``running.judge.aliasing``)."""
     if not isinstance(item, np.ndarray):
         return None
     for i, arg in enumerate(args):
@@ -90,6 +92,8 @@ def alias_of(item: Any, args: list) -> int | None:
             view = arg.detach().numpy()
             if view.__array_interface__["data"][0] == item.__array_interface__["data"][0] \
                     and view.strides == item.strides and view.shape == item.shape:
+                return i
+            if np.may_share_memory(item, view):
                 return i
     return None
 

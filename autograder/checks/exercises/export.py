@@ -23,6 +23,7 @@ from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
 from .export_offset import draw_offset_view
 from .export_scalar import ZERO_DIM_SCALAR, zero_dim_scalar
+from .export_shape import arranged, confirm, shape_cause
 from .export_values import value_cause
 
 QUESTION = "q5_numpy"
@@ -115,9 +116,12 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
         return Verdict(False, f"{shown} returned {describe(got)}; expected a numpy.ndarray.{hint}",
                        ZERO_DIM_SCALAR if scalar else "wrong-type", evidence)
     if got.shape != tuple(t.shape):
+        hint, name = (f"{one_number(got, t, expected, EXPORT)}"
+                      f"{dims_added(got, t, expected, EXPORT)}"), "wrong-shape"
+        if not hint:
+            hint, name = shape_cause(got, t, expected, EXPORT)
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
-                       f"{tuple(t.shape)}.{one_number(got, t, expected, EXPORT)}"
-                       f"{dims_added(got, t, expected, EXPORT)}", "wrong-shape", evidence)
+                       f"{tuple(t.shape)}.{hint}", name, evidence)
     if got.dtype != expected.dtype:
         return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
                        f"t's own: the export changed the dtype (going through Python lists or "
@@ -139,7 +143,8 @@ def judge_independent(got: np.ndarray, t: torch.Tensor, before: torch.Tensor,
     """Write to ``got``; ``t`` (and the ``base`` it views) must keep their values and flag.
 
     Args:
-        got: the exported array (already judged a numpy.ndarray of t's shape).
+        got: the exported array (already judged a numpy.ndarray holding t's values in t's
+            shape or a reshaping of it: its shape is ``judge_export``'s to charge).
         t: the tensor that was exported.
         before: a copy of t's values taken before the export.
         base: the tensor ``t`` is a view of, or ``None``.
@@ -245,6 +250,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
         expected = expected_array(t)  # before the call, in case the student's code changes t
         got, failure = _export(export_numpy, t, twin)
         verdict = failure or judge_called_again(judge_export(got, t, expected), got, t, twin)
+        verdict = confirm(verdict, export_numpy, got, t, expected,
+                          f"export_numpy({describe_tensor(t)})", EXPORT)
         if not verdict.ok:
             verdict = explain(verdict, subject(export_numpy, t), got)
             break
@@ -261,16 +268,22 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         before, requires_grad = t.detach().clone(), t.requires_grad
         base_before = None if base is None else base.detach().clone()
         layout = layout_of(t, base)
+        expected = expected_array(t)
         got, failure = _export(export_numpy, t)
         failure = failure or judge_layout(layout, t, base,
                                           f"export_numpy({describe_tensor(t)})")
-        if failure is None and (not isinstance(got, np.ndarray) or got.shape != tuple(t.shape)):
+        if failure is None and not isinstance(got, np.ndarray):
             scalar = zero_dim_scalar(got, t)
             failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
-                              f"{describe(got)}; expected a numpy.ndarray of t's shape."
-                              f"{scalar or one_number(got, t, expected_array(t), EXPORT)}",
+                              f"{describe(got)}; expected a numpy.ndarray of t's shape.{scalar}",
                               ZERO_DIM_SCALAR if scalar else "wrong-type",
                               Evidence({"t": plain(t)}, got=plain(got)))
+        elif failure is None and got.shape != tuple(t.shape) and not arranged(got, expected):
+            failure = Verdict(False, f"export_numpy({describe_tensor(t)}) returned "
+                              f"{describe(got)}, which does not hold t's values in any "
+                              f"arrangement; expected an export of t, an array of t's shape "
+                              f"{tuple(t.shape)}: writing to another array says nothing about "
+                              "t.", "wrong-shape", Evidence({"t": plain(t)}, got=plain(got)))
         verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
         if not verdict.ok:
             break

@@ -3,8 +3,9 @@
 Each cause is tried in turn and the first whose evidence holds names the answer
 (``value_cause``): the storage read as if t were contiguous (``storage_order``, here: for a
 contiguous view that starts inside its storage the same read as the next, and told so); the
-view read with its strides from its storage's start, ignoring its offset (``export_offset``); int64
-values sent through a float (``export_float``); float values rounded (``export_rounded``).
+view read with its strides from its storage's start, ignoring its offset (``export_offset``); a
+square t transposed (``export_shape``); int64 values sent through a float (``export_float``);
+float values rounded (``export_rounded``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from .export_float import THROUGH_FLOAT, through_float
 from .export_offset import OFFSET_IGNORED, offset_ignored
 from .export_rounded import VALUES_ROUNDED, rounded_values
+from .export_shape import TRANSPOSED, transposed_values
 
 STORAGE_ORDER = "read-in-storage-order"
 
@@ -50,6 +52,7 @@ def value_cause(got: np.ndarray, t: torch.Tensor, expected: np.ndarray,
     """``(hint, name)`` of the first cause whose evidence holds, ``("", None)`` if none."""
     causes = ((STORAGE_ORDER, lambda: storage_order(got, t, expected, export)),
               (OFFSET_IGNORED, lambda: offset_ignored(got, t, expected, export)),
+              (TRANSPOSED, lambda: transposed_values(got, t, expected, export)),
               (THROUGH_FLOAT, lambda: through_float(got, t, expected)),
               (VALUES_ROUNDED, lambda: rounded_values(got, t, expected)))
     for name, cause in causes:

@@ -19,6 +19,7 @@ from torch import nn
 from ...checks import context
 from ...checks.calling import RemoteError
 from ...worker import stand_in, wire
+from .aliasing import rebuilt_view
 from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
@@ -109,14 +110,15 @@ def decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> 
 
 
 def _aliased(value: Any, index: Any, args: tuple) -> Any:
-    """An array the worker reported as a view of argument ``index``: make it a view of the
-    judge's own argument, so that writing to it changes that argument, as it did there."""
+    """An array the worker reported as sharing argument ``index``'s memory: make it a view of
+    the judge's own argument, so that writing to it changes that argument, as it did there
+    (``aliasing``: a reshaped or transposed view too)."""
     if not (isinstance(index, int) and 0 <= index < len(args) and isinstance(value, np.ndarray)):
         return value
     arg = args[index]
     if isinstance(arg, torch.Tensor) and arg.device.type == "cpu":
-        view = arg.detach().numpy()
-        if view.shape == value.shape and view.dtype == value.dtype:
+        view = rebuilt_view(value, arg.detach().numpy())
+        if view is not None:
             return view
     return value
 
