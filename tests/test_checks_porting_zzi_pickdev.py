@@ -342,3 +342,14 @@ def test_other_threads_get_torchs_own_answers_and_are_not_heard():
 def test_every_label_the_worker_can_report_has_words_or_is_a_right_question():
     from autograder.checks.porting.device_questions import ANSWERING, MEANINGS
     assert QUESTIONS == set(MEANINGS) | ANSWERING["cuda"] | ANSWERING["mps"]
+
+
+def test_torch_asking_for_itself_gets_its_own_answers_and_is_not_heard():
+    """torch reads CUDA_VISIBLE_DEVICES itself (``_parse_visible_devices``), its
+    ``is_bf16_supported`` asks ``is_available()``, its ``_lazy_init`` asks
+    ``is_initialized()``: none of that is what the student asked, nor answered as availability."""
+    real = torch.cuda._parse_visible_devices()
+    with arranged(None, {"simulate_devices": {"cuda": True, "mps": False,
+                                              "as_available": True}}) as seen:
+        assert torch.cuda._parse_visible_devices() == real
+    assert seen["devices_asked"] == []

@@ -12,15 +12,18 @@ Asked, each is noted and answers as it would have (the simulation's answer, or t
 answers as the simulated availability would (cuda's for the cuda ones, mps's for mps's), so
 that the judge can confirm one was the cause: asked so, the answers come right.
 
-A question is noted only in the thread that entered the simulation and outside another watched
-question (torch's own ``is_bf16_supported`` asks ``is_available``); other threads get torch's
-answers. Everything is put back when the call ends.
+A question is noted only in the thread that entered the simulation, asked by code other than
+torch's own and outside another watched question (torch's ``is_bf16_supported`` asks
+``is_available``, its ``_lazy_init`` asks ``is_initialized``); the others get the answers they
+would have got. Everything is put back when the call ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator
 
@@ -49,6 +52,34 @@ QUESTIONS = frozenset({
     "torch.version.cuda", *(f"os.environ[{key!r}]" for key in ENVIRONMENT)})
 
 
+_TORCH = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+_PASSED = (os.path.dirname(os.path.realpath(os.__file__)) + os.sep,
+           os.path.realpath(__file__))
+
+
+@functools.lru_cache(maxsize=256)
+def _real(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
+def _torch_asks() -> bool:
+    """Whether the nearest caller outside the standard library and this module is torch
+    itself (``_lazy_init`` asking ``is_initialized()``, ``is_bf16_supported`` asking
+    ``is_available()``, its reading of ``CUDA_VISIBLE_DEVICES``): torch then gets its answer
+    and nothing is heard."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith("<frozen "):  # os, _collections_abc: the standard library's
+            name = _real(name)
+            if name.startswith(_TORCH):
+                return True
+            if not name.startswith(_PASSED):
+                return False
+        frame = frame.f_back
+    return False
+
+
 class Ear:
     """The questions asked in the thread that made it, outside another watched question."""
 
@@ -58,7 +89,8 @@ class Ear:
         self.depth = 0
 
     def mine(self) -> bool:
-        return threading.get_ident() == self.thread
+        """Asked in the ear's thread, by code other than torch's own."""
+        return threading.get_ident() == self.thread and not _torch_asks()
 
     def hear(self, label: str, answer: Callable[[], Any]) -> Any:
         """``answer()``, with ``label`` noted unless another watched question is asking."""
