@@ -38,7 +38,7 @@ from ..context import call_context
 from ..probes import InputClass, Subject, explain
 from ..raised_hints import hint_for
 from ..result import Verdict
-from .device_questions import Heard, heard_questions
+from .device_questions import RIGHT, Heard, heard_questions
 
 CASES = ((True, True), (True, False), (False, True), (False, False))
 RIGHT_ORDER = ("cuda", "mps", "cpu")
@@ -74,41 +74,44 @@ def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
         if failure is not None:
             return verdict  # a call that failed establishes nothing
         answers[(cuda, mps)] = _kind(got)
-    heard = heard_questions(pick_device)
     table = "; ".join(f"{_shown(c, m)}: {answers[(c, m)]}" for c, m in CASES)
     evidence = dataclasses.replace(verdict.evidence, probes=[{
-        "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}},
-        *([heard.probe()] if heard else [])])
+        "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}}])
+    same, never = len(set(answers.values())) == 1, [d for d in ("cuda", "mps")
+                                                     if d not in answers.values()]
+    order = None if same or never else next(
+        (o for o in permutations(RIGHT_ORDER) if o != RIGHT_ORDER
+         and all(answers[(c, m)] == _first_available(o, c, m) for c, m in CASES)), None)
+    if order is not None:
+        return dataclasses.replace(verdict, misconception="wrong-preference-order",
+                                   evidence=evidence, message=f"{verdict.message} Under every "
+                                   f"simulated availability ({table}) it picks the first "
+                                   f"available of {', '.join(order)}. Prefer cuda, then mps, "
+                                   "then cpu.")
+    heard = heard_questions(pick_device)  # asked only where no other order explains the answers
+    if heard:
+        evidence.probes.append(heard.probe())
     cause = heard.sentence() if heard and heard.confirmed else None
     also = f" {heard.sentence()}" if heard and not heard.confirmed else ""
-    if len(set(answers.values())) == 1:
+    if same:
+        fix = ("Ask torch.cuda.is_available() and torch.backends.mps.is_available() each time "
+               "you are called.")
         return dataclasses.replace(verdict, misconception="availability-ignored", evidence=evidence,
                                    message=f"{verdict.message} Asked under every simulated "
                                    f"availability it returned {answers[CASES[0]]} each time "
-                                   f"({table})" + (f". {cause}" if cause else
+                                   f"({table})" + (f". {cause} {fix}" if cause else
                                                    ": the answer was fixed before the call (a "
-                                                   "module-level constant, a cached result).")
-                                   + " Ask torch.cuda.is_available() and torch.backends.mps."
-                                   f"is_available() each time you are called.{also}")
-    for device, asked in (("cuda", "torch.cuda.is_available()"),
-                          ("mps", "torch.backends.mps.is_available()")):
-        if device not in answers.values():  # every order with cpu before it says the same
-            return dataclasses.replace(verdict, misconception=f"never-picks-{device}",
-                                       evidence=evidence, message=f"{verdict.message} Under "
-                                       f"every simulated availability ({table}) it never "
-                                       f"returned {device}, even when {asked} said True"
-                                       + (f". {cause} D" if cause else ": d")
-                                       + f"ecide with {asked} itself, called each time, and "
-                                       f"prefer cuda, then mps, then cpu.{also}")
-    for order in permutations(RIGHT_ORDER):
-        if order != RIGHT_ORDER and all(answers[(c, m)] == _first_available(order, c, m)
-                                        for c, m in CASES):
-            return dataclasses.replace(verdict, misconception="wrong-preference-order",
-                                       evidence=evidence, message=f"{verdict.message} Under "
-                                       f"every simulated availability ({table}) it picks the "
-                                       f"first available of {', '.join(order)}. Prefer cuda, then "
-                                       "mps, then cpu.")
-    if heard and heard.confirmed:
+                                                   f"module-level constant, a cached result). "
+                                                   f"{fix}{also}"))
+    if never:  # cuda before mps: every order with cpu before it says the same
+        device, asked = never[0], RIGHT[never[0]]
+        fix = f"with {asked} itself, called each time, and prefer cuda, then mps, then cpu."
+        return dataclasses.replace(verdict, misconception=f"never-picks-{device}",
+                                   evidence=evidence, message=f"{verdict.message} Under every "
+                                   f"simulated availability ({table}) it never returned "
+                                   f"{device}, even when {asked} said True"
+                                   + (f". {cause} Decide {fix}" if cause else f": decide {fix}{also}"))
+    if cause:
         return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} The "
                                    f"answers under every simulated availability were {table}. "
                                    f"{cause} {heard.fix()}")
