@@ -2,7 +2,8 @@
 
 - ``simulate_devices``: ``{"cuda": bool, "mps": bool}``: torch's availability questions
   (``is_available()``, ``device_count()``, ``torch.accelerator``...) answer as told
-  (``simulated_devices.py``).
+  (``simulated_devices.py``); ``observed["devices_asked"]``: the device questions the call
+  asked (``asked_devices.py``); with ``"as_available": True`` the others answer as told too.
 - ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
   the function's global ``name`` is the grader's stand-in op (``MyOp``-like: ``stand_in``) or its
   ``apply``, so that a check can ask whether the student's own checker notices a broken op.
@@ -59,6 +60,7 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from . import wire
+from .asked_devices import heard_devices
 from .called_first import call_first
 from .modes import fenced_modes
 from .simulated_devices import simulated_devices
@@ -251,7 +253,10 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
         stack.enter_context(fenced_modes(observed))
         for key, value in (request or {}).items():
             if key == "simulate_devices":
-                stack.enter_context(simulated_devices(value.get("cuda"), value.get("mps")))
+                cuda, mps = bool(value.get("cuda")), bool(value.get("mps"))
+                stack.enter_context(simulated_devices(cuda, mps))
+                stack.enter_context(heard_devices(observed, cuda, mps,
+                                                  value.get("as_available") is True))
             elif key == "swap_globals":
                 # in the checks' own process the choice is in the request; in a worker it
                 # never is, and the judge answers

@@ -15,7 +15,8 @@ simulated):
   ``current_accelerator()`` (cuda before mps, as a build has one accelerator), and
   ``current_device_index()``.
 
-Each is a plain attribute of its module, put back when the call ends.
+Each is a plain attribute of its module, put back when the call ends. Which of these, and of
+torch's other device questions, the call asked is heard apart (``asked_devices``).
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ and mps each on and off) and say only what those answers show.
   ``wrong-preference-order``, naming the order the answers follow.
 - Anything else: no cause; the message lists the four answers.
 
+Each of these (and a ``pick_device`` that raised) is also told which question it asked torch
+that does not say whether a device is there (``torch.cuda.is_initialized()``,
+``torch.version.cuda``, ``is_built()``...: ``device_questions``, heard from the worker): as the
+cause, in place of a guess, when asked again with those questions answering as availability
+every answer comes right; else as what was heard. The names above come from the answers only.
+
 ``make_optimizer``: a call that raised or failed with no named mistake is probed like any
 other (``probes.explain``): repeated calls, another ``lr``, and, after a move, the same call
 with the CPU as the device (``probe.input-class.another-device``).
@@ -30,7 +36,9 @@ from torch import nn
 from ..calling import call
 from ..context import call_context
 from ..probes import InputClass, Subject, explain
+from ..raised_hints import hint_for
 from ..result import Verdict
+from .device_questions import RIGHT, Heard, heard_questions
 
 CASES = ((True, True), (True, False), (False, True), (False, False))
 RIGHT_ORDER = ("cuda", "mps", "cpu")
@@ -52,9 +60,13 @@ def _shown(cuda: bool, mps: bool) -> str:
 
 
 def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
-    """``verdict`` (a wrong device, no named cause) with what four more calls establish."""
-    if verdict.ok or verdict.misconception is not None:
+    """``verdict`` (a wrong device or a raise, no named cause) with what more calls establish:
+    the four availabilities asked again, and which question the function asked torch
+    (``device_questions``: heard, so it chooses words only)."""
+    if verdict.ok or verdict.misconception not in (None, "raised"):
         return verdict
+    if verdict.misconception == "raised":
+        return _told_raised(verdict, heard_questions(pick_device))
     answers = {}
     for cuda, mps in CASES:
         with call_context(simulate_devices={"cuda": cuda, "mps": mps}):
@@ -65,34 +77,64 @@ def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
     table = "; ".join(f"{_shown(c, m)}: {answers[(c, m)]}" for c, m in CASES)
     evidence = dataclasses.replace(verdict.evidence, probes=[{
         "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}}])
-    if len(set(answers.values())) == 1:
+    same, never = len(set(answers.values())) == 1, [d for d in ("cuda", "mps")
+                                                     if d not in answers.values()]
+    order = None if same or never else next(
+        (o for o in permutations(RIGHT_ORDER) if o != RIGHT_ORDER
+         and all(answers[(c, m)] == _first_available(o, c, m) for c, m in CASES)), None)
+    if order is not None:
+        return dataclasses.replace(verdict, misconception="wrong-preference-order",
+                                   evidence=evidence, message=f"{verdict.message} Under every "
+                                   f"simulated availability ({table}) it picks the first "
+                                   f"available of {', '.join(order)}. Prefer cuda, then mps, "
+                                   "then cpu.")
+    heard = heard_questions(pick_device)  # asked only where no other order explains the answers
+    if heard:
+        evidence.probes.append(heard.probe())
+    cause = heard.sentence() if heard and heard.confirmed else None
+    also = f" {heard.sentence()}" if heard and not heard.confirmed else ""
+    if same:
+        fix = ("Ask torch.cuda.is_available() and torch.backends.mps.is_available() each time "
+               "you are called.")
         return dataclasses.replace(verdict, misconception="availability-ignored", evidence=evidence,
                                    message=f"{verdict.message} Asked under every simulated "
                                    f"availability it returned {answers[CASES[0]]} each time "
-                                   f"({table}): the answer was fixed before the call (a "
-                                   "module-level constant, a cached result). Ask "
-                                   "torch.cuda.is_available() and "
-                                   "torch.backends.mps.is_available() each time you are called.")
-    for device, asked in (("cuda", "torch.cuda.is_available()"),
-                          ("mps", "torch.backends.mps.is_available()")):
-        if device not in answers.values():  # every order with cpu before it says the same
-            return dataclasses.replace(verdict, misconception=f"never-picks-{device}",
-                                       evidence=evidence, message=f"{verdict.message} Under "
-                                       f"every simulated availability ({table}) it never "
-                                       f"returned {device}, even when {asked} said True: "
-                                       f"decide with {asked} itself, called each time, and "
-                                       "prefer cuda, then mps, then cpu.")
-    for order in permutations(RIGHT_ORDER):
-        if order != RIGHT_ORDER and all(answers[(c, m)] == _first_available(order, c, m)
-                                        for c, m in CASES):
-            return dataclasses.replace(verdict, misconception="wrong-preference-order",
-                                       evidence=evidence, message=f"{verdict.message} Under "
-                                       f"every simulated availability ({table}) it picks the "
-                                       f"first available of {', '.join(order)}. Prefer cuda, then "
-                                       "mps, then cpu.")
+                                   f"({table})" + (f". {cause} {fix}" if cause else
+                                                   ": the answer was fixed before the call (a "
+                                                   f"module-level constant, a cached result). "
+                                                   f"{fix}{also}"))
+    if never:  # cuda before mps: every order with cpu before it says the same
+        device, asked = never[0], RIGHT[never[0]]
+        fix = f"with {asked} itself, called each time, and prefer cuda, then mps, then cpu."
+        return dataclasses.replace(verdict, misconception=f"never-picks-{device}",
+                                   evidence=evidence, message=f"{verdict.message} Under every "
+                                   f"simulated availability ({table}) it never returned "
+                                   f"{device}, even when {asked} said True"
+                                   + (f". {cause} Decide {fix}" if cause else f": decide {fix}{also}"))
+    if cause:
+        return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} The "
+                                   f"answers under every simulated availability were {table}. "
+                                   f"{cause} {heard.fix()}")
     return dataclasses.replace(verdict, evidence=evidence, message=f"{verdict.message} Checked "
                                f"without finding the cause: the answers under every simulated "
-                               f"availability were {table}.")
+                               f"availability were {table}.{also}")
+
+
+def _told_raised(verdict: Verdict, heard: Heard | None) -> Verdict:
+    """A ``pick_device`` that raised, told the question it asked: as the cause when answering
+    it as availability made every answer right (then without the hint for the error, which
+    was torch's, not the student's), else as what was heard."""
+    if heard is None:
+        return verdict
+    message = verdict.message
+    if heard.confirmed:
+        hint = hint_for(message)
+        message = message.replace(f" {hint}", "") if hint else message
+    evidence = dataclasses.replace(verdict.evidence,
+                                   probes=[*verdict.evidence.probes, heard.probe()])
+    return dataclasses.replace(verdict, evidence=evidence, message=f"{message} "
+                               f"{heard.sentence()}" + (f" {heard.fix()}" if heard.confirmed
+                                                        else ""))
 
 
 def _optimizer_numbers(opt: Any) -> list[float] | None:

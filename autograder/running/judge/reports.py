@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...checks.calling import RemoteError, WorkerLost
+from ...worker.asked_devices import QUESTIONS
 from ...worker.stand_in import GRAD_MODES
 
 
@@ -53,6 +54,9 @@ def clean_observed(observed: dict) -> dict:
     if isinstance(moves, list):  # names a failure on meta, never points (docs/security.md)
         clean["module_moves"] = [[worker_text(m[0], 40), worker_text(m[1], 40)]
                                  for m in moves[-16:] if isinstance(m, list) and len(m) == 2]
+    asked = observed.get("devices_asked")
+    if isinstance(asked, list):  # words a failure of pick_device, never points
+        clean["devices_asked"] = [q for q in asked[:32] if isinstance(q, str) and q in QUESTIONS]
     if isinstance(observed.get("raised_by_move"), bool):  # names a failure, never points
         clean["raised_by_move"] = observed["raised_by_move"]
     left = observed.get("modes_left")
