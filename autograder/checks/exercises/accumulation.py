@@ -14,7 +14,7 @@ from ..describing import describe, error_text, expected_text, fmt, plain, tolera
 from ..probes import InputClass, Subject, explain, numbers_close, numbers_of, recorded_call
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .accumulation_clipped import CLIPPED, capped_at, clipped_hint
+from .accumulation_clipped import CLIPPED, CONTRIBUTIONS, cap_found, steady_increments
 from .accumulation_clipped import confirmed as clip_confirmed
 from .accumulation_integer import INTEGER, confirmed, integer_hint, integer_ways
 from .accumulation_moved import LONG_RUN, MOVED, moved_between_backwards
@@ -40,12 +40,14 @@ def expected_grads(p0: float, repeats: int, clear: bool) -> list[float]:
 
 
 def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = True,
-                precision: bool = True, integer: bool = True, clipped: bool = True) -> Verdict:
+                precision: bool = True, integer: bool = True,
+                clipped: bool | str = True) -> Verdict:
     """Compare one return value of ``square_grads`` with the reference; name the mistake
     (``moved``: a p moved between backwards too, fitted to this answer alone; ``precision``:
     a computation in float16 or bfloat16, replayed on this answer; ``integer``: gradients
-    made whole numbers, fitted to this answer; ``clipped``: gradients capped at a constant,
-    fitted to this answer)."""
+    made whole numbers, fitted to this answer; ``clipped``: gradients capped at a constant, or
+    without clearing each backward's gradient capped, fitted to this answer: ``True`` both,
+    or only the one named, ``CLIPPED`` or ``CONTRIBUTIONS``)."""
     expected = expected_grads(p0, repeats, clear)
     shown = f"square_grads({fmt(p0)}, {repeats}, clear={clear})"
     inputs = {"p0": p0, "repeats": repeats, "clear": clear}
@@ -81,7 +83,7 @@ def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = Tr
 
 def _diagnose(got: list[float], p0: float, repeats: int, clear: bool, moved: bool = True,
               precision: bool = True, integer: bool = True,
-              clipped: bool = True) -> tuple[str | None, str]:
+              clipped: bool | str = True) -> tuple[str | None, str]:
     """Match a wrong answer against the known mistakes; most specific first."""
     def matches(pattern: list[float]) -> bool:
         return close_lists(got, pattern, RTOL, ATOL)
@@ -110,13 +112,14 @@ def _diagnose(got: list[float], p0: float, repeats: int, clear: bool, moved: boo
     ways = integer_ways(got, p0, repeats, clear) if integer else []
     if ways:
         return INTEGER, integer_hint(ways)
-    cap = capped_at(got, p0, repeats, clear, RTOL, ATOL) if clipped else None
+    cap = cap_found(got, p0, repeats, clear, RTOL, ATOL, clipped) if clipped else None
     if cap is not None:
-        return CLIPPED, clipped_hint(got, p0, repeats, clear, cap)
+        return cap
     hint = moved_between_backwards(got, p0, clear, RTOL, ATOL) if moved else None
     if hint is not None:
         return MOVED, hint
-    return None, ""  # no guessed cause: the probes look for one (check_square_grads)
+    # no guessed cause: what the values show, and the probes look for one (check_square_grads)
+    return None, steady_increments(got, p0, repeats, clear, RTOL, ATOL)
 
 
 def input_classes(args: tuple) -> list[InputClass]:
@@ -183,12 +186,12 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
         if verdict.misconception == INTEGER:  # and at another p0?
             verdict = confirmed(verdict, square_grads, p0, repeats, clear, lambda: judge_grads(
                 got, p0, repeats, clear, moved=not short, integer=False))
-        if verdict.misconception == CLIPPED:  # the same cap at other p0? (judged after the
-            # two above: a rejudged answer has neither)
+        if verdict.misconception in (CLIPPED, CONTRIBUTIONS):  # the same cap at other p0?
+            # (judged after the two above: a rejudged answer has neither)
             verdict = clip_confirmed(verdict, square_grads, p0, repeats, clear, RTOL, ATOL,
-                                     lambda: judge_grads(got, p0, repeats, clear,
-                                                         moved=not short, precision=False,
-                                                         integer=False, clipped=False))
+                                     lambda which: judge_grads(got, p0, repeats, clear,
+                                                               moved=not short, precision=False,
+                                                               integer=False, clipped=which))
         if not verdict.ok:
             if verdict.misconception is None and short:
                 verdict = moved_verdict(verdict, square_grads, p0, clear)

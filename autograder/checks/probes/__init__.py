@@ -17,7 +17,11 @@ Probe kinds and their ids:
 - ``probe.state-on-objects``: two calls on the *same* objects disagree while calls on fresh
   copies agree: the first call left something on the caller's objects.
 - ``probe.ignores-argument``: changing one argument (the reference's answer changes) leaves the
-  answer as it was.
+  answer as it was, at the failing input's magnitude, a thousand times closer to zero, and with
+  the argument's sign flipped.
+- ``probe.stops-following``: the answer stayed for the change, and changed for the same change
+  a thousand times closer to zero: capped or saturated, not ignored.
+- ``probe.follows-sign-only``: it stayed closer to zero too, and changed with the sign flipped.
 - ``probe.input-class.<class>``: right on the nearest input outside ``<class>`` (the same values
   made integer, positive, float64, with no size-1 dimension...), wrong on the one inside it.
 - ``probe.rounded`` / ``probe.scaled``: the answer equals the reference rounded to a number of
