@@ -172,3 +172,48 @@ def test_a_detached_copy_passes_however_it_is_made(check):
                     lambda x: x.detach() + 0, lambda x: x.detach().clone()):
         result = CHECKS[check](_leaf_from(copy_of), generator(1))
         assert result.passed, result.message
+
+
+# --- q2: a known factor, named for its effect, not for one way of writing it -----------------
+
+
+def _weighted(scale, at_end=1.0):
+    def accumulated_grad(w, X, y, sizes):
+        w.grad = None
+        B, J = sum(sizes), len(sizes)
+        for Xj, yj in zip(torch.split(X, sizes), torch.split(y, sizes)):
+            loss = F.binary_cross_entropy_with_logits(Xj @ w, yj)
+            (loss * scale(len(yj), B, J)).backward()
+        return w.grad * at_end(J) if callable(at_end) else w.grad.clone()
+    return accumulated_grad
+
+
+def _summed(w, X, y, sizes):
+    w.grad = None
+    for Xj, yj in zip(torch.split(X, sizes), torch.split(y, sizes)):
+        F.binary_cross_entropy_with_logits(Xj @ w, yj, reduction="sum").backward()
+    return w.grad.clone()
+
+
+FACTORS = {
+    "reduction='sum'": (_summed, "sum-not-mean"),
+    "mean loss times b_j, no / B": (_weighted(lambda b, B, J: b), "sum-not-mean"),
+    "w.grad / J at the end": (_weighted(lambda b, B, J: b / B, lambda J: 1 / J), "divided-by-J"),
+    "weights b_j / B / J": (_weighted(lambda b, B, J: b / B / J), "divided-by-J"),
+    "weights b_j / B / B": (_weighted(lambda b, B, J: b / B / B), "divided-by-B"),
+}
+TOLD = {"sum-not-mean": "the per-example losses are summed instead of averaged (reduction='sum', "
+                        "or each micro-batch's mean loss scaled by b_j without the / B",
+        "divided-by-J": "divided by J once more (the result, or each micro-batch's loss or "
+                        "weight)",
+        "divided-by-B": "divided by B once more (the result, or each micro-batch's loss or "
+                        "weight)"}
+
+
+@pytest.mark.parametrize("how", sorted(FACTORS))
+def test_a_known_factor_is_told_every_way_it_is_written(how):
+    fn, name = FACTORS[how]
+    result = microbatch.check_accumulated_grad(fn, np.random.default_rng(2), stale=False)
+    assert not result.passed and result.misconception == name, result.message
+    assert TOLD[name] in result.message, result.message
+    assert "the result was divided" not in result.message, result.message
