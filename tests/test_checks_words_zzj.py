@@ -12,6 +12,10 @@ old wording fails them:
   ``torch.empty_like(x).copy_(x)`` and was told "clone() of a tensor that requires grad". It
   now names the class of copies made from x while x requires grad.
 
+The same class found elsewhere and fixed alike: q2's known factors (``sum-not-mean`` told
+reduction='sum' for a mean loss times b_j too; ``divided-by-J``/``-B`` said "the result"), and
+q4_device's ``batch-not-moved`` (told as if batch.to(device) had been called unassigned).
+
 Near-misses keep their verdicts (right answers pass, other names stay).
 """
 
@@ -23,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks.exercises import vjp, vjp_untouched
-from autograder.checks.porting import microbatch
+from autograder.checks.porting import device_predict, microbatch
 from autograder.checks.porting.microbatch_subtracted import stale_kept
 from autograder.checks.result import Verdict
 from autograder.checks.seeding import generator
@@ -217,3 +221,31 @@ def test_a_known_factor_is_told_every_way_it_is_written(how):
     assert not result.passed and result.misconception == name, result.message
     assert TOLD[name] in result.message, result.message
     assert "the result was divided" not in result.message, result.message
+
+
+# --- q4_device: a batch left off the device, whether .to was dropped or never called ----------
+
+on_meta = pytest.mark.skipif(torch.cuda.is_available(),
+                             reason="the moved check runs on CUDA here, not meta")
+
+
+def _not_assigned(model, batch, device_):
+    model.to(device_).eval()
+    batch.to(device_)  # the result dropped
+    with torch.no_grad():
+        return model(batch)
+
+
+def _never_moved(model, batch, device_):
+    model.to(device_).eval()
+    with torch.no_grad():
+        return model(batch)
+
+
+@on_meta
+@pytest.mark.parametrize("fn", [_not_assigned, _never_moved])
+def test_a_batch_left_behind_is_told_both_ways(fn):
+    result = device_predict.check_predict(fn, np.random.default_rng(0), moved=True)
+    assert not result.passed and result.misconception == "batch-not-moved", result.message
+    assert "never moved, or batch.to(device) called without keeping its result" in result.message
+    assert "so assign it: batch = batch.to(device)." in result.message, result.message
