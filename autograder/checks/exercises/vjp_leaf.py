@@ -1,9 +1,11 @@
-"""q4_vjp: a leaf made by ``x.clone().requires_grad_()`` without ``detach``.
+"""q4_vjp: a leaf copied from x (``x.clone()``, ``torch.empty_like(x).copy_(x)``, ``x * 1``, ...)
+then ``requires_grad_()``, without ``detach``.
 
-For an x that does not require grad the clone is a fresh leaf and the answer is right; for an
-x that requires grad (a hidden input class) the clone is a non-leaf in x's graph: backward
-runs through it into x, so the clone's ``.grad`` is not kept (``None``, with torch's warning)
-and the pullback lands in the caller's ``x.grad`` (blind round zk). Named
+For an x that does not require grad the copy is a fresh leaf and the answer is right; for an
+x that requires grad (a hidden input class) the copy is a non-leaf in x's graph: backward
+runs through it into x, so the copy's ``.grad`` is not kept (``None``, with torch's warning)
+and the pullback lands in the caller's ``x.grad`` (blind rounds zk, zzj). The message names
+the class of copies, not one spelling: only the effect is observed. Named
 ``leaf-not-detached`` when x requires grad, the answer is ``None``, and x's ``.grad`` gained
 exactly the pullback ``2 * x * weights`` in the call.
 """
@@ -16,11 +18,15 @@ from ..result import Verdict
 from .common import arrays_close
 
 NOT_DETACHED = "leaf-not-detached"
-#: What a leaf cloned without detach is told.
-HINT = ("x requires grad, and clone() of a tensor that requires grad stays in its graph: the "
-        "copy is a non-leaf (its .grad is not kept, so leaf.grad is None) and backward runs "
-        "through it into x: the caller's x.grad got the pullback instead. Detach first, so "
-        "that the copy is a leaf of its own: leaf = x.detach().clone().requires_grad_(True).")
+#: What a leaf copied from x without detach is told. Only the effect is observed (None, and
+#: the pullback in x.grad, after the calls on an x that does not require grad went through),
+#: not how the copy was spelled: the class is named, no one spelling as if seen (blind round
+#: zzj's ``torch.empty_like(x).copy_(x)`` was told "clone()").
+HINT = ("x requires grad, and a copy made from x while x requires grad (x.clone(), copy_(x) "
+        "into a new tensor, x * 1, x + 0, x.to(..., copy=True), ...) is recorded in x's "
+        "graph: the copy is a non-leaf (its .grad is not kept, so it is None) and backward "
+        "runs through it into x: the caller's x.grad got the pullback instead. Detach first, "
+        "so that the copy is a leaf of its own: leaf = x.detach().clone().requires_grad_(True).")
 
 
 def pullback_in_x(got: object, x: torch.Tensor, grad_before: torch.Tensor | None,

@@ -50,13 +50,14 @@ from .device_single import squeezed
 from .device_transform import transformed
 
 RTOL, ATOL = 1e-5, 1e-6
+#: What a batch left off the device is told: whether ``.to`` was never called on it or its
+#: result was dropped is not observed (only the device mismatch is), so both are said.
+NOT_MOVED = ("The model was moved but the batch was not (never moved, or batch.to(device) "
+             "called without keeping its result: Tensor.to returns a new tensor and leaves "
+             "batch where it was), so assign it: batch = batch.to(device).")
 DEVICE_MISMATCH = (
-    ("is not on the expected device", "batch-not-moved",
-     "The model was moved but the batch was not: Tensor.to returns a new tensor, so assign it: "
-     "batch = batch.to(device)."),
-    ("Expected all tensors to be on the same device", "batch-not-moved",
-     "The model was moved but the batch was not: Tensor.to returns a new tensor, so assign it: "
-     "batch = batch.to(device)."),
+    ("is not on the expected device", "batch-not-moved", NOT_MOVED),
+    ("Expected all tensors to be on the same device", "batch-not-moved", NOT_MOVED),
     *((needle, "output-not-on-device",
        "predict copied a tensor off the device it was given (.cpu(), .item(), .numpy(), "
        ".tolist() or .to('cpu')): on the 'meta' device, which holds no values, that raises. "

@@ -230,17 +230,20 @@ def factors(J: int, B: int) -> list[tuple[float, str, str]]:
     misconception id, what it means)."""
     return [
         (1 / J, "divided-by-J", f"It is the full-batch mean gradient divided by J = {J}, the "
-         "number of micro-batches: the result was divided by J once more, though the b_j / B "
-         "weights already make the sum the full-batch mean. Drop the division by J."),
+         "number of micro-batches: it was divided by J once more (the result, or each "
+         "micro-batch's loss or weight), though the b_j / B weights already make the sum the "
+         "full-batch mean. Drop the division by J."),
         (J, "times-J", f"It is J = {J} (the number of micro-batches) times the full-batch mean "
          "gradient: with each micro-batch's mean loss scaled by b_j / B, the accumulated sum is "
          "already the full-batch mean; nothing multiplies it by J."),
         (B, "sum-not-mean", f"It is B = {B} (the number of examples) times the full-batch mean "
-         "gradient: the per-example losses are summed (reduction='sum') instead of averaged. "
+         "gradient: the per-example losses are summed instead of averaged (reduction='sum', "
+         "or each micro-batch's mean loss scaled by b_j without the / B: both are the sum). "
          "Scale each micro-batch's mean loss by b_j / B."),
         (1 / B, "divided-by-B", f"It is the full-batch mean gradient divided by B = {B}, the "
-         "number of examples: the result was divided by B once more, though the b_j / B "
-         "weights already average over the B examples."),
+         "number of examples: it was divided by B once more (the result, or each "
+         "micro-batch's loss or weight), though the b_j / B weights already average over the "
+         "B examples."),
     ]
 
 

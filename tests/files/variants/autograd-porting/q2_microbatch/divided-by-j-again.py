@@ -1,6 +1,6 @@
 # kind: wrong
 # public: fail
-# feedback: the result was divided by J once more, though the b_j / B weights already make the sum the full-batch mean
+# feedback: it was divided by J once more (the result, or each micro-batch's loss or weight), though the b_j / B weights already make the sum the full-batch mean
 def accumulated_grad(w, X, y, sizes):
     w.grad = None
     B, J = sum(sizes), len(sizes)

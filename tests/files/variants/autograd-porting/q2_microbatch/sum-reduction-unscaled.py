@@ -1,6 +1,6 @@
 # kind: wrong
 # public: fail
-# feedback: the per-example losses are summed (reduction='sum') instead of averaged
+# feedback: the per-example losses are summed instead of averaged (reduction='sum', or each micro-batch's mean loss scaled by b_j without the / B
 def accumulated_grad(w, X, y, sizes):
     w.grad = None
     start = 0
