@@ -12,6 +12,9 @@ repeats no needle of the checks' own tables.
 
 from __future__ import annotations
 
+import math
+import re
+
 #: (fragment of the error message, what to tell), checked in order; the first match is told.
 HINTS: tuple[tuple[str, str], ...] = (
     ("Boolean value of Tensor with more than one value is ambiguous",
@@ -57,6 +60,55 @@ HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: autograd refusing what a custom Function's backward returned (blind round zzj's
+#: ``(grad_output * grad).t()`` at a 2-D x of shape (m, n): "got [n, m] but expected shape
+#: compatible with [m, n]"), with the sizes torch names.
+_INVALID_GRADIENT = re.compile(r"returned an invalid gradient at index \d+ - got \[([\d, ]*)\] "
+                               r"but expected shape compatible with \[([\d, ]*)\]")
+#: What backward returns, told beside every such refusal.
+ONE_PER_INPUT = ("backward returns one gradient per input of forward, each in that input's own "
+                 "shape: entry by entry, the derivative with respect to that entry of the "
+                 "input, in that entry's place.")
+#: What the refused gradient's sizes show, by how they relate to the input's.
+GRADIENT_SHAPES = {
+    "reversed": "This one has the input's sizes in reverse order: transposed (`.t()`, `.T`, "
+                "`.mT`, a `permute`), computed on a transposed input, or reshaped to the sizes "
+                "reversed. Give it back in the input's own shape, each entry in its input entry's "
+                "place: a gradient taken entry by entry needs no transpose.",
+    "flat": "This one is flat: flattened somewhere (`flatten()`, a reshape or view to one "
+            "dimension, or a flat copy saved in forward). Give it back as `.reshape(x.shape)` "
+            "for the input x.",
+    "reshaped": "This one has the input's number of entries in another shape: give it back in "
+                "the input's own shape, each entry in its input entry's place.",
+    "sized": "This one has another number of entries than the input: it must hold one "
+             "derivative per entry of the input.",
+}
+
+
+def gradient_shapes(message: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """``(got, expected)``: the sizes of a gradient autograd refused and of its input, as the
+    error in ``message`` names them; None for any other text."""
+    found = _INVALID_GRADIENT.search(message)
+    if found is None:
+        return None
+    got, expected = (tuple(int(n) for n in part.split(",") if n.strip())
+                     for part in found.groups())
+    return got, expected
+
+
+def gradient_shape_kind(got: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    """Which of ``GRADIENT_SHAPES`` a refused gradient of sizes ``got`` is."""
+    if math.prod(got) != math.prod(expected):
+        return "sized"
+    if len(got) >= 2 and got == expected[::-1]:
+        return "reversed"
+    return "flat" if len(got) == 1 and len(expected) != 1 else "reshaped"
+
+
 def hint_for(message: str) -> str | None:
     """The advice for an error whose text is ``message``, or None for one not in ``HINTS``."""
-    return next((advice for needle, advice in HINTS if needle in message), None)
+    advice = next((advice for needle, advice in HINTS if needle in message), None)
+    shapes = gradient_shapes(message) if advice is None else None
+    if shapes is None:
+        return advice
+    return f"{ONE_PER_INPUT} {GRADIENT_SHAPES[gradient_shape_kind(*shapes)]}"

@@ -21,6 +21,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
 from .gradcheck_kink import judge_at_kink, with_zeros
+from .gradcheck_layout import Again, refused_reversed
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
 from .gradcheck_norm import matrix_norm
 from .gradcheck_shapes import only_1d, shaped_xs
@@ -119,8 +120,8 @@ def numeric_grad(apply: Any, x: torch.Tensor) -> tuple[torch.Tensor | None, Verd
 def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
     """The student's backward times ``upstream`` against the grader's analytic gradient."""
     got, failure = student_backward(MyOp, x, upstream)
-    if failure:
-        return failure
+    if failure:  # a gradient of x's sizes reversed, refused: gradcheck_layout
+        return refused_reversed(failure, x, upstream, analytic_grad, again_at(MyOp, upstream))
     verdict = judge_tensor(got, upstream * analytic_grad(x),
                            f"x.grad after MyOp.apply(x).backward({fmt(upstream)}) at "
                            f"x = {describe(x)}", dtype=x.dtype, rtol=RTOL, atol=ATOL,
@@ -129,13 +130,10 @@ def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
                                                              again_at(MyOp, upstream)))
 
 
-def again_at(MyOp: Any, upstream: float) -> Callable[[torch.Tensor], torch.Tensor | None]:
+def again_at(MyOp: Any, upstream: float) -> Again:
     """The student's backward at another x with the same upstream: one more call, for a
-    diagnosis to confirm its guess (None when it fails there)."""
-    def again(other: torch.Tensor) -> torch.Tensor | None:
-        grad, failure = student_backward(MyOp, other, upstream)
-        return None if failure is not None else grad
-    return again
+    diagnosis to confirm its guess (``(x.grad, None)``, or ``(None, the failure)``)."""
+    return lambda other: student_backward(MyOp, other, upstream)
 
 
 def judge_backward_at_kink(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:

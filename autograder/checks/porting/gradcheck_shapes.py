@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ..raised_hints import gradient_shape_kind, gradient_shapes
 from ..result import Verdict
 
 NAME = "only-1d-input"
@@ -36,7 +37,10 @@ def only_1d(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor],
             what: str) -> Verdict:
     """``verdict`` (a failure at the shaped ``x``), named ``only-1d-input`` when it raised and
     the same check at ``x.reshape(-1)`` (``flat_ok``) passes."""
-    if verdict.ok or verdict.misconception != "raised" or x.dim() == 1 \
+    if verdict.ok or verdict.misconception != "raised" or x.dim() == 1:
+        return verdict
+    shapes = gradient_shapes(verdict.message)  # a gradient refused: named here if flat only
+    if shapes is not None and gradient_shape_kind(*shapes) != "flat" \
             or not flat_ok(x.reshape(-1)):
         return verdict
     shape = f"{x.dim()}-D" if x.dim() else "0-d"

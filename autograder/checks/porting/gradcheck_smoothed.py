@@ -17,7 +17,7 @@ backward at ``PROBE``, whose entries span three decades: the same pattern, short
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -79,11 +79,12 @@ def smoothing_shortfall(got: torch.Tensor, x: torch.Tensor, upstream: float
 
 
 def smoothed_sign(got: torch.Tensor, x: torch.Tensor, upstream: float,
-                  again: Callable[[torch.Tensor], torch.Tensor | None] | None
+                  again: Callable[[torch.Tensor], tuple[Any, Any]] | None
                   ) -> tuple[str, str] | None:
     """``(NAME, what the student is told)`` when the failing ``got`` (the student's gradient
     times ``upstream`` at ``x``) fits a smoothed sign and ``again`` (the student's gradient,
-    times the same upstream, at another x) confirms it at ``PROBE``; else None."""
+    times the same upstream, at another x, and the failure there or None) confirms it at
+    ``PROBE``; else None."""
     if again is None or not isinstance(got, torch.Tensor) or got.dtype != torch.float64:
         return None
     seen = smoothing_shortfall(got, x, upstream)
@@ -91,10 +92,10 @@ def smoothed_sign(got: torch.Tensor, x: torch.Tensor, upstream: float,
         return None
     probe = torch.tensor(PROBE, dtype=torch.float64)
     try:
-        other = again(probe)
+        other, failure = again(probe)
     except Exception:  # noqa: BLE001 - the student's code: no confirmation, no name
         return None
-    confirmed = smoothing_shortfall(other, probe, upstream) if other is not None else None
+    confirmed = smoothing_shortfall(other, probe, upstream) if failure is None else None
     if confirmed is None:
         return None
     size, short = confirmed
