@@ -88,7 +88,8 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
                if len(losses) != steps else None)
     if counted is None and final is not None and len(losses) == steps \
             and allclose(target, correct, RTOL, ATOL):
-        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
+        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches,
+                                           fewer=1)
         if counted is None:  # the right run, other w and b than its last: an average, ...
             counted = not_final(final, correct, update_path(X, y, lr, steps), steps,
                                 MATCH_RTOL, (RTOL, ATOL))

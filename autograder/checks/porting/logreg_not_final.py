@@ -8,10 +8,12 @@ the second half only (tail averaging); an exponential moving average (started at
 first iterate, or bias-corrected); the weights right after the step with the lowest recorded
 loss; an earlier iterate. Each rule is replayed on the grader's own float64 path of iterates
 (``logreg_runs.update_path``), and the class is named only when a rule gives the returned ``w``
-and ``b`` to within float32 rounding, where the grader's final ones are not (every rule a
-match is told). ``logreg_diagnosis.diagnose`` asks first for the iterate-shaped mistakes that
-keep their names: one to three updates off (``updates-miscounted``) and the lowest loss's
-weights of a run whose loss rose (``changed-after-loss-rose``).
+and ``b`` to within float32 rounding, where the grader's final ones are not (the first three
+rules that match are told). ``logreg_diagnosis.diagnose`` asks first for the iterate-shaped mistakes that
+keep their names: one update fewer, or one to three more (``updates-miscounted``; beside all
+of the grader's losses an iterate two or more updates back is no skipped update, the losses
+show those updates made), and the lowest loss's weights of a run whose loss rose
+(``changed-after-loss-rose``).
 
 A single step cannot tell these apart from a wrong lr (its one loss, at the zeros, is the
 same for every lr, and every rule is a multiple of the one update): a one-step run whose ``w``
@@ -29,7 +31,6 @@ from ..closeness import float_list
 from ..result import Verdict
 from .common import allclose
 from .logreg_advice import NEVER_UPDATED, UNEXPLAINED
-from .logreg_loops import SLACK
 
 NAME = "params-not-final"
 #: The decays of an exponential moving average tried (the usual 0.9, 0.99, 0.999 and between).
@@ -91,8 +92,8 @@ def _rules(path: list[torch.Tensor], correct: torch.Tensor, steps: int
     updates, ``correct[k]`` the loss before update ``k``."""
     iterates = torch.stack([p.double() for p in path[:steps + 1]])
     out = [(told, weights @ iterates) for told, weights in _weights(steps)]
-    # one to three updates short is ``updates-miscounted``'s (``logreg_loops``): left to it
-    last = steps - SLACK
+    # one update short is ``updates-miscounted``'s (``logreg_loops``): left to it
+    last = steps - 1
     best = int(torch.argmin(correct[:steps]))
     if best + 1 < last:
         out.append((f"the grader's w and b after {_updates(best + 1)}: the weights right "
