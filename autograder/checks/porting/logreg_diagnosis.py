@@ -18,6 +18,7 @@ from . import logreg_scaled as scaled
 from .common import allclose
 from .logreg_advice import MISTAKES, NEVER_UPDATED, UNEXPLAINED
 from .logreg_count import divided_by_count
+from .logreg_not_final import not_final
 from .logreg_penalty import penalty_added
 from .logreg_recorded import ADVICE as RECORD_ADVICE
 from .logreg_recorded import running_statistic
@@ -87,7 +88,11 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
                if len(losses) != steps else None)
     if counted is None and final is not None and len(losses) == steps \
             and allclose(target, correct, RTOL, ATOL):
-        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches)
+        counted = loops.miscounted_updates(final, update_path(X, y, lr, steps), steps, matches,
+                                           fewer=1)
+        if counted is None:  # the right run, other w and b than its last: an average, ...
+            counted = not_final(final, correct, update_path(X, y, lr, steps), steps,
+                                MATCH_RTOL, (RTOL, ATOL))
     if counted is not None:
         return counted
     if short is not None and short[0] is not None:  # a loop that stopped, the loss still falling

@@ -49,12 +49,17 @@ def rescaled_advice(name: str) -> str:
 
 
 def miscounted_updates(final: torch.Tensor, path: list[torch.Tensor], steps: int,
-                       matches: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], bool]
-                       ) -> tuple[str, str] | None:
+                       matches: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], bool],
+                       fewer: int = SLACK) -> tuple[str, str] | None:
     """Final ``w`` and ``b`` (one vector) that are the grader's after a count of updates other
-    than ``steps`` (``path[k]``: after ``k`` updates; ``matches(got, replay, right)``)."""
+    than ``steps`` (``path[k]``: after ``k`` updates; ``matches(got, replay, right)``), at most
+    ``fewer`` short: beside all ``steps`` of the grader's losses only the last update can have
+    been skipped (the last loss was taken after all the others), so ``1`` there; an earlier
+    iterate is ``logreg_not_final``'s."""
     for offset in (-1, 1, -2, 2, -3, 3):
         count = steps + offset
+        if offset < -fewer:
+            continue
         if 1 <= count < len(path) and matches(final, path[count], path[steps]):
             return "updates-miscounted", _count_advice(count, steps)
     return None

@@ -27,17 +27,12 @@ from . import logreg_recorded as recorded
 from . import logreg_scaled as scaled
 from . import logreg_unstable as unstable
 from .common import allclose
-from .logreg import (
-    QUESTION,
-    call_train_logreg,
-    judge_losses,
-    judge_params,
-    train_beside_reference,
-)
+from .logreg import QUESTION, call_train_logreg, judge_losses, judge_params, train_beside_reference
 from .logreg_advice import UNEXPLAINED
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
+from .logreg_not_final import asked_again
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
 from .logreg_runs import LOGIT_CLAMP, reference_run
 from .logreg_schedule import changed_after_steps
@@ -101,7 +96,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     (``logreg_stuck``), one that met a None gradient (``logreg_unreached``), or one that no
     replayed mistake explained; one trained on mini-batches or a row subset
     (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``); one
-    that changes after a fixed number of steps (``logreg_schedule``)."""
+    that changes after a fixed number of steps (``logreg_schedule``); a single step whose w
+    and b are not the final ones (``logreg_not_final``)."""
     verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
@@ -112,6 +108,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
                                     train_logreg, X[:rows], y[:rows], lr, n), UNEXPLAINED)
     verdict = tell_unstable_apart(verdict, train_logreg, X, y, lr, got)
     verdict = explain_stuck(verdict, train_logreg, X, y, lr, steps)
+    verdict = asked_again(verdict, lambda n: _trained(train_logreg, X.clone(), y.clone(), lr, n),
+                          X, y, lr, steps)
     verdict = explain_none_gradient(verdict, train_logreg, X, y, lr, steps)
     verdict = recorded_again(verdict, train_logreg, X, y, lr, steps, got)
     verdict = window_or_start(verdict, train_logreg, X, y, lr, steps, got)
