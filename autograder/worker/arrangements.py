@@ -29,7 +29,8 @@
   raised), and, when the call raised, ``observed["raised_by_move"]``: whether its error is the
   one a move of that module raised, so that a check can tell a ``predict`` that moved the
   model back off ``meta`` (``model.to(home)``, ``model.cpu()``) from one that copied its
-  output off it.
+  output off it; ``observed["move_kinds"]``: the method each move went through
+  (``Module.to``, ``Module.to_empty``, ``Module.half``...).
 - ``call_first``: ``{"args": [encoded args...], "same": [indices]}``: before the call, the
   same function once on those, the call's own objects at ``same`` (``called_first``).
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
@@ -201,6 +202,7 @@ def observed_moves(observed: dict, model: Any) -> Iterator[None]:
     submodules, which ``_apply`` reaches through ``model``'s move) pass through unheard.
     ``Module._apply`` is put back after the block, whatever it raised."""
     moves: list[list[str]] = []
+    kinds: list[str] = []
     raised: list[BaseException] = []
     original = nn.Module._apply
 
@@ -208,6 +210,8 @@ def observed_moves(observed: dict, model: Any) -> Iterator[None]:
         if self is not model:
             return original(self, fn, *args, **kwargs)
         before = _device_types(self)
+        # the method the move went through (``Module.to_empty.<locals>.<lambda>``: its owner)
+        kinds.append(str(getattr(fn, "__qualname__", "")).split(".<locals>")[0][:40])
         try:
             moved = original(self, fn, *args, **kwargs)
         except BaseException as exc:
@@ -228,6 +232,7 @@ def observed_moves(observed: dict, model: Any) -> Iterator[None]:
     finally:
         nn.Module._apply = original  # type: ignore[method-assign]
         observed["module_moves"] = moves
+        observed["move_kinds"] = kinds
 
 
 @contextlib.contextmanager

@@ -53,6 +53,9 @@ def clean_observed(observed: dict) -> dict:
     if isinstance(moves, list):  # names a failure on meta, never points (docs/security.md)
         clean["module_moves"] = [[worker_text(m[0], 40), worker_text(m[1], 40)]
                                  for m in moves[-16:] if isinstance(m, list) and len(m) == 2]
+    kinds = observed.get("move_kinds")
+    if isinstance(kinds, list):  # names a mistake, never points (docs/security.md)
+        clean["move_kinds"] = [worker_text(k, 40) for k in kinds[-16:]]
     if isinstance(observed.get("raised_by_move"), bool):  # names a failure, never points
         clean["raised_by_move"] = observed["raised_by_move"]
     left = observed.get("modes_left")
