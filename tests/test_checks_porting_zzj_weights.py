@@ -124,8 +124,21 @@ def normal_init(model, device_, lr=0.1):
     return sgd(model, lr)
 
 
+def first_layer_reset(model, device_, lr=0.1):
+    model.to(device_)
+    model[0].reset_parameters()  # the other layers kept: only what changed is compared
+    return sgd(model, lr)
+
+
+def weights_only_xavier(model, device_, lr=0.1):
+    for module in model.to(device_).modules():
+        if isinstance(module, nn.Linear):
+            nn.init.xavier_normal_(module.weight)
+    return sgd(model, lr)
+
+
 REINITIALISED = [reset_after_move, xavier_applied, fresh_copy_loaded, to_empty_then_reset,
-                 normal_init]
+                 normal_init, first_layer_reset, weights_only_xavier]
 CAST = {"half": lambda m, d: m.to(d).half(), "double": lambda m, d: m.to(d).double(),
         "to dtype": lambda m, d: m.to(d, torch.float64),
         "bfloat16": lambda m, d: m.to(device=d, dtype=torch.bfloat16)}
@@ -141,7 +154,8 @@ def test_lost_weights_lose_the_check_and_are_named(fn, seed):
     result = _check(fn, seed)
     assert not result.passed and result.points == 0.0, result.message
     assert result.misconception == "weights-lost", result.message
-    assert "model.to(device) moves the values" in result.message, result.message
+    assert "model.to(device) only, which moves the values as they are" in result.message, \
+        result.message
     told = "moved with to_empty() (as your process reported)" in result.message
     assert told == (fn in HEARD_TO_EMPTY), result.message
     if fn in (zeroed, zeros_loaded):

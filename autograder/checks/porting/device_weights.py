@@ -123,8 +123,9 @@ class Asked:
 
 
 def _probe(asked: Asked) -> list[tuple[dict | None, list[str]]]:
-    """Three more calls on models of other values, torch seeded S, S2, S: each call's values
-    after it (``None`` when it raised or kept them) and the moves heard. Every model stays
+    """Three more calls on models of other values, torch seeded S, S2, S: the values of the
+    tensors each call changed, after it (``None`` when it raised or changed none), and the
+    moves heard. Every model stays
     referenced until the last call, so that no call's memory holds another's values."""
     models, results = [], []
     for factor, seed in zip(PROBE_FACTORS, PROBE_SEEDS):
@@ -134,7 +135,8 @@ def _probe(asked: Asked) -> list[tuple[dict | None, list[str]]]:
         with call_context(torch_seed=seed, observe_moves=0):
             observed, failure = asked.again(model)
         lost = None if failure is not None else _lost(model, before)
-        values = {n: t.detach().cpu().clone() for n, t in tensors(model).items()} \
+        now = tensors(model)
+        values = {n: now[n].detach().cpu().clone() for n in lost[0] if n in now} \
             if lost and lost[0] else None
         results.append((values, [str(k) for k in observed.get("move_kinds") or ()]))
     return results
@@ -172,10 +174,11 @@ def judge_weights(asked: Asked, model: nn.Module, before: Kept) -> Verdict:
     evidence = Evidence(expected="the model's values as they came", got=names)
     results = _probe(asked)
     first, second, third = (values for values, _ in results)
-    heard = "Module.to_empty" in results[0][1] or "Module.to_empty" in results[2][1]
+    heard = any("Module.to_empty" in kinds for _, kinds in results)
     empty = (" It was moved with to_empty() first (as your process reported), which keeps "
              "no values either." if heard else "")
-    fix = f"Move the model with model.to(device) only: {TO}, then {asked.then}."
+    fix = (f"Move the model with model.to(device) only, which moves the values as they are, "
+           f"then {asked.then}.")
     if _same(first, third) and not _same(first, second) and second is not None:
         return Verdict(False, f"after the call the model's weights are not the ones it came "
                        f"with ({what}): they are new values drawn from torch's random "
@@ -188,16 +191,16 @@ def judge_weights(asked: Asked, model: nn.Module, before: Kept) -> Verdict:
     if heard:
         cause = ("the model was moved with to_empty() (as your process reported), which "
                  "allocates new, uninitialised memory on the device and copies nothing into "
-                 "it, on the CPU too")
+                 "it, on the CPU too, so the caller's trained weights are lost.")
     else:
         cause = ("they were not drawn from torch's random generator (asked again with torch "
                  "seeded, they did not follow the seed)" if first is not None else
                  f"{asked.name} replaced them")
+        cause += (", so the caller's trained weights are lost. Moving must keep them: memory "
+                  "that is only allocated (to_empty(), torch.empty_like) holds no values, and "
+                  "zero_(), fill_() or assigning p.data replace them.")
     return Verdict(False, f"after the call the model's weights are not the ones it came with "
-                   f"({what}): {cause}, so the caller's trained weights are lost. Moving must "
-                   f"keep them (memory that is only allocated, as by to_empty() or "
-                   "torch.empty_like, holds no values; zero_(), fill_() or assigning p.data "
-                   f"replace them). {fix}", "weights-lost", evidence)
+                   f"({what}): {cause} {fix}", "weights-lost", evidence)
 
 
 def lost_weights(verdict: Verdict, make_optimizer: Callable, opt: Any, model: nn.Module,
