@@ -141,10 +141,14 @@ def test_the_blind_answer_is_named_at_other_seeds(seed):
 @pytest.mark.parametrize("predict", MOVED_BACK, ids=lambda f: f.__name__)
 def test_on_the_grading_device_a_move_back_changes_nothing(predict):
     """On the grading machine's own device the model's home is the device: nothing to tell
-    (back_then_output_copied apart: on a GPU its output comes back on the CPU)."""
+    (back_then_output_copied apart: on a GPU its output comes back on the CPU; and
+    back_by_to_empty, whose to_empty leaves the caller's model without its weights there too,
+    blind round zzj: ``weights-lost``)."""
     result = device_predict.check_predict(predict, np.random.default_rng(0), moved=False)
     if predict is back_then_output_copied and torch.cuda.is_available():
         assert result.misconception == "output-not-on-device", result.message
+    elif predict is back_by_to_empty:
+        assert not result.passed and result.misconception == "weights-lost", result.message
     else:
         assert result.passed, result.message
 

@@ -29,6 +29,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .device_data import SET_DATA
 from .device_probes import explain_optimizer, explain_pick, kept_optimizer
+from .device_weights import distinct, kept, lost_weights
 
 QUESTION = "q4_device"
 
@@ -257,6 +258,7 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     model, _ = draw_model(rng)
     lr = float(np.round(rng.uniform(0.15, 0.9), 3))  # never the default 0.1
     before = {id(p) for p in model.parameters()}
+    values = None if moved else kept(distinct(model))  # values no other check's model has
     # moved: ``module.to`` makes new Parameter objects (as between CPU and CUDA it otherwise
     # would not), so an optimizer built before the move holds stale ones
     with call_context(overwrite_module_params=True) if moved else nullcontext():
@@ -269,6 +271,9 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
             before = {id(p) for p in model.parameters()}
             opt, failure = call(make_optimizer, "make_optimizer", model, device, lr=lr)
             verdict = failure or judge_optimizer(opt, model, device, lr, before)
+    if values is not None:  # the weights kept, judged once: on the grading device
+        verdict = lost_weights(verdict, make_optimizer, opt, model, values,
+                               lambda: drawn_again(state), device, lr)
     if not verdict.ok:  # another model, drawn apart from the check's inputs
         other, _ = draw_model(np.random.default_rng(PROBE_SEED))
         verdict = kept_optimizer(verdict, make_optimizer, opt, model, device, lr, other)

@@ -42,6 +42,14 @@ def moved_back_advice(device: torch.device) -> str:
             "on the device.")
 
 
+def on_meta(output: torch.Tensor) -> torch.Tensor:
+    """The grader's forward of its own model on ``meta`` from its forward on the CPU: a tensor
+    of the same shape and dtype, all that ``meta`` holds of one (dense and contiguous, as the
+    Linear's output there). Running the forward on ``meta`` again gave the same and cost more
+    than the rest of the check: ``meta``'s kernels are torch's Python decompositions."""
+    return torch.empty_like(output, device="meta")
+
+
 def heard_moves(moves: Any) -> tuple[tuple[str, str], ...] | None:
     """The worker's ``module_moves`` as ``(before, after)`` pairs of strings, ``None`` when not
     heard."""

@@ -45,9 +45,11 @@ from .device_placement import (
     kept_on_device,
     moved_back_advice,
     moved_off,
+    on_meta,
 )
 from .device_single import squeezed
 from .device_transform import transformed
+from .device_weights import kept, predict_weights
 
 RTOL, ATOL = 1e-5, 1e-6
 #: What a batch left off the device is told: whether ``.to`` was never called on it or its
@@ -221,14 +223,6 @@ def explain_prediction(verdict: Verdict, predict: Callable, model: nn.Module,
         "eval mode after the call. Call model.eval() before the forward, not after it."))
 
 
-def on_meta(output: torch.Tensor) -> torch.Tensor:
-    """The grader's forward of its own model on ``meta`` from its forward on the CPU: a tensor
-    of the same shape and dtype, all that ``meta`` holds of one (dense and contiguous, as the
-    Linear's output there). Running the forward on ``meta`` again gave the same and cost more
-    than the rest of the check: ``meta``'s kernels are torch's Python decompositions."""
-    return torch.empty_like(output, device="meta")
-
-
 def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                   points: float = 1.0) -> CheckResult:
     """``predict`` on the grading machine's device (``moved=False``: values against a CPU
@@ -257,6 +251,7 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         expected = evaluated(model, batch)
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
+        values = kept(model)  # the caller's weights, to be there after the call
         got, failure, packed, tf32, forward, moves = run_predict(predict, model, batch,
                                                                  device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
@@ -269,11 +264,14 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
             verdict = cast_model(verdict, model)
             verdict = cast_batch(verdict, predict, lambda: drawn_again(state), batch, device,
                                  RTOL, ATOL, evaluated)
-        verdict = data_moved(verdict, predict, lambda: (
-            drawn_again(state).double() if i == 3 else drawn_again(state, n_out)), batch, device,
-            run_predict, lambda again, on: judge_prediction(
-                again.got, again.packed, on, expected, device, again.tf32, again.forward_devices,
-                again.moves))
+        # the model as it arrived, drawn again (for the probes, within this iteration)
+        fresh = (lambda: drawn_again(state).double()) if i == 3 else (
+            lambda: drawn_again(state, n_out))
+        verdict = data_moved(verdict, predict, fresh, batch, device, run_predict,
+                             lambda again, on: judge_prediction(
+                                 again.got, again.packed, on, expected, device, again.tf32,
+                                 again.forward_devices, again.moves))
+        verdict = predict_weights(verdict, predict, model, batch, values, fresh, device)
         if not verdict.ok:
             arrived = drawn_again(state, n_out)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3

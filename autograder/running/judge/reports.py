@@ -57,6 +57,9 @@ def clean_observed(observed: dict) -> dict:
     asked = observed.get("devices_asked")
     if isinstance(asked, list):  # words a failure of pick_device, never points
         clean["devices_asked"] = [q for q in asked[:32] if isinstance(q, str) and q in QUESTIONS]
+    kinds = observed.get("move_kinds")
+    if isinstance(kinds, list):  # names a mistake, never points (docs/security.md)
+        clean["move_kinds"] = [worker_text(k, 40) for k in kinds[-16:]]
     if isinstance(observed.get("raised_by_move"), bool):  # names a failure, never points
         clean["raised_by_move"] = observed["raised_by_move"]
     left = observed.get("modes_left")
