@@ -4,8 +4,11 @@ Blind round zzj's backward returned ``(grad_output * grad).t()``. For a 1-D x (t
 the public test's, the graded 1-D draws) ``.t()`` changes nothing; at a square 2-D x it has
 x's shape and the right values in the wrong places; at a non-square one autograd refuses it
 ("got [n, m] but expected shape compatible with [m, n]"). The same class: ``.T``, ``.mT``,
-``permute(1, 0)``, the gradient computed on ``x.t()``, flipped (``flip``), or a flat
-computation reshaped in another order (``g.view(x.shape[::-1]).t()``).
+``permute(1, 0)``, the gradient computed on ``x.t()``, flipped (``flip``), rotated a quarter
+turn (``rot90``: x's sizes reversed, like a transpose), or a flat computation reshaped in
+another order (``g.view(x.shape[::-1]).t()``). A gradient only reshaped to x's sizes reversed
+(``g.reshape(x.shape[::-1])``) is the right one at a square x: the shaped checks ask at a
+non-square x on every seed (``gradcheck_shapes``), where autograd refuses it.
 
 Named only when the student's gradient is exactly the right one (times the upstream, or
 without it) under one of ``arrangements`` that changes it at this x, and no other: a
@@ -62,6 +65,12 @@ def arrangements(shape: tuple[int, ...]) -> list[tuple[str, str, Callable]]:
             found.append((REARRANGED, "laid out in x's sizes reversed and transposed back, as "
                           "g.reshape(-1).view(x.shape[::-1]).t() does",
                           lambda g: g.reshape(n, m).t()))
+        found.append((REARRANGED, "rotated a quarter turn, as torch.rot90(g) does (the "
+                      "transpose flipped along dimension 0, g.t().flip(0))",
+                      lambda g: torch.rot90(g, 1, (0, 1))))
+        found.append((REARRANGED, "rotated a quarter turn the other way, as torch.rot90(g, -1) "
+                      "does (the transpose flipped along dimension 1, g.t().flip(1))",
+                      lambda g: torch.rot90(g, -1, (0, 1))))
     dims = [(d,) for d in range(len(shape))] + ([tuple(range(len(shape)))]
                                                 if len(shape) > 1 else [])
     for flip in dims:
@@ -77,9 +86,11 @@ def _close(got: Any, wrong: torch.Tensor) -> bool:
 
 
 def match(got: Any, x: torch.Tensor, upstream: float,
-          right: Callable[[torch.Tensor], torch.Tensor]) -> tuple[str, str, bool] | None:
-    """``(name, told, upstream dropped)`` when ``got`` is ``right(x)`` times the upstream (or
-    without it) under exactly one arrangement that changes it at this x; else None."""
+          right: Callable[[torch.Tensor], torch.Tensor]
+          ) -> tuple[str, str, bool, Callable] | None:
+    """``(name, told, upstream dropped, the arrangement)`` when ``got`` is ``right(x)`` times
+    the upstream (or without it) under exactly one arrangement that changes it at this x; else
+    None."""
     grad = right(x)
     factors = (upstream,) if abs(upstream - 1.0) < 1e-12 else (upstream, 1.0)
     found = []
@@ -88,7 +99,7 @@ def match(got: Any, x: torch.Tensor, upstream: float,
         if tuple(wrong.shape) == tuple(grad.shape) and allclose(wrong, grad, MATCH_RTOL,
                                                                    MATCH_ATOL):
             continue  # the arrangement changes nothing at this x: it cannot be told here
-        found += [(name, told, factor != upstream) for factor in factors
+        found += [(name, told, factor != upstream, arrange) for factor in factors
                   if _close(got, factor * wrong)]
     return found[0] if len(found) == 1 else None
 
@@ -107,7 +118,7 @@ def laid_out(got: Any, x: torch.Tensor, upstream: float,
     found = match(got, x, upstream, right)
     if found is None:
         return None
-    name, told, dropped = found
+    name, told, dropped, _ = found
     said = f"Its values are those of the right gradient g, {told}."
     if name == TRANSPOSED and again is not None:
         wide = torch.tensor(WIDE, dtype=torch.float64)
@@ -130,7 +141,8 @@ def refused_reversed(failure: Verdict, x: torch.Tensor, upstream: float,
                      right: Callable[[torch.Tensor], torch.Tensor], again: Again) -> Verdict:
     """``failure`` at a non-square 2-D ``x`` where autograd refused a gradient of x's sizes
     reversed: named ``grad-transposed`` when, asked again at ``SQUARE``, the gradient is the
-    right one transposed; told what that call showed when it is the right one; else as it
+    right one transposed (``grad-rearranged`` when rotated a quarter turn, ``rot90``, which
+    reverses x's sizes too); told what that call showed when it is the right one; else as it
     was (``raised_hints`` told what the refused shape means)."""
     shapes = gradient_shapes(failure.message)
     if (failure.misconception != "raised" or shapes is None or x.dim() != 2
@@ -142,15 +154,18 @@ def refused_reversed(failure: Verdict, x: torch.Tensor, upstream: float,
         return failure
     asked = f" Asked again at a square x of shape {tuple(square.shape)}"
     found = match(other, square, upstream, right)
-    if found is not None and found[0] == TRANSPOSED:
+    if found is not None and tuple(found[3](right(x)).shape) == shapes[0]:
+        # an arrangement that reverses x's sizes, as the refused gradient's did: a transpose
+        # or a quarter turn (rot90)
         told = failure.message.rstrip()
         advice = hint_for(told)  # what raised_hints told of the refused shape: said below
         told = told[:-len(advice)].rstrip() if advice and told.endswith(advice) else told
-        return dataclasses.replace(failure, misconception=TRANSPOSED, message=(
+        how = "transposed" if found[0] == TRANSPOSED else "in that arrangement"
+        return dataclasses.replace(failure, misconception=found[0], message=(
             f"{told} Its gradient had shape {shapes[0]}, x's sizes reversed.{asked}, where "
             f"that shape is x's own, its "
             f"values are those of the right gradient g, {found[1]}: backward returns it "
-            f"transposed.{_upstream(found[2])} {ELEMENTWISE}"))
+            f"{how}.{_upstream(found[2])} {ELEMENTWISE}"))
     if _close(other, upstream * right(square)):
         return dataclasses.replace(failure, message=(
             f"{failure.message.rstrip()}{asked}, it returned the right gradient; here its "

@@ -24,13 +24,30 @@ NAME = "only-1d-input"
 
 
 def shaped_xs(rng: np.random.Generator) -> list[torch.Tensor]:
-    """A 2-D ``x`` (2 or 3 rows of 2-4 columns) and a 0-d one, float64, with |x| in
-    [0.2, 3] and both signs in the 2-D one (``gradcheck.draw_x``'s values)."""
+    """A 2-D ``x`` (2 or 3 rows of 2-4 columns), then, when that one is square, a non-square
+    2-D one (``non_square``), then a 0-d one; float64, with |x| in [0.2, 3] and both signs in
+    the 2-D ones (``gradcheck.draw_x``'s values). The square x stays the seed's own (a
+    transposed gradient is accepted by autograd there and seen in its values); the added one
+    is drawn after the others, so every earlier draw stays as it was."""
     rows, cols = int(rng.integers(2, 4)), int(rng.integers(2, 5))
-    signs = rng.permutation(np.resize([-1.0, 1.0], rows * cols))
-    matrix = (rng.uniform(0.2, 3.0, rows * cols) * signs).reshape(rows, cols)
+    matrix = _matrix(rng, rows, cols)
     scalar = float(rng.uniform(0.2, 3.0) * rng.choice([-1.0, 1.0]))
-    return [torch.tensor(matrix, dtype=torch.float64), torch.tensor(scalar, dtype=torch.float64)]
+    matrices = [matrix, non_square(rng)] if rows == cols else [matrix]
+    return [*(torch.tensor(m, dtype=torch.float64) for m in matrices),
+            torch.tensor(scalar, dtype=torch.float64)]
+
+
+def non_square(rng: np.random.Generator) -> np.ndarray:
+    """A 2-D x of 2 or 3 rows and another number of columns (2-4): at a square x a gradient
+    laid out in x's sizes reversed (``g.reshape(x.shape[::-1])``, ``g.view(x.shape[::-1])``)
+    is the right one, so every seed asks at a non-square x as well."""
+    rows, cols = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    return _matrix(rng, rows, cols + 1 if cols >= rows else cols)
+
+
+def _matrix(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    signs = rng.permutation(np.resize([-1.0, 1.0], rows * cols))
+    return (rng.uniform(0.2, 3.0, rows * cols) * signs).reshape(rows, cols)
 
 
 def only_1d(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor], bool],
