@@ -100,3 +100,10 @@ def finish(question: str, check: str, verdict: Verdict, *, seed: int | None,
         seed, misconception=verdict.misconception, evidence=verdict.evidence,
         fault=verdict.fault or STUDENT, traceback=verdict.traceback,
     )
+
+
+def with_probe(verdict: Verdict, probe: dict, **changes: Any) -> Verdict:
+    """``verdict`` with ``probe`` (what a probe established, as ``Evidence.probes`` holds it)
+    added to its evidence, and ``changes`` (a ``misconception``, a ``message``) made."""
+    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, probe])
+    return dataclasses.replace(verdict, evidence=evidence, **changes)

@@ -37,7 +37,7 @@ from ..calling import call
 from ..context import call_context
 from ..probes import InputClass, Subject, explain
 from ..raised_hints import hint_for
-from ..result import Verdict
+from ..result import Verdict, with_probe
 from .device_questions import RIGHT, Heard, heard_questions
 
 CASES = ((True, True), (True, False), (False, True), (False, False))
@@ -130,11 +130,8 @@ def _told_raised(verdict: Verdict, heard: Heard | None) -> Verdict:
     if heard.confirmed:
         hint = hint_for(message)
         message = message.replace(f" {hint}", "") if hint else message
-    evidence = dataclasses.replace(verdict.evidence,
-                                   probes=[*verdict.evidence.probes, heard.probe()])
-    return dataclasses.replace(verdict, evidence=evidence, message=f"{message} "
-                               f"{heard.sentence()}" + (f" {heard.fix()}" if heard.confirmed
-                                                        else ""))
+    return with_probe(verdict, heard.probe(), message=f"{message} {heard.sentence()}"
+                      + (f" {heard.fix()}" if heard.confirmed else ""))
 
 
 def _optimizer_numbers(opt: Any) -> list[float] | None:

@@ -13,14 +13,13 @@ full-batch run does not.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable, Iterator
 
 import torch
 import torch.nn.functional as F
 
 from ..closeness import float_list
-from ..result import Verdict
+from ..result import Verdict, with_probe
 from .logreg_diagnosis import matches
 
 NAME = "mini-batches"
@@ -89,9 +88,9 @@ def batched(verdict: Verdict, got: Any, X: torch.Tensor, y: torch.Tensor, lr: fl
     k, how = found
     what = f"the first {k} rows only" if how == "first rows" else \
         f"mini-batches of {k} rows ({how})"
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
-        "id": NAME, "established": f"the losses are a replay on {what}", "calls": []}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+    return with_probe(verdict, {
+        "id": NAME, "established": f"the losses are a replay on {what}", "calls": []},
+        misconception=NAME, message=(
         f"{verdict.message.rstrip()} X here has {X.shape[0]} rows, and the losses are those "
         f"of gradient descent on {what}: gradient descent as the lesson writes it uses every "
         "row each step (the mean loss over all of X); mini-batches or a row subset give a "

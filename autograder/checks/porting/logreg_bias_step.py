@@ -13,14 +13,13 @@ a right answer costs nothing more. b's step scaled by m has its own name
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
 
 from ..closeness import is_float
-from ..result import Verdict
+from ..result import Verdict, with_probe
 from .common import allclose
 from .logreg_advice import UNEXPLAINED
 from .logreg_diagnosis import LESSON_LR, MATCH_ATOL, MATCH_RTOL, RTOL
@@ -122,5 +121,4 @@ def bias_step(verdict: Verdict, train: Callable[[torch.Tensor, torch.Tensor, int
             "equal lr.")
     message = verdict.message.replace(UNEXPLAINED, told) if UNEXPLAINED in verdict.message \
         else f"{verdict.message.rstrip()} {told}"
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, probe])
-    return dataclasses.replace(verdict, misconception=NAME, message=message, evidence=evidence)
+    return with_probe(verdict, probe, misconception=NAME, message=message)

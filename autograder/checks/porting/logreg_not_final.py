@@ -22,13 +22,12 @@ and ``b`` fail is asked again on the same data with ``PROBE_STEPS`` steps (``ask
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import torch
 
 from ..closeness import float_list
-from ..result import Verdict
+from ..result import Verdict, with_probe
 from .common import allclose
 from .logreg_advice import NEVER_UPDATED, UNEXPLAINED
 
@@ -155,10 +154,10 @@ def asked_again(verdict: Verdict, again: Callable[[int], Any], X: torch.Tensor,
     message = verdict.message.replace(UNEXPLAINED, "")
     for which in ("w and b", "w", "b"):
         message = message.replace(NEVER_UPDATED.format(which), "")
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": "params-not-final-again", "established": f"asked again with {PROBE_STEPS} steps, "
         "the losses are the grader's and w and b a function of its iterates", "calls": [
-            {"steps": PROBE_STEPS, "got": [float(v) for v in got[2]]}]}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+            {"steps": PROBE_STEPS, "got": [float(v) for v in got[2]]}]},
+        misconception=NAME, message=(
         f"{message.rstrip()} One step cannot tell this from a wrong lr; asked again on the "
         f"same data with steps={PROBE_STEPS}, the losses were the grader's and {found}"))

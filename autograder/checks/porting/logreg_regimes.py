@@ -9,7 +9,6 @@ loss falls far (separable data, many steps), or at the ends (a single step).
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import Any, Callable
 
@@ -19,7 +18,7 @@ import torch
 from ..closeness import close_lists, float_list
 from ..describing import describe, expected_text
 from ..probes import InputClass, Subject, explain, numbers_of
-from ..result import PASS, CheckResult, Verdict, finish
+from ..result import PASS, CheckResult, Verdict, finish, with_probe
 from ..seeding import seed_of
 from . import logreg_count as counted
 from . import logreg_kept as kept
@@ -160,11 +159,11 @@ def recorded_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y:
     if found is None:
         return verdict
     name, advice = found
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": "recorded-again", "established": f"asked again with {recorded.PROBE_STEPS} steps, "
         "the losses are a running statistic of the grader's", "calls": [
-            {"steps": recorded.PROBE_STEPS, "got": again[2], "expected": right}]}])
-    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+            {"steps": recorded.PROBE_STEPS, "got": again[2], "expected": right}]},
+        misconception=name, message=(
         f"{verdict.message.rstrip()} Asked again on the same data with steps="
         f"{recorded.PROBE_STEPS}, it returned losses {describe(again[2])}, the grader's being "
         f"{expected_text(right)}. {advice}"))
@@ -200,11 +199,10 @@ def window_or_start(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y
     else:
         return verdict
     message = verdict.message.replace(f"({kept.window_how(count, start)})", f"({why})")
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": "losses-kept-again", "established": f"asked again with {more} steps: {how}",
         "calls": [{"steps": more, "got": again[2],
-                   "expected": reference_run(X, y, lr, more)[2]}]}])
-    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+                   "expected": reference_run(X, y, lr, more)[2]}]}, misconception=name, message=(
         f"{message.rstrip()} Asked again on the same data with steps={more}, it returned "
         f"{len(again[2])} losses, the grader's for steps {more - len(again[2])} to {more - 1}: "
         f"{how}."))
@@ -230,11 +228,11 @@ def short_again(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: to
     if name not in kept.RECORDS:
         return verdict
     contract = kept.CONTRACT.format(steps=steps)
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    named = with_probe(verdict, {
         "id": "losses-short-again", "established": f"asked again with {more} steps, the losses "
         f"are a short record ({name})", "calls": [
-            {"steps": more, "got": again[2], "expected": reference_run(X, y, lr, more)[2]}]}])
-    named = dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+            {"steps": more, "got": again[2], "expected": reference_run(X, y, lr, more)[2]}]},
+        misconception=name, message=(
         f"{verdict.message.replace(contract, '').rstrip()} Asked again on the same data with "
         f"steps={more}, it returned {len(again[2])} losses: {advice}"))
     return window_or_start(named, train_logreg, X, y, lr, more, again)
@@ -266,10 +264,10 @@ def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tenso
     told = unstable.ADVICE[unstable.CLASS]
     message = verdict.message.replace(told, unstable.ADVICE[name]) if told in verdict.message \
         else f"{verdict.message} {unstable.ADVICE[name]}"
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": "unstable-forms", "established": f"the forms whose float32 replays match both "
-        f"runs are all {name}'s", "calls": [{"lr": probe, "steps": 2, "got": again[2]}]}])
-    return dataclasses.replace(verdict, misconception=name, evidence=evidence, message=(
+        f"runs are all {name}'s", "calls": [{"lr": probe, "steps": 2, "got": again[2]}]},
+        misconception=name, message=(
         f"{message} (Asked again with lr={probe:.4g} and steps=2, where the logits reach "
         f"about {unstable.PROBE_REACH:g}, the losses were {describe(again[2])}.)"))
 

@@ -15,11 +15,11 @@ call.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import torch
 
+from ..result import with_probe
 from .common import allclose, call_named
 from .microbatch_mistakes import ALSO_STALE, ATOL, RTOL
 from .microbatch_saturated import named, replays
@@ -139,11 +139,10 @@ def clamped(verdict: Any, accumulated_grad: Callable, got: Any, w: torch.Tensor,
     z = X.double() @ w.detach().double()
     past = int((SIDES[side](z) >= hi).sum())
     top = float(z.abs().max())
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": NAME, "established": f"logits {SHOWN[side]} with c from {lo:.1f} to {hi:.1f}, "
                                    "again at a second w with misclassified logits from 6 to 95",
-        "calls": [{"w": "-1.25 w", "y": "1 - y", "sizes": sizes2}]}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+        "calls": [{"w": "-1.25 w", "y": "1 - y", "sizes": sizes2}]}, misconception=NAME, message=(
         f"{verdict.message.rstrip()} It matches the gradient with the logits {SHOWN[side]} "
         f"before the loss ({_bound(lo, hi)}; {past} of the {len(z)} logits here, which reach "
         f"{top:.0f}, are past it), and again at a second w with logits from 6 to 95. "

@@ -13,13 +13,12 @@ replay of such a form reproduces is named.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from ..result import Verdict
+from ..result import Verdict, with_probe
 
 NAME = "exp-overflow"
 
@@ -83,10 +82,9 @@ def overflowed(verdict: Verdict, got: Any, w: torch.Tensor, X: torch.Tensor, y: 
     if not fits:
         return verdict
     top = float((X.double() @ w.detach().double()).abs().max())
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": NAME, "established": f"the float32 replay of {', '.join(fits)} gives the same "
-        "NaN/inf", "calls": []}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+        "NaN/inf", "calls": []}, misconception=NAME, message=(
         f"{verdict.message.rstrip()} Logits here reach {top:.0f}, and your gradient is what a "
         "loss built from exp(z) gives there (log1p(exp(z)) - y z, log(1 + exp(z)), or "
         "-log(sigmoid)): exp(z) overflows to inf in float32 past z ~ 88.7 (float64 ~ 709), "

@@ -11,13 +11,12 @@ wrong verdict there that is gradcheck's at ``x.flatten()`` and not at ``x`` is n
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from ..result import Verdict
+from ..result import Verdict, with_probe
 
 NAME = "checked-flattened"
 #: The stand-in backward right for a 1-D x only (``worker.stand_in``).
@@ -41,10 +40,9 @@ def flattened(verdict: Verdict, got: Any, expected: bool, x: torch.Tensor,
     flat = verdict_at(x.reshape(-1))
     if bool(got) != flat:
         return verdict
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": NAME, "established": f"gradcheck at x.flatten() says {flat}, at x {expected}",
-        "calls": []}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+        "calls": []}, misconception=NAME, message=(
         f"{verdict.message.rstrip()} Here my_op's backward is right for a 1-D input only, and "
         f"{bool(got)} is gradcheck's verdict at x.flatten(), a 1-D x of "
         f"{x.numel()} entries: gradcheck must run at the x it was given. A flattened copy "
