@@ -114,7 +114,7 @@ def fitted(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
     """``(form, stale grad kept)`` for each form whose replay (plus ``stale``, when given)
     ``got`` matches, ten times nearer it than the replay is to the right gradient, where the
     replay is not the right gradient; ``[]`` when none."""
-    if not isinstance(got, torch.Tensor) or got.numel() != w.numel():
+    if not isinstance(got, torch.Tensor) or got.shape != w.shape:
         return []
     values = got.detach().cpu().double().reshape(-1)
     right = right_grad(w, X, y)
