@@ -54,6 +54,11 @@ HINTS: tuple[tuple[str, str], ...] = (
      "torch.func.vmap it sees one slice along the first dimension, which has several values "
      "when the input has more than one dimension: flatten first, or give vjp the weights "
      "(`torch.func.vjp`, `y.backward(weights)`), which works for every shape."),
+    ("all elements of input should be between 0 and 1",
+     "F.binary_cross_entropy (nn.BCELoss) takes probabilities: every value of its input must "
+     "lie between zero and one, and here one did not (or was NaN). Logits such as `X @ w` go "
+     "to `F.binary_cross_entropy_with_logits`, which applies the sigmoid itself and stays "
+     "exact for any logit."),
     ("has been modified by an inplace operation",
      "A tensor autograd saved for backward was changed in place after it was saved: compute "
      "on a new tensor (`x = x * k` rather than `x *= k`), or change it only after backward."),

@@ -20,6 +20,7 @@ from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
 from .microbatch_left import NAME as STALE_LEFT
 from .microbatch_left import stale_left
+from .microbatch_lossform import loss_form
 from .microbatch_mistakes import (
     ATOL,
     MATCH_ATOL,
@@ -76,14 +77,16 @@ def judged_twice(accumulated_grad: Callable, got: Any, w: torch.Tensor, X: torch
     puts it in the same place at a second w (``microbatch_weights.confirmed``); an unnamed
     wrong answer that fits a clipped gradient is named when a second problem fits the same
     clip (``microbatch_clipped``), one that fits rounded shares b_j / B when a second draw
-    fits the same rounding (``microbatch_rounded``)."""
+    fits the same rounding (``microbatch_rounded``), one that fits a hand-written logistic loss
+    wrong for some logits when a second w fits the same (``microbatch_lossform``)."""
     verdict = confirmed(judge(got, w, X, y, sizes, stale, w_before), accumulated_grad,
                         w_before, X, y, sizes, diagnose,
                         lambda: judge(got, w, X, y, sizes, stale, w_before, weights=False))
     verdict = clipped(verdict, accumulated_grad, got, w_before, X, y, sizes, micro_grads,
                       MATCH_RTOL, MATCH_ATOL)
-    return rounded(verdict, accumulated_grad, got, w_before, X, y, sizes, stale, micro_grads,
-                   MATCH_RTOL, MATCH_ATOL)
+    verdict = rounded(verdict, accumulated_grad, got, w_before, X, y, sizes, stale, micro_grads,
+                      MATCH_RTOL, MATCH_ATOL)
+    return loss_form(verdict, accumulated_grad, got, w_before, X, y, sizes, stale)
 
 
 def judge(got: Any, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor, sizes: list[int],
