@@ -14,12 +14,11 @@ unnamed answer gets here; only a fit costs a call.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Callable
 
 import torch
 
-from ..result import Verdict
+from ..result import Verdict, with_probe
 from .common import call_named
 from .logistic_forms import ADVICE, NAME, fitted, told
 from .microbatch_mistakes import ALSO_STALE, MATCH_ATOL, MATCH_RTOL
@@ -46,11 +45,10 @@ def loss_form(verdict: Verdict, accumulated_grad: Callable, got: Any, w: torch.T
         return verdict
     key = keys.pop()
     kept = all(k for f, k in found if f == key)
-    evidence = dataclasses.replace(verdict.evidence, probes=[*verdict.evidence.probes, {
+    return with_probe(verdict, {
         "id": NAME, "established": f"the gradient of the loss form {key}, replayed on the same "
                                    "input, again at w = -w / 2",
-        "calls": [{"w": "-w / 2", "sizes": list(sizes)}]}])
-    return dataclasses.replace(verdict, misconception=NAME, evidence=evidence, message=(
+        "calls": [{"w": "-w / 2", "sizes": list(sizes)}]}, misconception=NAME, message=(
         f"{verdict.message.rstrip()} {told(key, w, X, y)} The answer at a second w (-w / 2, "
         f"each logit's sign flipped) matches the same loss. {ADVICE}"
         f"{ALSO_STALE if kept else ''}"))
