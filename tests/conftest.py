@@ -7,6 +7,10 @@ Markers (registered in pyproject.toml; one mechanism for every file):
 - ``@pytest.mark.needs_docker``: a Docker engine and the CPU grading image (``make image``);
   ``@pytest.mark.needs_docker(image=False)``: the engine only.
 - ``@pytest.mark.slow``: starts otter, graders or containers (``make test-fast`` skips them).
+- ``@pytest.mark.extended``: the suite's second part, which ``make test`` leaves to
+  ``make test-extended`` (CI runs both): corpora graded in full (the blind rounds, the variant
+  catalogue, the seed sweep) and repeats of a path ``make test`` already takes once (the
+  ``docker`` runner beside ``docker-fork``, fresh-machine installs, Ctrl-C, shards).
 
 A test whose need is missing is skipped with the reason; with ``AUTOGRADER_TESTS_REQUIRE_ALL=1``
 (``.ci/run`` sets it: CI has root and Docker) it fails instead, so nothing skips silently in CI.

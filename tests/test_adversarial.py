@@ -37,7 +37,8 @@ from points import EXERCISES, question_points
 
 # one xdist worker holds the whole module: its batch fixture listens on fixed host ports
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adversarial"), pytest.mark.needs_root]
-_DOCKER = [pytest.mark.needs_docker]
+# the container runners' batches are the whole suite's (make test-all), the sealed one every run's
+_DOCKER = [pytest.mark.needs_docker, pytest.mark.extended]
 RUNNER_MARKS = {"sealed": [], "docker": _DOCKER, "docker-fork": _DOCKER}
 RUNNERS = [pytest.param(runner, marks=marks, id=runner) for runner, marks in RUNNER_MARKS.items()]
 # the per-call time limit of a runner's hostile batch (a cell gets four times as much): what

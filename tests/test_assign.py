@@ -32,6 +32,7 @@ def test_student_template_holds_no_hidden_test_or_solution(tmp_path):
         assert "BEGIN SOLUTION" not in text and "otter-assign" not in text
 
 
+@pytest.mark.extended
 def test_a_solution_failing_its_tests_stops_the_build(tmp_path):
     """Is the build stopped when the master's solution fails one of its own tests?"""
     assignment = "autograd-exercises"
@@ -46,6 +47,7 @@ def test_a_solution_failing_its_tests_stops_the_build(tmp_path):
         assign(assignment, Layout.at(root), templates=tmp_path / "t", solution=tmp_path / "s.ipynb")
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 def test_two_graders_on_a_fresh_checkout_build_the_zip_once(tmp_path):
     """Two graders (or two test workers) that start together with no zip must not run otter

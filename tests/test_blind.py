@@ -30,7 +30,7 @@ SEALED = ROUNDS[-1]  # graded through the CLI as well: a new round is, by the re
 RUN_SEED = 11
 NOTEBOOK_SECONDS = 300  # the sealed judge's whole-submission limit (Limits.submission_timeout)
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.extended]
 # one xdist worker holds the sealed round's tests, so it is graded once, not once per worker
 SEALED_MARKS = [pytest.mark.needs_root, pytest.mark.xdist_group("blind")]
 

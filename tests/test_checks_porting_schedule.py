@@ -71,6 +71,7 @@ def test_the_step_is_told():
         result.message
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_the_separable_regime_is_always_past_step_600(seed):
     result = check_train_logreg_regimes(

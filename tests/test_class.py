@@ -142,6 +142,7 @@ def _hidden_inputs(doc: dict) -> list:
             for c in t.get("checks", []) if t["hidden"] and c["evidence"]["inputs"]]
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.xdist_group("class")
 def test_do_two_copies_draw_their_own_inputs_and_a_regrade_the_same(batch, tmp_path):

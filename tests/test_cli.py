@@ -189,6 +189,7 @@ def _private_checkout(tmp_path: Path) -> tuple[Path, Path]:
     return clone, venv
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="copies the venv the tests run in")

@@ -240,6 +240,7 @@ def _reference_seconds(doc: dict) -> float:
 PAIRS = 5  # alone / beside runs, interleaved; the fastest of each kind counts
 
 
+@pytest.mark.extended
 def test_sixty_busy_processes_do_not_slow_a_neighbour_more_than_2x(zip_path, tmp_path):
     """A CPU-bound reference notebook timed alone and beside a submission that runs 60 busy
     processes, with the kernel's autogroups off: is it at most 2x slower (a ratio of the two
@@ -352,7 +353,8 @@ def _grade_in(runner_name: str, folder: Path, out: Path, build: Path) -> dict:
 
 
 @pytest.mark.needs_docker
-@pytest.mark.parametrize("runner", ["docker-fork", "docker"])
+@pytest.mark.parametrize("runner", [
+    "docker-fork", pytest.param("docker", marks=pytest.mark.extended)])
 def test_container_worker_has_no_capability_and_its_containers_cpu_group(build_dir, tmp_path,
                                                                          runner):
     """In a container, does the notebook's worker find every capability set empty (the

@@ -68,6 +68,7 @@ def failures(kernels: dict[str, str]) -> dict:
     return json.loads(proc.stdout.splitlines()[-1])
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("kernels", KERNELS)
 def test_does_every_failing_check_say_what_its_golden_pins(kernels):
     found = failures(KERNELS[kernels])

@@ -300,7 +300,8 @@ DOCKER_SAMPLE = ("solutions/autograd-exercises.ipynb", "solutions/autograd-porti
 @pytest.mark.needs_docker
 @pytest.mark.needs_root
 @pytest.mark.xdist_group("docker-rows")  # both runners on one worker: sealed_graded once
-@pytest.mark.parametrize("runner", ["docker", "docker-fork"])
+@pytest.mark.parametrize("runner", [
+    pytest.param("docker", marks=pytest.mark.extended), "docker-fork"])
 def test_containers_give_the_sealed_runners_rows_and_the_solutions_full_marks(
         samples, sealed_graded, build_dir, tmp_path, runner):
     """Does every sample submission get the same row (and messages) in a container as with
@@ -487,7 +488,8 @@ def _in_the_sleeping_cell() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.needs_docker
-@pytest.mark.parametrize("runner_name", ["docker", "docker-fork"])
+@pytest.mark.parametrize("runner_name", [
+    pytest.param("docker", marks=pytest.mark.extended), "docker-fork"])
 def test_closing_a_runner_stops_the_submission_in_flight_at_once(zips, tmp_path, runner_name):
     """When the runner is closed while a notebook is being graded (a second Ctrl-C), is its
     container killed at once, so that the grading thread returns within seconds (not after

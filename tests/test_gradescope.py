@@ -207,8 +207,9 @@ def _run_autograder(image: str, notebook: Path | None, before: str = "") -> tupl
 
 
 def _apply(func):
-    """The plain-base tests' marks; one xdist group, as they share the prepared image."""
-    for mark in (pytest.mark.slow, pytest.mark.needs_docker(image=False),
+    """The plain-base tests' marks; one xdist group, as they share the prepared image (two
+    minutes of apt and pip: the suite's extended part)."""
+    for mark in (pytest.mark.slow, pytest.mark.extended, pytest.mark.needs_docker(image=False),
                  pytest.mark.xdist_group("gradescope-plain-base")):
         func = mark(func)
     return func

@@ -403,7 +403,7 @@ def grade_hostile_batch(folder: Path, out: Path, runner: str, timeout: float = 9
 @pytest.mark.xdist_group("hostile-files")
 @pytest.mark.needs_root  # the sealed judge's sandbox, and a link to /etc/shadow it could read
 @pytest.mark.parametrize("runner", [
-    "sealed", pytest.param("docker-fork", marks=[pytest.mark.needs_docker])])
+    "sealed", pytest.param("docker-fork", marks=[pytest.mark.needs_docker, pytest.mark.extended])])
 def test_hostile_batch_is_graded_in_one_run(zips, build_dir, tmp_path, runner):
     folder, out = tmp_path / "in", tmp_path / "out"
     folder.mkdir()

@@ -153,6 +153,7 @@ def test_image_build_without_the_torch_wheel_stops_before_any_download(tmp_path)
     assert not (tmp_path / "wheelhouse").exists()  # the deps are not fetched first
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 def test_fresh_machine_builds_the_cpu_image_from_the_torch_index(tmp_path, torch_index):
     """pip's configuration and folders off, TORCH_INDEX_URL at the stand-in index, the other
@@ -235,9 +236,13 @@ def test_cuda_image_grades_both_solutions_on_the_cpu_behind_the_test_switch(tmp_
 
 # ---- the students' environment ----------------------------------------------------------------
 
-# The tests that use the students' venv: one xdist group, so one worker builds it (a minute of
-# pip) and the other never builds a second.
-STUDENT_ENV = pytest.mark.xdist_group("student-env")
+
+
+def STUDENT_ENV(func):  # noqa: N802 - used as a mark
+    """The marks of the tests that use the students' venv: one xdist group, so one worker
+    builds it (a minute of pip) and the other never builds a second; the suite's extended
+    part (docs/testing.md)."""
+    return pytest.mark.extended(pytest.mark.xdist_group("student-env")(func))
 
 
 # ipykernel's shutdown on a loaded machine: its IOPub thread sends on a ZMQ socket the kernel

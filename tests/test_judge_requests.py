@@ -164,6 +164,7 @@ def check_my_op(x):
 '''
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_a_worker_that_stops_reading_the_answers_cannot_block_the_judge(build_dir, tmp_path):

@@ -114,6 +114,7 @@ def run_pod(client, pod: kube_sim.Pod) -> tuple[int, str, float]:
         container.remove(force=True)
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @needs_image
 @pytest.mark.needs_root

@@ -37,7 +37,7 @@ from notebooks import (
     with_answer,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.extended]
 SEED = 11
 OTTER_RUN_ROUNDS = 1  # rounds per assignment also graded by otter run
 

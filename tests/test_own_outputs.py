@@ -66,6 +66,7 @@ def test_a_renamed_file_leaves_nothing_stale_in_the_reports(tmp_path):
     assert len(list((out / ASSIGNMENT / "stale").rglob("keep.ipynb.json"))) == 1
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_a_slow_notebook_cut_by_the_submission_limit_says_so_everywhere(tmp_path):

@@ -281,6 +281,7 @@ def test_resume_grades_a_grader_error_again_and_keeps_the_graded(tmp_path):
     assert kept.read_bytes() == before
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 def test_the_otter_runner_writes_documents_feedback_and_honours_the_time_limit(tmp_path):
     folder = folder_of(tmp_path, "ada")

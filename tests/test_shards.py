@@ -172,6 +172,7 @@ SHARDED = {name: name for name in ("autograd-exercises/ada-lovelace.ipynb",
     "autograd-porting/untouched-template-again.ipynb": "autograd-porting/untouched-template.ipynb"}
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_two_shards_merged_equal_one_whole_run(tmp_path):

@@ -156,6 +156,7 @@ def _interrupt(args: list[str], cwd: Path, build: Path, after: str, presses: int
     return proc.wait(timeout=300), "".join(lines), below
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_does_one_ctrl_c_stop_write_what_is_done_and_resume(build_dir, tmp_path):
@@ -186,6 +187,7 @@ def test_does_one_ctrl_c_stop_write_what_is_done_and_resume(build_dir, tmp_path)
     assert {r["total_points_earned"] for r in done.values()} == {f"{EXERCISES:g}"}
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_does_a_second_ctrl_c_abandon_what_is_in_flight_without_a_traceback(build_dir,
@@ -258,6 +260,7 @@ def test_is_a_roster_row_matched_only_by_what_it_names(tmp_path, alice_too):
     assert (absent.is_file() and "A1" in absent.read_text()) == (not alice_too)
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_root
 def test_is_the_roster_kept_with_the_run_and_who_did_not_submit_listed(build_dir, tmp_path):
@@ -441,7 +444,8 @@ def labelled_image():
 
 @pytest.mark.slow
 @pytest.mark.needs_docker(image=False)
-@pytest.mark.parametrize("runner", ["auto", "docker-fork", "docker"])
+@pytest.mark.parametrize("runner", [
+    "auto", "docker-fork", pytest.param("docker", marks=pytest.mark.extended)])
 def test_is_an_image_of_other_sources_refused_before_any_work(labelled_image, tmp_path, runner):
     from autograder.running.runners.docker_engine import engine
 
@@ -466,6 +470,7 @@ def test_is_an_image_of_this_checkout_accepted(labelled_image):
 
 # -- 2. `make gradescope` never ships a zip older than its master ------------------------------
 
+@pytest.mark.extended
 @pytest.mark.slow
 def test_does_make_gradescope_rebuild_a_zip_older_than_its_master(zips, tmp_path):
     """A copy of the project whose exercises master was edited after its zip was built (no
@@ -562,6 +567,7 @@ def _wait_for_a_worker(pid: int, limit: float = 180.0) -> None:
     raise AssertionError(f"no worker was in flight within {limit:g} s")
 
 
+@pytest.mark.extended
 @pytest.mark.slow
 @pytest.mark.needs_docker
 def test_does_ctrl_c_leave_no_container_behind_with_docker_fork(build_dir, tmp_path):

@@ -17,6 +17,7 @@ SEEDS = (0, 1, 2)
 VARIANTS = variants()
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_passes_every_check_for_20_seeds(assignment):
     """The seed sweep (the hidden inputs drawn from 20 grading seeds), in-process: the
@@ -30,6 +31,7 @@ def test_solution_passes_every_check_for_20_seeds(assignment):
         assert all(public_results(assignment, question, env)), question
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
 def test_variant_scored_on_its_own_question(variant):
     assert variant.kind in ("wrong", "correct", "advised"), f"{variant.id}: header needs '# kind:'"
@@ -60,6 +62,7 @@ def test_variant_scored_on_its_own_question(variant):
     assert not others, f"lost points elsewhere: {[r.message for r in others]}"
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.id for v in VARIANTS])
 def test_variant_public_tests(variant):
     """Does the variant pass the public tests exactly when a student's would?"""
