@@ -35,6 +35,7 @@ from ..calling import call_observed
 from ..context import call_context
 from ..describing import fmt, sentence
 from ..result import PASS, Evidence, Verdict
+from .device_transform import NAME as TRANSFORMED
 
 #: The factor the check scales its model's values by (``distinct``), and those of the probes'
 #: models: none is 1, no two alike.
@@ -227,8 +228,12 @@ def predict_weights(verdict: Verdict, predict: Callable, model: nn.Module, batch
                     device: torch.device) -> Verdict:
     """``verdict`` on ``predict``'s answer, failed (when it passed) or named (when no cause
     was named) by the caller's model's values after the call. A converted model is left to
-    the dtype checks (``device_dtype``)."""
-    if (not verdict.ok and verdict.misconception is not None) or _cast(model, before):
+    the dtype checks (``device_dtype``). Lost weights also replace ``output-transformed``:
+    that name is read from the answer's values alone, and a model without its weights
+    answers with whatever its memory held (uninitialised memory is often all zeros, as a
+    threshold of the grader's output may be)."""
+    named = not verdict.ok and verdict.misconception not in (None, TRANSFORMED)
+    if named or _cast(model, before):
         return verdict
     asked = Asked("predict", lambda m: call_observed(predict, "predict", m, batch, device)[1:],
                   fresh, "run its forward in eval mode under torch.no_grad()")
@@ -236,6 +241,9 @@ def predict_weights(verdict: Verdict, predict: Callable, model: nn.Module, batch
     if weights.ok:
         return verdict
     told = weights.message[0].upper() + weights.message[1:]
+    if verdict.misconception == TRANSFORMED:
+        return dataclasses.replace(weights, message=f"predict(model, batch, {device}) gave "
+                                   f"wrong values. {told}")
     if verdict.ok:
         return dataclasses.replace(weights, message=f"predict(model, batch, {device}) was "
                                    f"right, but the caller's model was left without its "
