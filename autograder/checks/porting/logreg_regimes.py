@@ -31,6 +31,7 @@ from .logreg_advice import UNEXPLAINED
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
+from .logreg_lossform import loss_form
 from .logreg_not_final import asked_again
 from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
 from .logreg_runs import LOGIT_CLAMP, reference_run
@@ -96,7 +97,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     replayed mistake explained; one trained on mini-batches or a row subset
     (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``); one
     that changes after a fixed number of steps (``logreg_schedule``); a single step whose w
-    and b are not the final ones (``logreg_not_final``)."""
+    and b are not the final ones (``logreg_not_final``); a hand-written loss that is wrong
+    for some logits or labels (``logreg_lossform``, by the grader's replays alone)."""
     verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
@@ -118,6 +120,7 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = changed_after_steps(
         verdict, lambda lr2: _trained(train_logreg, X.clone(), y.clone(), lr2, steps), X, y, lr,
         steps, got)
+    verdict = loss_form(verdict, X, y, lr, steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 

@@ -21,10 +21,17 @@ import torch
 import torch.nn.functional as F
 
 from . import logreg_loops as loops
+from .logistic_forms import FORMS
 from .logreg_scaled import step_factors
 
 #: Where a loss that clamps the logits (a NumPy overflow habit) cuts their gradient off.
 LOGIT_CLAMP = 30.0
+
+#: A hand-written logistic loss replayed (``logistic_forms.FORMS``, ``logreg_lossform``):
+#: ``"loss-form:<key>"``, or ``"loss-form:<key>@<slope>"`` where the slope its ``max(z, 0)``
+#: takes at ``z = 0`` is not ``clamp(min=0)``'s 1 (``relu``: 0, ``torch.maximum``: 0.5); the
+#: first step's logits are all exactly 0, so that slope decides the first update.
+FORM_PREFIX = "loss-form:"
 
 #: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
 Run = tuple[torch.Tensor, torch.Tensor, list[float]]
@@ -37,6 +44,8 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
           mistake: str | None) -> torch.Tensor:
     # without the bias (the NumPy series' model), b's gradient is 0 and it stays at 0
     logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
+    if mistake is not None and mistake.startswith(FORM_PREFIX):
+        return _form_loss(logits, y, mistake)
     if mistake == "logits-clamped":
         logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
     if mistake == "sigmoid-log":
@@ -44,6 +53,20 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
         return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
     reduction = "sum" if mistake == "sum-not-mean" else "mean"
     return F.binary_cross_entropy_with_logits(logits, y, reduction=reduction)
+
+
+def form_mistake(key: str, kink: float | None = None) -> str:
+    """The replayed mistake of the form ``key`` (``kink``: its max's slope at z = 0)."""
+    return FORM_PREFIX + key + ("" if kink is None else f"@{kink}")
+
+
+def _form_loss(logits: torch.Tensor, y: torch.Tensor, mistake: str) -> torch.Tensor:
+    """The mean over the rows of the form's per-row loss (``form_mistake``'s spelling)."""
+    key, _, kink = mistake.removeprefix(FORM_PREFIX).partition("@")
+    rows = FORMS[key].loss(logits, y)
+    if kink:  # FORMS' max(z, 0) is clamp(min=0), slope 1 at 0: the slope moved, the value kept
+        rows = rows + (float(kink) - 1.0) * logits * (logits == 0)
+    return rows.mean()
 
 
 class _Run:
