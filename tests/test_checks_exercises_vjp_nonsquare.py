@@ -5,6 +5,10 @@ the shape already charged by the values check as ``wrong-shape``): a gradient in
 reversed (``leaf.grad.reshape(x.shape[::-1])``), squeezed or transposed lost both points. It now
 judges what the call did to x and the weights only, as q5's independence check does, here and
 through the worker; what is no answer (not a tensor, or another number of entries) still fails.
+
+A v built at x.t() (``torch.func.vjp`` at ``x.t()``) with the weights as given raises torch's
+"Mismatch in shape" with a grad_output of x's own shape: it was named ``weights-reshaped``, a
+wrong cause; it is told that v had another shape, and reshaped weights keep their name.
 """
 
 from __future__ import annotations
@@ -104,6 +108,49 @@ def test_judge_untouched_judges_a_reshaped_answer_on_the_inputs_only():
     weights.mul_(3)
     changed = vjp_untouched.judge_untouched(before, x, weights, right.T)
     assert changed.misconception == "modified-weights", changed.message
+
+
+def _func_vjp_at_x_t(x, weights):
+    primal = x.detach().t() if x.dim() == 2 else x.detach()
+    _, pullback = torch.func.vjp(torch.square, primal)
+    return pullback(weights)[0]
+
+
+def test_a_v_of_x_transposed_is_not_told_the_weights_were_reshaped():
+    """torch.func.vjp at x.t() with the weights as given: torch's grad_output has x's shape,
+    it is v that does not; ``weights-reshaped`` was a wrong cause."""
+    told = 0
+    for seed in SEEDS:
+        for check in (vjp.check_vjp, vjp_untouched.check_untouched):
+            result = check(_func_vjp_at_x_t, generator(seed))
+            assert not result.passed and result.misconception != "weights-reshaped", (
+                seed, result.message)
+            if "Mismatch in shape" in result.message:
+                assert "it was v, of shape" in result.message, result.message
+                told += 1
+    assert told
+
+
+def _backward_with(weights_of):
+    def vjp_square(x, weights):
+        leaf = _leaf(x)
+        (leaf ** 2).backward(weights_of(weights))
+        return leaf.grad
+    return vjp_square
+
+
+@pytest.mark.parametrize("weights_of", [lambda w: w.flatten(), lambda w: w.reshape(w.shape[::-1]),
+                                        lambda w: w.reshape(1, -1)],
+                         ids=["flatten", "reversed sizes", "reshape(1, -1)"])
+def test_weights_reshaped_keeps_its_name(weights_of):
+    named = 0
+    for seed in range(12):
+        for check in (vjp.check_vjp, vjp_untouched.check_untouched):
+            result = check(_backward_with(weights_of), generator(seed))
+            if "Mismatch in shape" in result.message:
+                assert result.misconception == "weights-reshaped", result.message
+                named += 1
+    assert named
 
 
 # --- through the worker -------------------------------------------------------------------

@@ -257,7 +257,7 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
         # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
         verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
         verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
-        verdict = reshaped_named(verdict)  # raised: weights.flatten() on a 2-D x
+        verdict = reshaped_named(verdict, tuple(x.shape))  # raised: weights.flatten() on a 2-D x
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
             verdict = confirmed(verdict, vjp_square, other, (replica(other[0]), other[1].clone()),
