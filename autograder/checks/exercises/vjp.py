@@ -20,6 +20,8 @@ from .common import array_error, arrays_close, dtype_name, first_match, flat, re
 from .vjp_flattened import named as reshaped_named
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
+from .vjp_layout import draw_non_square
+from .vjp_layout import named as layout_named
 from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
 from .vjp_mean import confirmed as mean_confirmed
@@ -245,7 +247,11 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     # the first case's shape and dtype asked again with fresh values (vjp_repeat)
     cases.append(draw_repeat(rng, cases[0][0]))
     twins += draw_twins(rng, cases[-1:])
-    cases.append(draw_large(rng))  # drawn last: a few entries of x of 1e3-1e5 (vjp_range)
+    cases.append(draw_large(rng))  # a few entries of x of 1e3-1e5 (vjp_range)
+    twins += draw_twins(rng, cases[-1:])
+    # drawn last: a 2-D x of unequal sizes, both over 1; the 2-D x's above may all be square,
+    # where a gradient laid out in x's sizes reversed is the right one (vjp_layout)
+    cases.append(draw_non_square(rng))
     twins += draw_twins(rng, cases[-1:])
     for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;
@@ -256,8 +262,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
         # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
         verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
+        # the right values in another layout: transposed, rearranged, x's sizes reversed
+        verdict = layout_named(verdict, vjp_square, got, x, weights, TOLERANCES)
         verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)  # raised, 2-D
-        verdict = reshaped_named(verdict)  # raised: weights.flatten() on a 2-D x
+        verdict = reshaped_named(verdict, tuple(x.shape))  # raised: weights.flatten() on a 2-D x
         if verdict.misconception == ONE_TERM:  # half here: and on another drawn input?
             other = cases[1 if i == 0 else 0]
             verdict = confirmed(verdict, vjp_square, other, (replica(other[0]), other[1].clone()),

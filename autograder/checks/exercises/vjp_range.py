@@ -2,10 +2,11 @@
 square in a safe range": ``torch.clamp(leaf, -1e3, 1e3) ** 2``, ``leaf.clamp(max=...)``,
 ``torch.where(leaf.abs() < c, leaf ** 2, 0)``, a clamp of the square) passes no gradient where
 it cut x off, so the answer is right at every ordinary x and 0 (or capped, ``2 * c * w``) at
-the large ones. Hidden x's used to be small: ``draw_large`` adds a case drawn last with a few
-entries of magnitude 1e3-1e5 mixed with ordinary ones. ``named`` fits the failing answer (right
-inside one interval of x's values, 0 or one cap on each side beyond it) and names it
-``gradient-clamped`` only when a second call, the same entries moved one place, agrees."""
+the large ones. Hidden x's used to be small: ``draw_large`` adds a case drawn after the others
+(only ``vjp_layout``'s non-square x comes after it) with a few entries of magnitude 1e3-1e5
+mixed with ordinary ones. ``named`` fits the failing answer (right inside one interval of x's
+values, 0 or one cap on each side beyond it) and names it ``gradient-clamped`` only when a
+second call, the same entries moved one place, agrees."""
 
 from __future__ import annotations
 

@@ -22,13 +22,18 @@ from .common import arrays_close
 from .vjp import LEAF_HINT, QUESTION, TOLERANCES, draw_cases, expected_vjp, replica, subject
 from .vjp_flattened import named as reshaped_named
 from .vjp_leaf import named as leaf_named
-from .vjp_squeezed import size_one_dropped
 from .vjp_transposed import confirmed as transposed_confirmed
 
 
 def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tensor,
                     got: Any) -> Verdict:
     """Did ``vjp_square`` leave the caller's tensors as they were, and return a tensor?
+
+    The answer's shape and values are ``vjp.check_vjp``'s to judge: a tensor with one entry
+    per entry of x, in x's shape or another (size-1 dimensions dropped, transposed, x's sizes
+    reversed), is judged here on what the call did to x and the weights only, so that one
+    shape mistake is not charged twice. What is no answer at all (not a tensor, or a tensor
+    with another number of entries) still fails.
 
     Args:
         before: ``snapshot(x, weights)`` taken before the call.
@@ -37,10 +42,13 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
         got: what the call returned.
     """
     evidence = Evidence(expected=plain(before["x"]), got=plain(x))
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
-        dropped = size_one_dropped(got, x) if isinstance(got, torch.Tensor) else ""
+    if not isinstance(got, torch.Tensor):
         return Verdict(False, f"vjp_square returned {describe(got)}; expected a tensor of x's "
-                       f"shape {tuple(x.shape)}.{dropped}", "wrong-type", evidence)
+                       f"shape {tuple(x.shape)}.", "wrong-type", evidence)
+    if got.numel() != x.numel():
+        return Verdict(False, f"vjp_square returned {describe(got)}: {got.numel()} entries, not "
+                       f"one per entry of x ({x.numel()}); expected a tensor of x's shape "
+                       f"{tuple(x.shape)}, the leaf's .grad.", "wrong-shape", evidence)
     x_changed = changes(before["x_state"], x, "x")
     w_changed = changes(before["w_state"], weights, "weights")
     if x_changed:
@@ -103,7 +111,7 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             if not verdict.ok:
                 if failure is not None:  # raised: does it raise only in this input class?
                     verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)
-                    verdict = reshaped_named(verdict)  # weights.flatten() on a 2-D x
+                    verdict = reshaped_named(verdict, tuple(x.shape))  # weights.flatten() on a 2-D x
                     verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:
