@@ -67,17 +67,19 @@ grade: install
 ## `make test-all` all of it in one run (docs/testing.md). With a Docker engine, the grading
 ## image is rebuilt first when the checkout's sources changed (cached: a check of the inputs'
 ## hash): a stale image fails every container test.
+SUITE = $(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
+
 test: install bytecode
 	$(PY) docker/build_image.py --if-engine
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider -m "not extended"
+	$(SUITE) -m "not extended"
 
 test-extended: install bytecode
 	$(PY) docker/build_image.py --if-engine
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider -m extended
+	$(SUITE) -m extended
 
 test-all: install bytecode
 	$(PY) docker/build_image.py --if-engine
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
+	$(SUITE)
 
 ## The package's bytecode, written even where PYTHONDONTWRITEBYTECODE is set (as on CI
 ## machines): otherwise each of the suite's Python processes compiles the modules it imports.

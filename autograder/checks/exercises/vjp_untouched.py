@@ -111,7 +111,8 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
             if not verdict.ok:
                 if failure is not None:  # raised: does it raise only in this input class?
                     verdict = transposed_confirmed(verdict, vjp_square, x, TOLERANCES)
-                    verdict = reshaped_named(verdict, tuple(x.shape))  # weights.flatten() on a 2-D x
+                    # weights.flatten() on a 2-D x
+                    verdict = reshaped_named(verdict, tuple(x.shape))
                     verdict = explain(verdict, subject(vjp_square, replica(x), weights), None)
                 break
         if not verdict.ok:

@@ -66,6 +66,7 @@ def loss_form(verdict: Verdict, X: torch.Tensor, y: torch.Tensor, lr: float, ste
         return verdict
     w_right, b_right, right = reference_run(X, y, lr, steps)
     right_final = torch.cat([w_right, b_right]).double()
+    right_losses = torch.tensor(right, dtype=torch.float64)
     # w and b held as judge_params holds them: float32 drift at the run's scale
     final_atol = max(ATOL, RTOL * float(right_final.abs().max()))
     found: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -73,7 +74,7 @@ def loss_form(verdict: Verdict, X: torch.Tensor, y: torch.Tensor, lr: float, ste
         w_f, b_f, replay = reference_run(X, y, lr, steps, form_mistake(key, kink))
         replay_final = torch.cat([w_f, b_f]).double()
         by_losses = target is None or _fits(target, torch.tensor(replay, dtype=torch.float64),
-                                            torch.tensor(right, dtype=torch.float64), ATOL)
+                                            right_losses, ATOL)
         by_final = final is None or _fits(final, replay_final, right_final,
                                           max(final_atol, RTOL * float(replay_final.abs().max())))
         if by_losses and by_final:
