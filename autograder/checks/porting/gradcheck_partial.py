@@ -16,9 +16,9 @@ gradient's largest term as well (``beyond_float64``): a float32 term's error was
 more on each of 300 seeds, whichever term it was.
 Named when confirmed by one more call: at ``PROBE_X`` with upstream ``PROBE_UPSTREAM`` every
 term, sum and product of the gradient is a float32 number (a bfloat16 one even), so a term
-computed in float32 is exact there; finite differences, a smoothed sign, rounding
-to decimals are not (the probe's gradient needs 14 decimals), and stay unnamed, told what was
-established.
+computed in float32 is exact there (to ``PROBE_STEPS`` float64 steps); finite differences, a
+sign smoothed by an epsilon, rounding to decimals are not (the probe's gradient needs 14
+decimals), and stay unnamed, told what was established.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ STEPS = 32
 #: gradient k/2^m with few bits (the largest numerator 91, 7 bits: exact even in bfloat16).
 PROBE_X = (1.5, -0.5, 1.0)
 PROBE_UPSTREAM = -2.0 ** -8
+#: How exact the backward must be there, in float64 rounding steps of the largest term: every
+#: float64 and float32 step of the formula is exact at the probe, while a sign smoothed by an
+#: epsilon small enough to pass there by ``TIGHT`` (x / sqrt(x² + 1e-12): 3e-13) is not.
+PROBE_STEPS = 4
 
 #: The student's backward at another x and upstream: ``(x.grad, None)`` or ``(None, failure)``.
 At = Callable[[torch.Tensor, float], tuple[Any, "Verdict | None"]]
@@ -115,7 +119,8 @@ def partly_lower(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient,
     except Exception:  # noqa: BLE001 - the student's code: no confirmation, no name
         return None
     err = _error(other, PROBE_UPSTREAM * gradient(probe)) if failure is None else None
-    if err is None or err > TIGHT * term_scale(probe, PROBE_UPSTREAM):
+    eps = torch.finfo(torch.float64).eps
+    if err is None or err > PROBE_STEPS * eps * term_scale(probe, PROBE_UPSTREAM):
         return None
     return NAME, (
         f"It is the right gradient to within float32 rounding ({relative:.1g} of its largest "
