@@ -25,12 +25,14 @@ logistic loss is log 2 per row and its slope in each logit ``sigmoid(0) - y = 0.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable
 
 import torch
 
 from ..closeness import float_list
+from ..describing import plain
 from ..result import Verdict, with_probe
 from .common import allclose
 from .logistic_forms import ADVICE
@@ -42,7 +44,6 @@ NAME = "loss-kink-at-zero"
 SIGMOID_MISSING = "sigmoid-missing"
 #: How far from sigmoid(0) = 0.5 the first step's slope must be to be a kink's.
 MIN_SLOPE_GAP = 0.01
-
 
 
 def _again(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int
@@ -104,11 +105,11 @@ def _replayed(got: Any, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int,
     return bool(fits) and False not in fits and True in fits
 
 
-def kink_at_zero(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 steps: int, got: Any) -> Verdict:
+def kink_at_zero(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,
+                 lr: float, steps: int, got: Any) -> Verdict:
     """``verdict``, named ``loss-kink-at-zero`` when it fails unnamed, the first loss is the
-    grader's, and one more call (``steps=1`` on the same data) shows the first update made with a
-    slope ``s - y`` at logit 0, ``s`` not 0.5, which replayed gives the whole answer."""
+    grader's, and one more call (``steps=1`` on the same data) shows the first update made
+    with a slope ``s - y`` at logit 0, ``s`` not 0.5, which replayed gives the whole answer."""
     answer = _answer(got)
     if verdict.ok or verdict.misconception is not None or answer is None:
         return verdict
@@ -131,23 +132,24 @@ def kink_at_zero(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: t
     return with_probe(verdict, {
         "id": NAME, "established": f"asked again with steps=1, the update's slope in each logit "
         f"at 0 is {shown} - y, not 0.5 - y; the grader's run with that first slope alone "
-        "changed gives the answer", "calls": [{"steps": 1, "got": [one[0], one[1], one[2]]}]},
+        "changed gives the answer", "calls": [
+            {"steps": 1, "got": {"w": plain(one[0]), "b": plain(one[1]), "losses": one[2]}}]},
         misconception=NAME, message=(
         f"{verdict.message.replace(UNEXPLAINED, '').rstrip()} At the first step w and b are "
         "zeros, so every logit is exactly 0: asked again with steps=1 on the same data, the "
         f"update shows the loss's slope in each logit at z = 0 as {shown} - y, where the "
         "logistic loss has sigmoid(0) - y = 0.5 - y, and the grader's run with that first slope "
         "alone changed gives your answer (the loss values are right; only the first "
-        "gradient is not). The stable form max(z, 0) - z·y + log1p(exp(-|z|)) has a kink at z = 0 in "
-        "max and in |z|, and autograd takes one side's slope there: clamp(min=0) 1, relu or "
-        "where(z > 0, z, 0) 0, and abs 0 (so log1p(exp(-|z|)) adds 0 instead of -0.5). The "
+        "gradient is not). The stable form max(z, 0) - z·y + log1p(exp(-|z|)) has a kink at "
+        "z = 0 in max and in |z|, and autograd takes one side's slope there: clamp(min=0) 1, "
+        "relu or where(z > 0, z, 0) 0, and abs 0 (so log1p(exp(-|z|)) adds 0, not -0.5). The "
         "loss itself is smooth at 0: write it with a smooth function, "
         "F.binary_cross_entropy_with_logits(z, y), F.softplus(z) - y·z or "
         "torch.logaddexp(zeros, z) - y·z."))
 
 
-def nan_at_start(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
-                 got: Any) -> Verdict:
+def nan_at_start(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: torch.Tensor,
+                 lr: float, got: Any) -> Verdict:
     """``verdict``, when it fails unnamed and the first loss (every logit 0) is NaN or
     infinite, told so; named ``sigmoid-missing`` when one more call, one step on the same
     rows all labelled 1, gives a first loss of ``+inf`` (``-log(0)``)."""
@@ -161,13 +163,12 @@ def nan_at_start(verdict: Verdict, train_logreg: Callable, X: torch.Tensor, y: t
             "every logit is exactly 0; the logistic loss there is log 2 = 0.693 for every row.")
     again = _answer(_again(train_logreg, X, torch.ones_like(y), lr, 1))
     if again is None or not again[2] or again[2][0] != math.inf:
-        return with_probe(verdict, {"id": None, "established": "the first loss, at logits 0, "
-                                    f"is {first}", "calls": []}, message=(
+        return dataclasses.replace(verdict, message=(
             f"{message}{fact} Something in the loss is undefined at a logit of 0 (a log of 0, "
             f"or 0/0). {ADVICE}"))
     return with_probe(verdict, {
-        "id": SIGMOID_MISSING, "established": f"the first loss, at logits 0, is {first}; asked again "
-        "with steps=1 on the same rows all labelled 1, it is inf", "calls": [
+        "id": SIGMOID_MISSING, "established": f"the first loss, at logits 0, is {first}; asked "
+        "again with steps=1 on the same rows all labelled 1, it is inf", "calls": [
             {"y": "ones", "steps": 1, "got": again[2]}]}, misconception=SIGMOID_MISSING, message=(
         f"{message}{fact} Asked again with steps=1 on the same rows all labelled 1, the first "
         "loss is inf: -log(0), the log of something that is 0 at logit 0, where the "
