@@ -24,6 +24,7 @@ from .gradcheck_kink import judge_at_kink, with_zeros
 from .gradcheck_layout import Again, refused_reversed
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
 from .gradcheck_norm import matrix_norm
+from .gradcheck_partial import beyond_float64
 from .gradcheck_shapes import only_1d, shaped_xs
 
 QUESTION = "q3_gradcheck"
@@ -122,12 +123,14 @@ def judge_backward(MyOp: Any, x: torch.Tensor, upstream: float) -> Verdict:
     got, failure = student_backward(MyOp, x, upstream)
     if failure:  # a gradient of x's sizes reversed, refused: gradcheck_layout
         return refused_reversed(failure, x, upstream, analytic_grad, again_at(MyOp, upstream))
-    verdict = judge_tensor(got, upstream * analytic_grad(x),
-                           f"x.grad after MyOp.apply(x).backward({fmt(upstream)}) at "
-                           f"x = {describe(x)}", dtype=x.dtype, rtol=RTOL, atol=ATOL,
+    right = upstream * analytic_grad(x)
+    verdict = judge_tensor(got, right, f"x.grad after MyOp.apply(x).backward({fmt(upstream)}) "
+                           f"at x = {describe(x)}", dtype=x.dtype, rtol=RTOL, atol=ATOL,
                            inputs={"x": plain(x), "upstream": upstream})
-    return with_diagnosis(verdict, lambda: diagnose_backward(got, x, upstream,
-                                                             again_at(MyOp, upstream)))
+    verdict = beyond_float64(verdict, got, x, upstream, right, getattr(MyOp, "apply", None))
+    return with_diagnosis(verdict, lambda: diagnose_backward(
+        got, x, upstream, again_at(MyOp, upstream),
+        lambda other, up: student_backward(MyOp, other, up)))
 
 
 def again_at(MyOp: Any, upstream: float) -> Again:

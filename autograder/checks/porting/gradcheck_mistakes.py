@@ -13,6 +13,7 @@ import torch
 from ..describing import fmt
 from .common import allclose
 from .gradcheck_layout import Again, laid_out
+from .gradcheck_partial import At, partly_lower, rounding_sized_advice
 from .gradcheck_precision import lower_precision
 from .gradcheck_rows import per_dim
 from .gradcheck_smoothed import implied_abs_derivative, smoothed_sign
@@ -119,11 +120,12 @@ def analytic_grad(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
 
 
 def diagnose_backward(got: torch.Tensor, x: torch.Tensor, upstream: float,
-                      again: Again | None = None) -> tuple[str | None, str]:
+                      again: Again | None = None, at: At | None = None
+                      ) -> tuple[str | None, str]:
     """Name a wrong backward by replaying each known mistake (with and without the upstream).
     ``again``, when given, is the student's gradient times the same upstream at another x (or
     the failure there): one more call that confirms a guess (``gradcheck_smoothed``,
-    ``gradcheck_layout``)."""
+    ``gradcheck_layout``); ``at`` the same at another upstream too (``gradcheck_partial``)."""
     for name in ("quotient-term-missing", "sign-dropped"):
         for factor in (upstream, 1.0):
             if allclose(got, factor * analytic_grad(x, name), MATCH_RTOL, MATCH_ATOL):
@@ -153,10 +155,14 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor, upstream: float,
     lower = lower_precision(got, x, upstream, upstream * right)  # gradcheck_precision
     if lower is not None:
         return lower
+    partly = partly_lower(got, x, upstream, analytic_grad, at)  # one term's dtype
+    if partly is not None:
+        return partly
     layout = laid_out(got, x, upstream, analytic_grad, again)  # gradcheck_layout
     if layout is not None:
         return layout
-    return None, "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)²."
+    return None, (rounding_sized_advice(got, x, upstream, analytic_grad)
+                  or "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)².")
 
 
 def diagnose_upstream(got: torch.Tensor, x: torch.Tensor,

@@ -86,8 +86,10 @@ FORMS: dict[str, Form] = {
 }
 
 ADVICE = ("Use F.binary_cross_entropy_with_logits(z, y) on the raw logits (or F.softplus(z) "
-          "- y·z, or the stable form with its abs, max(z, 0) - z·y + log1p(exp(-|z|))): "
-          "exact for every logit and label, negative and large ones included.")
+          "- y·z, or torch.logaddexp(zeros, z) - y·z): exact for every logit and label, "
+          "negative and large ones included, and smooth at z = 0 (the stable form max(z, 0) "
+          "- z·y + log1p(exp(-|z|)) with clamp or relu for the max takes a one-sided slope "
+          "there, where training from zeros starts).")
 
 
 def slopes(key: str, z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -28,6 +28,7 @@ from . import logreg_unstable as unstable
 from .common import allclose
 from .logreg import QUESTION, call_train_logreg, judge_losses, judge_params, train_beside_reference
 from .logreg_advice import UNEXPLAINED
+from .logreg_at_zero import kink_at_zero, nan_at_start
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
@@ -97,8 +98,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     replayed mistake explained; one trained on mini-batches or a row subset
     (``logreg_batched``); one that steps b by another rate than w (``logreg_bias_step``); one
     that changes after a fixed number of steps (``logreg_schedule``); a single step whose w
-    and b are not the final ones (``logreg_not_final``); a hand-written loss that is wrong
-    for some logits or labels (``logreg_lossform``, by the grader's replays alone)."""
+    and b are not the final ones (``logreg_not_final``); a hand-written loss wrong for some
+    logits or labels (``logreg_lossform``) or at the first step's logits 0 (``..._at_zero``)."""
     verdict = batched(verdict, got, X, y, lr, steps, reference_run(X, y, lr, steps)[2])
     verdict = scaled.confirmed(
         verdict, lambda X2, y2: _trained(train_logreg, X2, y2, lr, steps),
@@ -120,7 +121,9 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = changed_after_steps(
         verdict, lambda lr2: _trained(train_logreg, X.clone(), y.clone(), lr2, steps), X, y, lr,
         steps, got)
+    verdict = nan_at_start(verdict, train_logreg, X, y, lr, got)
     verdict = loss_form(verdict, X, y, lr, steps, got)
+    verdict = kink_at_zero(verdict, train_logreg, X, y, lr, steps, got)
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 

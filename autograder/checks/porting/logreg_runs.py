@@ -32,6 +32,9 @@ LOGIT_CLAMP = 30.0
 #: takes at ``z = 0`` is not ``clamp(min=0)``'s 1 (``relu``: 0, ``torch.maximum``: 0.5); the
 #: first step's logits are all exactly 0, so that slope decides the first update.
 FORM_PREFIX = "loss-form:"
+#: The right loss with another slope at ``z = 0`` (``logreg_at_zero``): ``"kink-at-zero:<s>"``,
+#: each logit exactly 0 stepping by ``s - y`` (a kink's one-sided slope) instead of ``0.5 - y``.
+KINK_PREFIX = "kink-at-zero:"
 
 #: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
 Run = tuple[torch.Tensor, torch.Tensor, list[float]]
@@ -46,6 +49,10 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
     logits = X @ w + (0 * b if mistake == "bias-left-out" else b)
     if mistake is not None and mistake.startswith(FORM_PREFIX):
         return _form_loss(logits, y, mistake)
+    if mistake is not None and mistake.startswith(KINK_PREFIX):  # the value kept, the slope moved
+        rows = F.binary_cross_entropy_with_logits(logits, y, reduction="none")
+        slope = float(mistake.removeprefix(KINK_PREFIX))
+        return (rows + (slope - 0.5) * logits * (logits == 0)).mean()
     if mistake == "logits-clamped":
         logits = logits.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)
     if mistake == "sigmoid-log":
@@ -58,6 +65,11 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
 def form_mistake(key: str, kink: float | None = None) -> str:
     """The replayed mistake of the form ``key`` (``kink``: its max's slope at z = 0)."""
     return FORM_PREFIX + key + ("" if kink is None else f"@{kink}")
+
+
+def kink_mistake(slope: float) -> str:
+    """The replayed mistake of a loss whose slope at ``z = 0`` is ``slope - y``."""
+    return f"{KINK_PREFIX}{slope!r}"
 
 
 def _form_loss(logits: torch.Tensor, y: torch.Tensor, mistake: str) -> torch.Tensor:

@@ -7,11 +7,13 @@ said to ignore that argument (``probe.ignores-argument``): with the same two inp
 times closer to zero, where a value capped, clamped or saturated at the failing input's
 magnitude follows its argument (``probe.stops-following`` when it changes there), and with
 the argument's sign flipped, where a value kept only as its sign or direction follows it
-(``probe.follows-sign-only`` when it changes there).
+(``probe.follows-sign-only`` when it changes there). An answer whose every number is NaN or
+infinite is not asked: the same NaN for another argument says nothing of that argument.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,14 @@ def _times(x: Any, factor: float) -> Any:
             and bool(x.ne(0).any()):
         return (x.detach() * factor).requires_grad_(x.requires_grad)
     return None
+
+
+def _has_value(numbers: list[float] | None) -> bool:
+    """An answer that can show whether it follows an argument: one finite number at least, or
+    no numbers to read (compared by description). NaN and infinities everywhere come from a
+    step that breaks for any input (a log of 0, 0/0), so the same NaN for another argument
+    shows that step, not an argument ignored."""
+    return numbers is None or any(math.isfinite(v) for v in numbers)
 
 
 def _scaled_down(args: tuple) -> tuple:
@@ -96,7 +106,8 @@ def ignored_arguments(subject: Subject, got: Any) -> Diagnosis | None:
             subject.tried.append(f"changing {subject.arg_names[i]}")
             new = subject.value(args)
             calls.append(recorded_call("vary-" + subject.arg_names[i], args, expected, new))
-            if subject.agree(new, got) and not subject.same(new, expected):
+            if subject.agree(new, got) and not subject.same(new, expected) \
+                    and _has_value(subject.numbers(got)):
                 kind, seen = _confirmed(subject, i, alt, got, calls)
                 found.append((kind, seen, i, alt, expected))
             break
