@@ -30,16 +30,20 @@ def _throughput(record: dict) -> list[str]:
         return []
     lines = ["", f"## Throughput, `--jobs {record['jobs']}`, {record['timeout_s']} s limit per "
              "submission", "", f"batches: {record['batches']}", "",
-             "| mode | N | seconds | s / submission | x stock (same N) | peak extra memory "
-             "(machine) | peak grading memory (its processes and containers) |",
-             "|---|---|---|---|---|---|---|"]
+             "| mode | N | seconds | s / submission | x stock (same N) | x the floor's time "
+             "(same N) | peak extra memory (machine) | peak grading memory (its processes and "
+             "containers) |", "|---|---|---|---|---|---|---|---|"]
     stock = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "stock"}
-    for r in sorted(record["runs"], key=lambda r: (r["n"], r["mode"] != "stock", r["mode"])):
+    floor = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "floor"}
+    order = {"stock": 0, "floor": 1}
+    for r in sorted(record["runs"], key=lambda r: (r["n"], order.get(r["mode"], 2), r["mode"])):
         ratio = f"{stock[r['n']] / r['seconds']:.1f}x" if r["n"] in stock else "-"
-        mode = r["mode"] + (f" ({r['not_completed']} not graded)" if r.get("not_completed")
-                            else "")
+        over = f"{r['seconds'] / floor[r['n']]:.2f}x" if r["n"] in floor else "-"
+        mode = {"floor": "floor (no isolation: a fork per notebook)"}.get(r["mode"], r["mode"])
+        mode += f" ({r['not_completed']} not graded)" if r.get("not_completed") else ""
         lines.append(f"| {mode} | {r['n']} | {r['seconds']:.1f} | "
-                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {r['peak_extra_memory_mb']} MB | "
+                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {over} | "
+                     f"{r['peak_extra_memory_mb']} MB | "
                      f"{r.get('peak_grading_memory_mb', '-')} MB |")
     lines += ["", "same points for every notebook: " + ", ".join(
         f"N={n}: ours {a['ours']}, with stock {a['stock']}" for n, a in record["agree"].items())]
