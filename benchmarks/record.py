@@ -79,11 +79,18 @@ def _cold(record: dict) -> list[str]:
         return []
     if "skipped" in cold:
         return ["", f"## Cold start: skipped ({cold['skipped']})"]
-    lines = ["", "## Cold start of one submission, per entry point", "",
-             "| entry | runs | median s | worst s |", "|---|---|---|---|"]
-    for entry, c in cold.items():
-        lines.append(f"| {entry} | {len(c.get('samples', []))} | {c['median_s']:.2f} | "
-                     f"{c['worst_s']:.2f} |")
+    lines = ["", "## Cold start of one submission, per entry point (a fresh container, "
+             "create to exit)", "",
+             "| entry | assignment | runs | median s | worst s | container CPU s, median |",
+             "|---|---|---|---|---|---|"]
+    for key, c in cold.items():
+        entry, assignment = c.get("entry", key), c.get("assignment", "autograd-exercises")
+        cpu = [x for x in c.get("cpu_s", []) if x is not None]
+        lines.append(f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
+                     f"{c['median_s']:.2f} | {c['worst_s']:.2f} | "
+                     f"{sorted(cpu)[len(cpu) // 2]:.2f} |" if cpu else
+                     f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
+                     f"{c['median_s']:.2f} | {c['worst_s']:.2f} | - |")
     return lines
 
 

@@ -23,7 +23,8 @@ In order:
    stock at the same N, the peak extra memory per N (it should stay flat), and whether every
    mode gave every notebook the same points.
 4. Cold start: ``benchmarks/cold_start.py``'s ``measure`` for the PrairieLearn and Gradescope
-   entry points (median and worst of ``--cold-runs``), when that module is in the tree.
+   entry points, each assignment's solution (median and worst of ``--cold-runs``), when that
+   module is in the tree.
 
 Modes:
   floor   the batch with no isolation at all (``benchmarks/floor_batch.py``): each notebook's
@@ -157,10 +158,13 @@ def cold_starts(runs: int) -> dict:
         print(f"cold start: skipped: {why}")
         return {"skipped": why}
     found = {}
-    for entry in COLD_ENTRIES:
-        print(f"cold start of the {entry} entry point, {runs} runs ...", flush=True)
-        found[entry] = cold_start.measure(entry, runs, OUR_IMAGE)
-        print(f"  median {found[entry]['median_s']} s, worst {found[entry]['worst_s']} s")
+    for assignment in ASSIGNMENTS:
+        for entry in COLD_ENTRIES:
+            print(f"cold start of the {entry} entry point, {assignment}, {runs} runs ...",
+                  flush=True)
+            key = f"{entry} {assignment}"
+            found[key] = cold_start.measure(entry, runs, OUR_IMAGE, assignment=assignment)
+            print(f"  median {found[key]['median_s']} s, worst {found[key]['worst_s']} s")
     return found
 
 
