@@ -101,3 +101,22 @@ def test_a_grading_container_runs_torch_on_one_thread_unless_staff_chose_otherwi
     assert out == "1"
     if (os.cpu_count() or 1) > 1:
         assert _python(code, OMP_NUM_THREADS="2") == "2"
+
+
+def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwise():
+    """``autograder``'s judge computes references while a worker runs: one intra-op thread,
+    as the workers and containers have, unless ``OMP_NUM_THREADS`` is set."""
+    code = ("import sys\n"
+            "from autograder import cli\n"
+            "def main():\n"
+            "    import torch\n"
+            "    print(torch.get_num_threads())\n"
+            "    return 0\n"
+            "cli.main = main\n"
+            "cli.run()")
+    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=120, env=unset).stdout.strip()
+    assert out == "1"
+    if (os.cpu_count() or 1) > 1:
+        assert _python(code, OMP_NUM_THREADS="2") == "2"
