@@ -17,6 +17,7 @@ checked before any work starts; a bad one is a one-line error and exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .authoring.layout import ASSIGNMENTS
@@ -136,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
 def run() -> None:
     """The process entry (``autograder``, ``python -m autograder``): one command per process,
     and otter's own ``__init__`` (pandas, nbconvert: about 0.6 s) is skipped, since the process
-    reads only ``otter.test_files`` (otter itself runs in processes of its own)."""
+    reads only ``otter.test_files`` (otter itself runs in processes of its own). Torch runs on
+    one intra-op thread here unless ``OMP_NUM_THREADS`` says otherwise, as in every worker and
+    container: the judge computes its references while a worker runs (each on a core of its
+    own, or ``--jobs`` of each), and a thread per CPU in the judge only made their OpenMP threads
+    spin against each other (15 % slower per submission with the sealed runner)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     skip_inits()
     sys.exit(main())
 

@@ -4,6 +4,7 @@ points: a fresh container per submission, laid out the platform's way (``/grade`
 timed from ``docker create`` to the container's exit (results.json is written just before).
 
     python benchmarks/cold_start.py [--entry prairielearn,gradescope] [--runs 5]
+                                    [--assignment autograd-exercises,autograd-porting]
                                     [--image autograder-grader:cpu] [--no-trace]
 
 ``measure(entry, runs, image)`` returns ``median_s``, ``worst_s``, ``samples`` (seconds, each
@@ -37,8 +38,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-ASSIGNMENT = "autograd-exercises"
-QUESTION = ROOT / "deploy" / "prairielearn" / "questions" / ASSIGNMENT
+ASSIGNMENTS = ("autograd-exercises", "autograd-porting")
+#: the course's PrairieLearn question: its grading options (entry point, environment) are the
+#: same for every assignment; ``tests/question.json`` names the assignment
+QUESTION = ROOT / "deploy" / "prairielearn" / "questions" / "autograd-exercises"
 ENTRIES = ("prairielearn", "gradescope")
 CPUS = 2
 PACKAGES = ("torch", "numpy", "otter", "pandas", "nbconvert", "nbformat", "jupyter_client",
@@ -51,24 +54,26 @@ def default_image() -> str:
     return IMAGES["cpu"]
 
 
-def _zip_path() -> Path:
+def _zip_path(assignment: str) -> Path:
     from autograder.authoring.layout import Layout
     from autograder.running.batch.folder import ensure_zip
 
-    return ensure_zip(ASSIGNMENT, Layout.at(ROOT))
+    return ensure_zip(assignment, Layout.at(ROOT))
 
 
-def layout(entry: str) -> tuple[dict[str, tuple[bytes, int]], list[str], dict, str, str]:
+def layout(entry: str, assignment: str = ASSIGNMENTS[0]
+           ) -> tuple[dict[str, tuple[bytes, int]], list[str], dict, str, str]:
     """The files (path -> bytes, mode), command, environment, working folder and results
-    path of one submission of the solution on ``entry``'s platform."""
-    notebook = (ROOT / "solutions" / f"{ASSIGNMENT}.ipynb").read_bytes()
-    zip_bytes = _zip_path().read_bytes()
+    path of one submission of ``assignment``'s solution on ``entry``'s platform."""
+    notebook = (ROOT / "solutions" / f"{assignment}.ipynb").read_bytes()
+    zip_bytes = _zip_path(assignment).read_bytes()
     if entry == "prairielearn":
         options = json.loads((QUESTION / "info.json").read_text())["externalGradingOptions"]
-        files = {f"grade/student/{ASSIGNMENT}.ipynb": (notebook, 0o644),
-                 "grade/tests/question.json": ((QUESTION / "tests" / "question.json")
-                                               .read_bytes(), 0o644),
-                 f"grade/serverFilesCourse/autograder/{ASSIGNMENT}-autograder.zip":
+        question = json.loads((QUESTION / "tests" / "question.json").read_text())
+        question["assignment"] = assignment
+        files = {f"grade/student/{assignment}.ipynb": (notebook, 0o644),
+                 "grade/tests/question.json": (json.dumps(question).encode(), 0o644),
+                 f"grade/serverFilesCourse/autograder/{assignment}-autograder.zip":
                      (zip_bytes, 0o644),
                  "grade/data/data.json": (json.dumps({"variant_seed": 3}).encode(), 0o644)}
         return (files, options["entrypoint"], dict(options["environment"]), "/",
@@ -78,7 +83,7 @@ def layout(entry: str) -> tuple[dict[str, tuple[bytes, int]], list[str], dict, s
     from autograder.authoring.gradescope import scripts, torch_spec
 
     run = scripts("after_published", torch_spec(ROOT / "pyproject.toml"))["run_autograder"]
-    files = {f"autograder/submission/{ASSIGNMENT}.ipynb": (notebook, 0o644),
+    files = {f"autograder/submission/{assignment}.ipynb": (notebook, 0o644),
              "autograder/submission_metadata.json":
                  (json.dumps({"id": 123456, "created_at": "2026-12-01T10:00:00"}).encode(),
                   0o644),
@@ -166,10 +171,11 @@ startup.exit_now(status) if startup else sys.exit(status)
 """
 
 
-def run_once(client, image: str, entry: str, trace: str = "") -> dict:
+def run_once(client, image: str, entry: str, trace: str = "",
+             assignment: str = ASSIGNMENTS[0]) -> dict:
     """One fresh container, create to exit: the seconds of each step, the container's CPU
     seconds, its results.json and (``trace``: "imports" or "phases") its timestamped log."""
-    files, command, environment, workdir, results_path = layout(entry)
+    files, command, environment, workdir, results_path = layout(entry, assignment)
     archive = _tar(files)
     if trace:
         environment = {**environment, "PYTHONUNBUFFERED": "1"}
@@ -244,8 +250,9 @@ def phase_times(traced: dict) -> dict:
     return phases
 
 
-def measure(entry: str, runs: int = 5, image: str | None = None, trace: bool = True) -> dict:
-    """``runs`` cold submissions of the solution on ``entry`` ("prairielearn" or
+def measure(entry: str, runs: int = 5, image: str | None = None, trace: bool = True,
+            assignment: str = ASSIGNMENTS[0]) -> dict:
+    """``runs`` cold submissions of ``assignment``'s solution on ``entry`` ("prairielearn" or
     "gradescope"), after one unmeasured warm-up (the image's layers in the page cache)."""
     from autograder.running.runners.docker_engine import engine
 
@@ -253,16 +260,18 @@ def measure(entry: str, runs: int = 5, image: str | None = None, trace: bool = T
         raise ValueError(f"entry {entry!r}: one of {', '.join(ENTRIES)}")
     image = image or default_image()
     client = engine(timeout=900)
-    run_once(client, image, entry)
-    done = [run_once(client, image, entry) for _ in range(runs)]
+    run_once(client, image, entry, assignment=assignment)
+    done = [run_once(client, image, entry, assignment=assignment) for _ in range(runs)]
     samples = [round(d["total"], 3) for d in done]
     phases = {step: round(statistics.median(d["steps"][step] for d in done), 3)
               for step in done[0]["steps"]}
     if trace:
-        phases["traced"] = phase_times(run_once(client, image, entry, trace="phases"))
-        phases["imports"] = import_times(run_once(client, image, entry, trace="imports")["log"])
+        phases["traced"] = phase_times(run_once(client, image, entry, trace="phases",
+                                                assignment=assignment))
+        phases["imports"] = import_times(run_once(client, image, entry, trace="imports",
+                                                  assignment=assignment)["log"])
     scores = {_score(d["results"]) for d in done}
-    return {"entry": entry, "image": image, "runs": runs,
+    return {"entry": entry, "assignment": assignment, "image": image, "runs": runs,
             "median_s": round(statistics.median(samples), 3), "worst_s": max(samples),
             "samples": samples,
             "cpu_s": [round(d["cpu_s"], 3) if d["cpu_s"] is not None else None for d in done],
@@ -285,11 +294,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated: prairielearn, gradescope")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--image", default=None, help="default: $AUTOGRADER_IMAGE:cpu")
+    parser.add_argument("--assignment", default=ASSIGNMENTS[0],
+                        help="comma-separated: " + ", ".join(ASSIGNMENTS))
     parser.add_argument("--no-trace", action="store_true", help="skip the traced run")
     args = parser.parse_args(argv)
-    for entry in args.entry.split(","):
-        print(json.dumps(measure(entry, args.runs, args.image, trace=not args.no_trace)),
-              flush=True)
+    for assignment in args.assignment.split(","):
+        for entry in args.entry.split(","):
+            print(json.dumps(measure(entry, args.runs, args.image, trace=not args.no_trace,
+                                     assignment=assignment)), flush=True)
     return 0
 
 

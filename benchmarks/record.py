@@ -30,16 +30,20 @@ def _throughput(record: dict) -> list[str]:
         return []
     lines = ["", f"## Throughput, `--jobs {record['jobs']}`, {record['timeout_s']} s limit per "
              "submission", "", f"batches: {record['batches']}", "",
-             "| mode | N | seconds | s / submission | x stock (same N) | peak extra memory "
-             "(machine) | peak grading memory (its processes and containers) |",
-             "|---|---|---|---|---|---|---|"]
+             "| mode | N | seconds | s / submission | x stock (same N) | x the floor's time "
+             "(same N) | peak extra memory (machine) | peak grading memory (its processes and "
+             "containers) |", "|---|---|---|---|---|---|---|---|"]
     stock = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "stock"}
-    for r in sorted(record["runs"], key=lambda r: (r["n"], r["mode"] != "stock", r["mode"])):
+    floor = {r["n"]: r["seconds"] for r in record["runs"] if r["mode"] == "floor"}
+    order = {"stock": 0, "floor": 1}
+    for r in sorted(record["runs"], key=lambda r: (r["n"], order.get(r["mode"], 2), r["mode"])):
         ratio = f"{stock[r['n']] / r['seconds']:.1f}x" if r["n"] in stock else "-"
-        mode = r["mode"] + (f" ({r['not_completed']} not graded)" if r.get("not_completed")
-                            else "")
+        over = f"{r['seconds'] / floor[r['n']]:.2f}x" if r["n"] in floor else "-"
+        mode = {"floor": "floor (no isolation: a fork per notebook)"}.get(r["mode"], r["mode"])
+        mode += f" ({r['not_completed']} not graded)" if r.get("not_completed") else ""
         lines.append(f"| {mode} | {r['n']} | {r['seconds']:.1f} | "
-                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {r['peak_extra_memory_mb']} MB | "
+                     f"{r['seconds'] / r['n']:.3f} | {ratio} | {over} | "
+                     f"{r['peak_extra_memory_mb']} MB | "
                      f"{r.get('peak_grading_memory_mb', '-')} MB |")
     lines += ["", "same points for every notebook: " + ", ".join(
         f"N={n}: ours {a['ours']}, with stock {a['stock']}" for n, a in record["agree"].items())]
@@ -75,11 +79,18 @@ def _cold(record: dict) -> list[str]:
         return []
     if "skipped" in cold:
         return ["", f"## Cold start: skipped ({cold['skipped']})"]
-    lines = ["", "## Cold start of one submission, per entry point", "",
-             "| entry | runs | median s | worst s |", "|---|---|---|---|"]
-    for entry, c in cold.items():
-        lines.append(f"| {entry} | {len(c.get('samples', []))} | {c['median_s']:.2f} | "
-                     f"{c['worst_s']:.2f} |")
+    lines = ["", "## Cold start of one submission, per entry point (a fresh container, "
+             "create to exit)", "",
+             "| entry | assignment | runs | median s | worst s | container CPU s, median |",
+             "|---|---|---|---|---|---|"]
+    for key, c in cold.items():
+        entry, assignment = c.get("entry", key), c.get("assignment", "autograd-exercises")
+        cpu = [x for x in c.get("cpu_s", []) if x is not None]
+        lines.append(f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
+                     f"{c['median_s']:.2f} | {c['worst_s']:.2f} | "
+                     f"{sorted(cpu)[len(cpu) // 2]:.2f} |" if cpu else
+                     f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
+                     f"{c['median_s']:.2f} | {c['worst_s']:.2f} | - |")
     return lines
 
 

@@ -23,9 +23,13 @@ In order:
    stock at the same N, the peak extra memory per N (it should stay flat), and whether every
    mode gave every notebook the same points.
 4. Cold start: ``benchmarks/cold_start.py``'s ``measure`` for the PrairieLearn and Gradescope
-   entry points (median and worst of ``--cold-runs``), when that module is in the tree.
+   entry points, each assignment's solution (median and worst of ``--cold-runs``), when that
+   module is in the tree.
 
 Modes:
+  floor   the batch with no isolation at all (``benchmarks/floor_batch.py``): each notebook's
+          cells and every hidden check in a fork of one warmed process, ``--jobs`` at a time;
+          the lower bound of any mode that keeps one notebook's state from the next one's.
   stock   stock `otter grade` (otter's own in-kernel execution, one container per submission,
           ``--containers JOBS``) on the offline prebuilt base (benchmarks/stock_otter.py).
   local   `autograder grade --runner sealed`: the judge in one process, each submission's
@@ -121,6 +125,11 @@ def throughput(mode: str, batch: Path, n: int, args, logs: Path) -> dict:
         from stock_otter import run_stock
 
         row = run_stock(ASSIGNMENTS, batch, out, args.jobs, args.timeout, logs, tag=str(n))
+    elif mode == "floor":  # no isolation, no documents: the time is the figure
+        row = timed([PY, str(ROOT / "benchmarks" / "floor_batch.py"), str(batch), "--jobs",
+                     str(args.jobs), "--timeout", str(args.timeout)], logs / f"floor-{n}.log")
+        print(f"  { {k: v for k, v in row.items() if k != 'long_lived_series'} }", flush=True)
+        return {"mode": mode, "n": n, **row, "scores": None}
     else:
         row = run_ours(mode, batch, out, args.jobs, args.timeout, logs / f"{mode}-{n}.log")
     print(f"  { {k: v for k, v in row.items() if k != 'long_lived_series'} }", flush=True)
@@ -149,10 +158,13 @@ def cold_starts(runs: int) -> dict:
         print(f"cold start: skipped: {why}")
         return {"skipped": why}
     found = {}
-    for entry in COLD_ENTRIES:
-        print(f"cold start of the {entry} entry point, {runs} runs ...", flush=True)
-        found[entry] = cold_start.measure(entry, runs, OUR_IMAGE)
-        print(f"  median {found[entry]['median_s']} s, worst {found[entry]['worst_s']} s")
+    for assignment in ASSIGNMENTS:
+        for entry in COLD_ENTRIES:
+            print(f"cold start of the {entry} entry point, {assignment}, {runs} runs ...",
+                  flush=True)
+            key = f"{entry} {assignment}"
+            found[key] = cold_start.measure(entry, runs, OUR_IMAGE, assignment=assignment)
+            print(f"  median {found[key]['median_s']} s, worst {found[key]['worst_s']} s")
     return found
 
 
@@ -166,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", default="300,1000", help="batch sizes every mode of ours grades")
     parser.add_argument("--stock-n", default=None,
                         help="the sizes stock otter grade also grades (default: every --n)")
-    parser.add_argument("--modes", default="stock,local,docker-fork,docker")
+    parser.add_argument("--modes", default="stock,floor,local,docker-fork,docker")
     parser.add_argument("--per-submission", type=int, default=10, metavar="K",
                         help="correct notebooks per assignment graded with --jobs 1 (0: none)")
     parser.add_argument("--floor-runs", type=int, default=7)
@@ -210,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes:
             if mode != "stock" or n in with_stock:
                 record["runs"].append(throughput(mode, batch, n, args, logs))
-        record["agree"][n] = agreement({r["mode"]: r.pop("scores") for r in record["runs"]
-                                        if r["n"] == n})
+        graded = {r["mode"]: r.pop("scores") for r in record["runs"] if r["n"] == n}
+        record["agree"][n] = agreement({m: s for m, s in graded.items() if s is not None})
         shutil.rmtree(batch, ignore_errors=True)
     if args.cold_runs > 0:
         record["cold_start"] = cold_starts(args.cold_runs)

@@ -46,3 +46,77 @@ def test_the_judge_reads_otters_tests_and_config_without_pandas_or_nbconvert():
         "print(sorted(m for m in ('pandas', 'nbconvert') if m in sys.modules),"
         " AutograderConfig({}).assignment_name)")
     assert out.startswith("[] ")
+
+
+def test_the_optimizer_machinery_is_warmed_before_the_fork_only_where_grading_steps_one():
+    """``OPTIMIZER_ASSIGNMENTS`` is what grading does: an assignment is in it when grading its
+    solution (cells and every hidden check, one fresh process) imports ``torch._dynamo``
+    (``Optimizer.step`` does), and ``cold_start`` imports it before forking the zygote for
+    those assignments only (the others would pay about 1 s for nothing)."""
+    from autograder.running.entry.startup import OPTIMIZER_ASSIGNMENTS
+
+    stepping = {a for a in ("autograd-exercises", "autograd-porting") if _python(
+        "import sys, torch\n"
+        "sys.path[:0] = ['benchmarks', 'tests']\n"
+        "from floor import one_notebook\n"
+        "from notebooks import solution\n"
+        f"assert one_notebook({a!r}, solution({a!r}), 1)[3] == 0\n"
+        "print('torch._dynamo' in sys.modules)") == "True"}
+    assert stepping == set(OPTIMIZER_ASSIGNMENTS)
+    for assignment in ("autograd-exercises", "autograd-porting"):
+        out = _python(
+            "import sys\n"
+            "from autograder.running.entry.startup import cold_start\n"
+            f"cold_start({assignment!r})\n"
+            "from autograder.running.judge import zygotes\n"
+            "print(zygotes._SHARED['container'].pid > 0, 'torch._dynamo' in sys.modules)")
+        assert out == f"True {assignment in OPTIMIZER_ASSIGNMENTS}", assignment
+
+
+def test_the_assignment_is_read_from_the_platforms_config_never_raising(tmp_path):
+    from autograder.running.entry.startup import assignment_in
+
+    config = tmp_path / "question.json"
+    config.write_text('{"assignment": "autograd-porting"}')
+    assert assignment_in(config, "assignment") == "autograd-porting"
+    for junk in ('["autograd-porting"]', '{"assignment": 3}', "{not json", ""):
+        config.write_text(junk)
+        assert assignment_in(config, "assignment") is None
+    assert assignment_in(tmp_path / "missing.json", "assignment") is None
+
+
+def test_a_grading_container_runs_torch_on_one_thread_unless_staff_chose_otherwise():
+    """Gradescope's ``run_autograder`` starts the entry with no ``OMP_NUM_THREADS``: torch
+    took a thread per CPU then, in the judge and in every forked worker, and their OpenMP
+    threads spun against each other (a cold porting submission twice the CPU). The entry
+    sets one thread before torch is imported, as every other way of grading runs, and
+    keeps a value staff set."""
+    code = ("from autograder.running.entry.startup import cold_start\n"
+            "cold_start(None)\n"
+            "import torch\n"
+            "print(torch.get_num_threads())")
+    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=120, env=unset).stdout.strip()
+    assert out == "1"
+    if (os.cpu_count() or 1) > 1:
+        assert _python(code, OMP_NUM_THREADS="2") == "2"
+
+
+def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwise():
+    """``autograder``'s judge computes references while a worker runs: one intra-op thread,
+    as the workers and containers have, unless ``OMP_NUM_THREADS`` is set."""
+    code = ("import sys\n"
+            "from autograder import cli\n"
+            "def main():\n"
+            "    import torch\n"
+            "    print(torch.get_num_threads())\n"
+            "    return 0\n"
+            "cli.main = main\n"
+            "cli.run()")
+    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=120, env=unset).stdout.strip()
+    assert out == "1"
+    if (os.cpu_count() or 1) > 1:
+        assert _python(code, OMP_NUM_THREADS="2") == "2"

@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
 
 
 if __name__ == "__main__":
-    from .startup import cold_start, exit_now
+    from .startup import assignment_in, cold_start, exit_now
 
-    cold_start()
+    cold_start(assignment_in(ROOT / "source" / "otter_config.json", "assignment_name"))
     exit_now(main(sys.argv[1:]))

@@ -11,6 +11,14 @@ grading (benchmarks/cold_start.py).
   then starts the zygote as a new process, which holds nothing of the seed). otter's and its
   subpackages' ``__init__`` (pandas, nbconvert) are skipped: the judge uses only
   ``otter.test_files`` and ``AutograderConfig``.
+- For an assignment whose checks step optimizers (``OPTIMIZER_ASSIGNMENTS``), ``cold_start``
+  imports torch's optimizer machinery before the fork: ``Optimizer.step`` imports
+  ``torch._dynamo`` (800 modules, sympy among them: about 1 s of CPU) on its first call, and
+  both the judge (its references train) and the notebook's worker (the student's training
+  loop) would otherwise import it, each after the fork, one after the other on the
+  submission's path. Imported once, before the fork, both have it: a cold porting
+  submission took 2 s less CPU (benchmarks/results/2026-12-04-throughput.md). An assignment
+  that steps no optimizer would only pay for it, so the others skip it.
 - ``exit_now``: once the results are written, the exit handlers run and the process ends
   without tearing the interpreter down (a few tenths of a second for torch's modules).
 """
@@ -20,9 +28,11 @@ from __future__ import annotations
 import atexit
 import ctypes
 import importlib.util
+import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import NoReturn
 
 from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the checks
@@ -30,6 +40,10 @@ from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the c
 #: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
 #: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
 UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
+#: Assignments whose grading steps an optimizer in the judge and in the worker (their
+#: solution's grading imports ``torch._dynamo`` in the judge:
+#: ``tests/test_cold_start.py`` keeps this set equal to what grading does).
+OPTIMIZER_ASSIGNMENTS = frozenset({"autograd-porting"})
 # /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
 ENV_START, ENV_END = 50 - 3, 51 - 3
 
@@ -69,15 +83,44 @@ def skip_inits(names: tuple[str, ...] = UNUSED_INITS) -> None:
             setattr(sys.modules[parent], child, sys.modules[name])
 
 
-def cold_start() -> None:
-    """Fork the zygote with torch imported, from a clean environment block and without a
-    seed in the environment; skip otter's unused ``__init__``. Never raises: without a forked
-    zygote, the judge starts one as a new process when it first needs a worker
+def assignment_in(config: Path, key: str) -> str | None:
+    """The assignment a platform's config file names (``key`` of its JSON object): staff's
+    file, not the submission. None when it cannot be read; grading reads it again and says
+    what is wrong with it."""
+    try:
+        value = json.loads(config.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def warm_optimizers() -> None:
+    """Import what an optimizer's first ``step`` and a first ``backward(gradient)`` import
+    (``torch._dynamo``, ``torch.fx.experimental.symbolic_shapes`` and sympy), starting no
+    thread: a fork made afterwards has them."""
+    import torch._dynamo  # noqa: F401
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+
+def cold_start(assignment: str | None = None) -> None:
+    """Fork the zygote with torch imported (and, for ``assignment`` in
+    ``OPTIMIZER_ASSIGNMENTS``, the optimizer machinery), from a clean environment block and
+    without a seed in the environment; skip otter's unused ``__init__``. Never raises: without
+    a forked zygote, the judge starts one as a new process when it first needs a worker
     (``zygotes.shared``), with its own environment."""
+    # one intra-op thread, as every other way of grading runs (the docker runners' and
+    # PrairieLearn's environment, the sealed workers'): set before torch is imported, which
+    # reads it once, and so inherited by the zygote and its workers. Left unset, torch took
+    # a thread per CPU in the judge and in every worker, whose OpenMP threads spun against each
+    # other on the container's 2 CPUs: a cold Gradescope porting submission took 9 s of CPU
+    # instead of 4 (2026-12-04-throughput.md), and float32 sums may round otherwise
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         if not os.environ.get(SEED_VARIABLE, "").strip() and forget_environment_block():
             from ..judge.zygotes import fork_here
 
+            if assignment in OPTIMIZER_ASSIGNMENTS:
+                warm_optimizers()
             fork_here("container")
         skip_inits()
     except Exception:  # noqa: BLE001 - the entry point still writes a result
