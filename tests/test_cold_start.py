@@ -120,3 +120,18 @@ def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwis
     assert out == "1"
     if (os.cpu_count() or 1) > 1:
         assert _python(code, OMP_NUM_THREADS="2") == "2"
+
+
+def test_a_docker_runner_container_warms_the_optimizers_of_the_assignment_it_was_told():
+    """The ``docker`` runner starts each container ahead of its job and names the assignment
+    in its environment: the entry imports the optimizer machinery before forking the zygote
+    for an assignment that steps optimizers (while it waits), and not for the others."""
+    from autograder.running.entry.startup import ASSIGNMENT_VARIABLE, OPTIMIZER_ASSIGNMENTS
+
+    code = ("import io, sys\n"
+            "from autograder.running.entry import container\n"
+            "status = container.run(io.BytesIO(b'{}'), io.StringIO())\n"
+            "print(status, 'torch._dynamo' in sys.modules)")
+    for assignment in ("autograd-exercises", "autograd-porting"):
+        out = _python(code, **{ASSIGNMENT_VARIABLE: assignment})
+        assert out == f"2 {assignment in OPTIMIZER_ASSIGNMENTS}", assignment

@@ -17,6 +17,7 @@ import argparse
 import base64
 import binascii
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import BinaryIO, TextIO
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 from ..resultdoc import ResultDoc
-from .startup import skip_inits
+from .startup import ASSIGNMENT_VARIABLE, OPTIMIZER_ASSIGNMENTS, skip_inits, warm_optimizers
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -75,10 +76,14 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
 
     First, before the job is read (so while the container may still be waiting for it), the
     worker zygote is forked from this process with torch imported: the judge and the
-    notebook's workers share one ``import torch``."""
+    notebook's workers share one ``import torch``; and, where the runner named an assignment
+    that steps optimizers (``startup.OPTIMIZER_ASSIGNMENTS``), its optimizer machinery too,
+    imported once for both instead of by each after the fork."""
     if zygote:
         from ..judge.zygotes import fork_here
 
+        if os.environ.get(ASSIGNMENT_VARIABLE) in OPTIMIZER_ASSIGNMENTS:
+            warm_optimizers()
         fork_here("container")
     skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)

@@ -40,6 +40,9 @@ from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the c
 #: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
 #: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
 UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
+#: Where the ``docker`` runner tells a container started ahead of its job which assignment
+#: the job will be (``entry.container``): staff's choice, nothing of a submission.
+ASSIGNMENT_VARIABLE = "AUTOGRADER_ASSIGNMENT"
 #: Assignments whose grading steps an optimizer in the judge and in the worker (their
 #: solution's grading imports ``torch._dynamo`` in the judge:
 #: ``tests/test_cold_start.py`` keeps this set equal to what grading does).
