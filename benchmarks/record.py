@@ -85,12 +85,10 @@ def _cold(record: dict) -> list[str]:
              "|---|---|---|---|---|---|"]
     for key, c in cold.items():
         entry, assignment = c.get("entry", key), c.get("assignment", "autograd-exercises")
-        cpu = [x for x in c.get("cpu_s", []) if x is not None]
+        cpu = sorted(x for x in c.get("cpu_s", []) if x is not None)
         lines.append(f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
                      f"{c['median_s']:.2f} | {c['worst_s']:.2f} | "
-                     f"{sorted(cpu)[len(cpu) // 2]:.2f} |" if cpu else
-                     f"| {entry} | {assignment} | {len(c.get('samples', []))} | "
-                     f"{c['median_s']:.2f} | {c['worst_s']:.2f} | - |")
+                     + (f"{cpu[len(cpu) // 2]:.2f} |" if cpu else "- |"))
     return lines
 
 

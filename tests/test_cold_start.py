@@ -16,6 +16,17 @@ def _python(code: str, **env: str) -> str:
                           env={**os.environ, **env}).stdout.strip()
 
 
+def _one_thread_unless_set(code: str) -> None:
+    """``code`` prints torch's thread count: 1 with ``OMP_NUM_THREADS`` unset, and the
+    value staff set otherwise."""
+    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=120, env=unset).stdout.strip()
+    assert out == "1"
+    if (os.cpu_count() or 1) > 1:
+        assert _python(code, OMP_NUM_THREADS="2") == "2"
+
+
 def test_the_environment_block_is_zeroed_and_the_environment_kept():
     """Is ``/proc/self/environ`` (what a forked worker would read) empty afterwards, in this
     process and in a child forked from it, while ``os.environ`` and libc still see the
@@ -95,12 +106,7 @@ def test_a_grading_container_runs_torch_on_one_thread_unless_staff_chose_otherwi
             "cold_start(None)\n"
             "import torch\n"
             "print(torch.get_num_threads())")
-    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True, timeout=120, env=unset).stdout.strip()
-    assert out == "1"
-    if (os.cpu_count() or 1) > 1:
-        assert _python(code, OMP_NUM_THREADS="2") == "2"
+    _one_thread_unless_set(code)
 
 
 def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwise():
@@ -114,12 +120,7 @@ def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwis
             "    return 0\n"
             "cli.main = main\n"
             "cli.run()")
-    unset = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         check=True, timeout=120, env=unset).stdout.strip()
-    assert out == "1"
-    if (os.cpu_count() or 1) > 1:
-        assert _python(code, OMP_NUM_THREADS="2") == "2"
+    _one_thread_unless_set(code)
 
 
 def test_a_docker_runner_container_warms_the_optimizers_of_the_assignment_it_was_told():

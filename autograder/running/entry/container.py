@@ -26,7 +26,7 @@ from typing import BinaryIO, TextIO
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 from ..resultdoc import ResultDoc
-from .startup import ASSIGNMENT_VARIABLE, OPTIMIZER_ASSIGNMENTS, skip_inits, warm_optimizers
+from .startup import ASSIGNMENT_VARIABLE, skip_inits, warm_optimizers
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -82,8 +82,7 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
     if zygote:
         from ..judge.zygotes import fork_here
 
-        if os.environ.get(ASSIGNMENT_VARIABLE) in OPTIMIZER_ASSIGNMENTS:
-            warm_optimizers()
+        warm_optimizers(os.environ.get(ASSIGNMENT_VARIABLE))
         fork_here("container")
     skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)

@@ -97,10 +97,13 @@ def assignment_in(config: Path, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def warm_optimizers() -> None:
-    """Import what an optimizer's first ``step`` and a first ``backward(gradient)`` import
-    (``torch._dynamo``, ``torch.fx.experimental.symbolic_shapes`` and sympy), starting no
-    thread: a fork made afterwards has them."""
+def warm_optimizers(assignment: str | None) -> None:
+    """For ``assignment`` in ``OPTIMIZER_ASSIGNMENTS``, import what an optimizer's first
+    ``step`` and a first ``backward(gradient)`` import (``torch._dynamo``,
+    ``torch.fx.experimental.symbolic_shapes`` and sympy), starting no thread: a fork made
+    afterwards has them. Nothing for the other assignments."""
+    if assignment not in OPTIMIZER_ASSIGNMENTS:
+        return
     import torch._dynamo  # noqa: F401
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
@@ -122,8 +125,7 @@ def cold_start(assignment: str | None = None) -> None:
         if not os.environ.get(SEED_VARIABLE, "").strip() and forget_environment_block():
             from ..judge.zygotes import fork_here
 
-            if assignment in OPTIMIZER_ASSIGNMENTS:
-                warm_optimizers()
+            warm_optimizers(assignment)
             fork_here("container")
         skip_inits()
     except Exception:  # noqa: BLE001 - the entry point still writes a result
