@@ -59,29 +59,42 @@ def test_the_judge_reads_otters_tests_and_config_without_pandas_or_nbconvert():
     assert out.startswith("[] ")
 
 
-def test_the_optimizer_machinery_is_warmed_before_the_fork_only_where_grading_steps_one():
-    """``OPTIMIZER_ASSIGNMENTS`` is what grading does: an assignment is in it when grading its
-    solution (cells and every hidden check, one fresh process) imports ``torch._dynamo``
-    (``Optimizer.step`` does), and ``cold_start`` imports it before forking the zygote for
-    those assignments only (the others would pay about 1 s for nothing)."""
-    from autograder.running.entry.startup import OPTIMIZER_ASSIGNMENTS
+def test_grading_a_cold_submission_loads_neither_deferred_module_and_sympy_only_where_needed():
+    """With torch's heavy imports deferred (``deferred_torch``), grading each solution (cells
+    and every hidden check, one fresh process) loads neither ``torch._dynamo`` nor
+    ``symbolic_shapes``: their stand-ins answer everything the grading path asks (a torch
+    upgrade or a new check that asks more fails here, naming it). ``SYMPY_ASSIGNMENTS`` is
+    what grading does: sympy is imported where grading imports it anyway, and
+    ``cold_start`` imports it before forking the zygote for those assignments only."""
+    from autograder.running.entry.startup import SYMPY_ASSIGNMENTS
 
-    stepping = {a for a in ("autograd-exercises", "autograd-porting") if _python(
-        "import sys, torch\n"
-        "sys.path[:0] = ['benchmarks', 'tests']\n"
-        "from floor import one_notebook\n"
-        "from notebooks import solution\n"
-        f"assert one_notebook({a!r}, solution({a!r}), 1)[3] == 0\n"
-        "print('torch._dynamo' in sys.modules)") == "True"}
-    assert stepping == set(OPTIMIZER_ASSIGNMENTS)
+    importing = set()
+    for assignment in ("autograd-exercises", "autograd-porting"):
+        out = _python(
+            "import sys, torch\n"
+            "from autograder import deferred_torch\n"
+            "asked = []\n"
+            "real = deferred_torch._real\n"
+            "deferred_torch._real = lambda name: asked.append(name) or real(name)\n"
+            "assert deferred_torch.install()\n"
+            "sys.path[:0] = ['benchmarks', 'tests']\n"
+            "from floor import one_notebook\n"
+            "from notebooks import solution\n"
+            f"assert one_notebook({assignment!r}, solution({assignment!r}), 1)[3] == 0\n"
+            "print(sorted(set(asked)), 'sympy' in sys.modules)")
+        assert out.startswith("[] "), f"{assignment}: the real modules were loaded: {out}"
+        if out.endswith("True"):
+            importing.add(assignment)
+    assert importing == set(SYMPY_ASSIGNMENTS)
     for assignment in ("autograd-exercises", "autograd-porting"):
         out = _python(
             "import sys\n"
             "from autograder.running.entry.startup import cold_start\n"
             f"cold_start({assignment!r})\n"
             "from autograder.running.judge import zygotes\n"
-            "print(zygotes._SHARED['container'].pid > 0, 'torch._dynamo' in sys.modules)")
-        assert out == f"True {assignment in OPTIMIZER_ASSIGNMENTS}", assignment
+            "print(zygotes._SHARED['container'].pid > 0, 'sympy' in sys.modules,\n"
+            "      type(sys.modules['torch._dynamo']).__name__)")
+        assert out == f"True {assignment in SYMPY_ASSIGNMENTS} Deferred", assignment
 
 
 def test_the_assignment_is_read_from_the_platforms_config_never_raising(tmp_path):
@@ -123,16 +136,17 @@ def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwis
     _one_thread_unless_set(code)
 
 
-def test_a_docker_runner_container_warms_the_optimizers_of_the_assignment_it_was_told():
+def test_a_docker_runner_container_warms_the_imports_of_the_assignment_it_was_told():
     """The ``docker`` runner starts each container ahead of its job and names the assignment
-    in its environment: the entry imports the optimizer machinery before forking the zygote
-    for an assignment that steps optimizers (while it waits), and not for the others."""
-    from autograder.running.entry.startup import ASSIGNMENT_VARIABLE, OPTIMIZER_ASSIGNMENTS
+    in its environment: the entry defers torch's heavy imports and imports sympy before
+    forking the zygote for an assignment whose grading uses it (while it waits), not for the
+    others."""
+    from autograder.running.entry.startup import ASSIGNMENT_VARIABLE, SYMPY_ASSIGNMENTS
 
     code = ("import io, sys\n"
             "from autograder.running.entry import container\n"
             "status = container.run(io.BytesIO(b'{}'), io.StringIO())\n"
-            "print(status, 'torch._dynamo' in sys.modules)")
+            "print(status, 'sympy' in sys.modules, type(sys.modules['torch._dynamo']).__name__)")
     for assignment in ("autograd-exercises", "autograd-porting"):
         out = _python(code, **{ASSIGNMENT_VARIABLE: assignment})
-        assert out == f"2 {assignment in OPTIMIZER_ASSIGNMENTS}", assignment
+        assert out == f"2 {assignment in SYMPY_ASSIGNMENTS} Deferred", assignment

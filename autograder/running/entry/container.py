@@ -26,7 +26,7 @@ from typing import BinaryIO, TextIO
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 from ..resultdoc import ResultDoc
-from .startup import ASSIGNMENT_VARIABLE, skip_inits, warm_optimizers
+from .startup import ASSIGNMENT_VARIABLE, skip_inits, warm_imports
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -76,13 +76,13 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
 
     First, before the job is read (so while the container may still be waiting for it), the
     worker zygote is forked from this process with torch imported: the judge and the
-    notebook's workers share one ``import torch``; and, where the runner named an assignment
-    that steps optimizers (``startup.OPTIMIZER_ASSIGNMENTS``), its optimizer machinery too,
-    imported once for both instead of by each after the fork."""
+    notebook's workers share one ``import torch``, with its heavy lazy imports deferred and,
+    where the runner named an assignment whose grading imports sympy
+    (``startup.SYMPY_ASSIGNMENTS``), sympy imported once for both (``startup.warm_imports``)."""
     if zygote:
         from ..judge.zygotes import fork_here
 
-        warm_optimizers(os.environ.get(ASSIGNMENT_VARIABLE))
+        warm_imports(os.environ.get(ASSIGNMENT_VARIABLE))
         fork_here("container")
     skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)

@@ -11,14 +11,13 @@ grading (benchmarks/cold_start.py).
   then starts the zygote as a new process, which holds nothing of the seed). otter's and its
   subpackages' ``__init__`` (pandas, nbconvert) are skipped: the judge uses only
   ``otter.test_files`` and ``AutograderConfig``.
-- For an assignment whose checks step optimizers (``OPTIMIZER_ASSIGNMENTS``), ``cold_start``
-  imports torch's optimizer machinery before the fork: ``Optimizer.step`` imports
-  ``torch._dynamo`` (800 modules, sympy among them: about 1 s of CPU) on its first call, and
-  both the judge (its references train) and the notebook's worker (the student's training
-  loop) would otherwise import it, each after the fork, one after the other on the
-  submission's path. Imported once, before the fork, both have it: a cold porting
-  submission took 2 s less CPU (benchmarks/results/2026-12-04-throughput.md). An assignment
-  that steps no optimizer would only pay for it, so the others skip it.
+- Before the fork, ``cold_start`` also defers two of torch's heavy lazy imports
+  (``deferred_torch``: ``torch._dynamo``, which ``Optimizer.step`` imports, about 1 s of CPU;
+  ``torch.fx.experimental.symbolic_shapes``, which ``backward(gradient)`` imports) to the
+  first use that needs more than their eager no-ops. A cold submission otherwise paid them in
+  the judge and in the worker, on the student's wait. sympy, which the meta device's kernels
+  import for a type test, is imported before the fork for the assignments whose grading uses
+  it (``SYMPY_ASSIGNMENTS``), once for the judge and the worker.
 - ``exit_now``: once the results are written, the exit handlers run and the process ends
   without tearing the interpreter down (a few tenths of a second for torch's modules).
 """
@@ -43,10 +42,10 @@ UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
 #: Where the ``docker`` runner tells a container started ahead of its job which assignment
 #: the job will be (``entry.container``): staff's choice, nothing of a submission.
 ASSIGNMENT_VARIABLE = "AUTOGRADER_ASSIGNMENT"
-#: Assignments whose grading steps an optimizer in the judge and in the worker (their
-#: solution's grading imports ``torch._dynamo`` in the judge:
-#: ``tests/test_cold_start.py`` keeps this set equal to what grading does).
-OPTIMIZER_ASSIGNMENTS = frozenset({"autograd-porting"})
+#: Assignments whose grading imports sympy with torch's heavy imports deferred (the meta
+#: device's kernels test types against it): ``tests/test_cold_start.py`` keeps this set
+#: equal to what grading each solution does.
+SYMPY_ASSIGNMENTS = frozenset({"autograd-porting"})
 # /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
 ENV_START, ENV_END = 50 - 3, 51 - 3
 
@@ -97,20 +96,20 @@ def assignment_in(config: Path, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def warm_optimizers(assignment: str | None) -> None:
-    """For ``assignment`` in ``OPTIMIZER_ASSIGNMENTS``, import what an optimizer's first
-    ``step`` and a first ``backward(gradient)`` import (``torch._dynamo``,
-    ``torch.fx.experimental.symbolic_shapes`` and sympy), starting no thread: a fork made
-    afterwards has them. Nothing for the other assignments."""
-    if assignment not in OPTIMIZER_ASSIGNMENTS:
-        return
-    import torch._dynamo  # noqa: F401
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+def warm_imports(assignment: str | None) -> None:
+    """Defer torch's heavy lazy imports (``deferred_torch``) and, for ``assignment`` in
+    ``SYMPY_ASSIGNMENTS``, import sympy, starting no thread: a fork made afterwards has
+    both."""
+    from ... import deferred_torch
+
+    deferred_torch.install()
+    if assignment in SYMPY_ASSIGNMENTS:
+        import sympy  # noqa: F401
 
 
 def cold_start(assignment: str | None = None) -> None:
-    """Fork the zygote with torch imported (and, for ``assignment`` in
-    ``OPTIMIZER_ASSIGNMENTS``, the optimizer machinery), from a clean environment block and
+    """Fork the zygote with torch imported (its heavy lazy imports deferred, and sympy for
+    ``assignment`` in ``SYMPY_ASSIGNMENTS``), from a clean environment block and
     without a seed in the environment; skip otter's unused ``__init__``. Never raises: without
     a forked zygote, the judge starts one as a new process when it first needs a worker
     (``zygotes.shared``), with its own environment."""
@@ -125,7 +124,7 @@ def cold_start(assignment: str | None = None) -> None:
         if not os.environ.get(SEED_VARIABLE, "").strip() and forget_environment_block():
             from ..judge.zygotes import fork_here
 
-            warm_optimizers(assignment)
+            warm_imports(assignment)
             fork_here("container")
         skip_inits()
     except Exception:  # noqa: BLE001 - the entry point still writes a result
