@@ -72,7 +72,7 @@ def test_grading_a_cold_submission_loads_neither_deferred_module_and_sympy_only_
     for assignment in ("autograd-exercises", "autograd-porting"):
         out = _python(
             "import sys, torch\n"
-            "from autograder import deferred_torch\n"
+            "from autograder.worker import deferred_torch\n"
             "asked = []\n"
             "real = deferred_torch._real\n"
             "deferred_torch._real = lambda name: asked.append(name) or real(name)\n"

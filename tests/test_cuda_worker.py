@@ -144,3 +144,22 @@ def test_a_value_mismatch_on_cuda_with_tf32_on_is_named_and_only_there():
     cpu = torch.device("cpu")
     verdict = device_predict.judge_prediction(off, 0, model, expected, cpu, tf32=True)
     assert verdict.misconception is None  # on the CPU, TF32 changes nothing: never the cause
+
+
+def test_a_zygote_of_a_cuda_build_runs_no_backward_before_it_forks():
+    """A backward pass starts the autograd engine's device threads, which start CUDA's driver
+    (torch marks no bad fork for it): every worker forked afterwards failed its first GPU
+    allocation (the first GPU check, 2026-12-04). With a CUDA build the zygote's warm-up skips
+    the rehearsal (which runs backward); with the CPU wheel it rehearses."""
+    code = ("import torch\n"
+            "torch.backends.cuda.is_built = lambda: {built}\n"
+            "from autograder.worker import rehearsal\n"
+            "ran = []\n"
+            "rehearsal.rehearse = lambda: ran.append(True)\n"
+            "from autograder.worker.zygote import warm_up\n"
+            "warm_up(rehearse=True)\n"
+            "print(ran)")
+    for built, expected in ((True, "[]"), (False, "[True]")):
+        out = subprocess.run([sys.executable, "-c", code.format(built=built)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120, check=True)
+        assert out.stdout.strip() == expected, (built, out.stdout, out.stderr[-500:])

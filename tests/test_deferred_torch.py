@@ -1,4 +1,4 @@
-"""torch's heavy lazy imports deferred (``autograder.deferred_torch``), each test in a fresh
+"""torch's heavy lazy imports deferred (``autograder.worker.deferred_torch``), each test in a fresh
 interpreter (the stand-ins replace entries of ``sys.modules``): every stand-in answers as
 the real function does, anything else loads the real module, and a compile after them works
 as in plain torch."""
@@ -25,7 +25,7 @@ def test_every_stand_in_answers_as_the_real_function_on_plain_values_and_hands_o
     plain values and on values it must hand on: the same answer, or the same exception."""
     out = _python(r'''
 import importlib.util, sys, torch
-from autograder import deferred_torch as d
+from autograder.worker import deferred_torch as d
 real = {}
 for name in d.DEFERRED:  # the real modules, loaded under their own names, then set aside
     real[name] = importlib.import_module(name)
@@ -83,7 +83,7 @@ print(torch.cat([p.detach().flatten() for p in net.parameters()]).double().tolis
 '''
     plain = _python(code.format(install="import torch._dynamo, "
                                         "torch.fx.experimental.symbolic_shapes"))
-    deferred = _python(code.format(install="from autograder import deferred_torch\n"
+    deferred = _python(code.format(install="from autograder.worker import deferred_torch\n"
                                            "assert deferred_torch.install()"))
     assert plain.endswith("['module', 'module']")
     assert deferred.endswith("['Deferred', 'Deferred']")
@@ -96,7 +96,7 @@ def test_a_compile_after_the_stand_ins_loads_the_real_dynamo_and_works():
     once it is loaded, and its submodules are one module each, not executed twice."""
     out = _python(r'''
 import sys, torch
-from autograder import deferred_torch
+from autograder.worker import deferred_torch
 assert deferred_torch.install()
 net = torch.nn.Linear(3, 1)
 opt = torch.optim.SGD(net.parameters(), lr=0.1)

@@ -52,7 +52,8 @@ def warm_up(rehearse: bool = True) -> None:
     that forks must not have either): torch, numpy, the worker's own modules; with
     ``rehearse`` (a zygote that serves many workers) also the lazy imports that building the
     first optimizer triggers (``torch._dynamo``, sympy: 800 modules, 0.7-0.8 s) and one run of
-    ``rehearsal``, so that no worker pays torch's and the wire's first calls again."""
+    ``rehearsal``, so that no worker pays torch's and the wire's first calls again (not with
+    a CUDA build of torch: see below)."""
     environment = dict(os.environ)
     import numpy  # noqa: F401
     import torch
@@ -61,6 +62,13 @@ def warm_up(rehearse: bool = True) -> None:
 
     if rehearse:
         torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+    if rehearse and not torch.backends.cuda.is_built():
+        # Not where torch is built with CUDA: the rehearsal's first backward starts the
+        # autograd engine's device threads, which count the CUDA devices and so start CUDA's
+        # driver in this process, below what torch tracks as a bad fork; every worker forked
+        # afterwards then failed its first allocation with "CUDA error: initialization error"
+        # (gpu/check.py on an H200, torch 2.11+cu130, 2026-12-04). Its workers pay their
+        # first calls instead (tens of milliseconds each).
         from .rehearsal import rehearse as run
 
         run()

@@ -100,7 +100,7 @@ def warm_imports(assignment: str | None) -> None:
     """Defer torch's heavy lazy imports (``deferred_torch``) and, for ``assignment`` in
     ``SYMPY_ASSIGNMENTS``, import sympy, starting no thread: a fork made afterwards has
     both."""
-    from ... import deferred_torch
+    from ...worker import deferred_torch
 
     deferred_torch.install()
     if assignment in SYMPY_ASSIGNMENTS:
