@@ -8,14 +8,21 @@ name to a new tensor and leaves the caller's alone; ``torch.no_grad()`` and
 ``torch.inference_mode()`` stop the graph without touching the batch: both are legal.
 
 The judge holds the batch as the call left it (in a worker: mirrored from ``args_after``).
+
+``batch.to(device).detach_()`` (or ``.requires_grad_(False)`` on it) is the same mistake
+through ``Tensor.to``, which returns the caller's own tensor when it is already on ``device``:
+named ``in-place-on-to-result`` when the call asked for another device leaves a fresh copy of
+the batch as it came (``through_to``).
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from ..probes import side_effects
-from ..result import Evidence, Verdict
+from ..result import Evidence, Verdict, with_probe
 
 NAME = "modified-input"
 #: ``side_effects.changes``' phrase for a flipped flag, as the message says it.
@@ -38,3 +45,32 @@ def left_unchanged(verdict: Verdict, shown: str, before: dict, batch: torch.Tens
                    "that is not a leaf); no_grad/inference_mode stop the graph without touching "
                    "the batch (or rebind a name of your own: batch = batch.detach()).", NAME,
                    Evidence(inputs={"batch": found}))
+
+
+THROUGH_TO = "in-place-on-to-result"
+#: What ``through_to``'s probe establishes, and what to do instead.
+THROUGH_TO_HINT = (
+    "Asked again on a fresh copy with device={other}, a device the batch is not on, predict "
+    "left the batch as it came: the in-place call (.detach_(), .requires_grad_(False)) is made "
+    "on what batch.to(device) returned, and when the batch is already on that device, "
+    "Tensor.to returns the very same tensor, not a copy, so the caller's batch is changed. "
+    "Keep it out of place: batch = batch.to(device) and run the model under torch.no_grad() "
+    "(or .detach(), which makes a new tensor).")
+
+
+def through_to(verdict: Verdict, on_device: bool, other: torch.device,
+               elsewhere: Callable[[], list[str] | None]) -> Verdict:
+    """``verdict`` (``modified-input`` on a batch already on the asked device:
+    ``on_device``) named ``in-place-on-to-result`` when the same call asked for ``other``, a
+    device the batch is not on, changes nothing of a fresh copy of the batch (``elsewhere``:
+    one more call, the changes it made to that copy, None when it failed): the change went
+    through the tensor ``.to`` returned, which is the caller's only on its own device."""
+    if verdict.misconception != NAME or not on_device:
+        return verdict
+    changed = elsewhere()
+    if changed is None or changed:
+        return verdict
+    probe = {"id": THROUGH_TO, "established": f"the batch left as it came with device={other}",
+             "calls": []}
+    return with_probe(verdict, probe, misconception=THROUGH_TO, message=(
+        f"{verdict.message.rstrip()} {THROUGH_TO_HINT.format(other=other)}"))

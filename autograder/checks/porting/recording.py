@@ -23,8 +23,9 @@ from ..probes import side_effects
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
-from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
-from .device_batch import left_unchanged
+from .device import (QUESTION, changed_device, draw_model, drawn_again, evaluated,
+                     grading_device)
+from .device_batch import left_unchanged, through_to
 from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 from .device_transform import ADVICE, fitting, said
@@ -83,6 +84,17 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
     return judge_prediction(got, packed, model, expected, device)
 
 
+def batch_changes(predict: Callable, model: nn.Module, before: dict,
+                  device: torch.device) -> list[str] | None:
+    """What ``predict(model, batch, device)`` changed on a fresh batch made from ``before``
+    (``side_effects.snapshot`` of the batch as it came), or None when the call failed."""
+    batch = before["values"].clone().requires_grad_(before["requires_grad"])
+    fresh = side_effects.snapshot(batch)
+    if run_predict(predict, model, batch, device).failure is not None:
+        return None
+    return side_effects.changes(fresh, batch, "batch")
+
+
 def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
                            points: float = 1.0) -> CheckResult:
     """``predict`` on the grading machine's device with a model whose output says whether the
@@ -104,6 +116,9 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
+        verdict = through_to(verdict, batch.device == device, changed_device(),
+                             lambda: batch_changes(predict, marked_again(state), before,
+                                                   changed_device()))
         # a frozen model is told only when nothing else failed: a predict that freezes it
         # *instead of* no_grad records through the batch that requires grad, and is told that
         kept = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
