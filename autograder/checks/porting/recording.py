@@ -23,8 +23,7 @@ from ..probes import side_effects
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
-from .device import (QUESTION, changed_device, draw_model, drawn_again, evaluated,
-                     grading_device)
+from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
 from .device_batch import left_unchanged, through_to
 from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: fail
-# feedback: FILLME
+# feedback: each step's gradient was added twice.
 def square_grads(p0, repeats, clear):
     p = torch.tensor(float(p0), requires_grad=True)
     total = torch.zeros(())
