@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: FILLME
+# feedback: The losses match the grader's run on this data with an epsilon inside the log
 def train_logreg(X, y, lr=0.5, steps=300):
     w = torch.zeros(X.shape[1], requires_grad=True)
     b = torch.zeros(1, requires_grad=True)
