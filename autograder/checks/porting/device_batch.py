@@ -48,29 +48,38 @@ def left_unchanged(verdict: Verdict, shown: str, before: dict, batch: torch.Tens
 
 
 THROUGH_TO = "in-place-on-to-result"
+#: torch's refusal to flip the flag of a tensor an operation made (on ``meta``: ``.to``'s copy)
+NOT_A_LEAF = "only change requires_grad flags of leaf variables"
+#: What ``through_to``'s probe saw on the other device, by what the call did there.
+SEEN = {"left": "left the batch as it came",
+        "refused": "raised torch's refusal to change requires_grad of a tensor that is not a "
+                   "leaf, the copy .to made there"}
 #: What ``through_to``'s probe establishes, and what to do instead.
 THROUGH_TO_HINT = (
     "Asked again on a fresh copy with device={other}, a device the batch is not on, predict "
-    "left the batch as it came: the in-place call (.detach_(), .requires_grad_(False)) is made "
-    "on what batch.to(device) returned, and when the batch is already on that device, "
-    "Tensor.to returns the very same tensor, not a copy, so the caller's batch is changed. "
-    "Keep it out of place: batch = batch.to(device) and run the model under torch.no_grad() "
-    "(or .detach(), which makes a new tensor).")
+    "{seen}: the in-place call (.detach_(), .requires_grad_(False)) is made on what "
+    "batch.to(device) returned, and when the batch is already on that device, Tensor.to "
+    "returns the very same tensor, not a copy, so the caller's batch is changed. Keep it out "
+    "of place: batch = batch.to(device) and run the model under torch.no_grad() (or "
+    ".detach(), which makes a new tensor).")
 
 
 def through_to(verdict: Verdict, on_device: bool, other: torch.device,
-               elsewhere: Callable[[], list[str] | None]) -> Verdict:
+               elsewhere: Callable[[], tuple[list[str] | None, str]]) -> Verdict:
     """``verdict`` (``modified-input`` on a batch already on the asked device:
     ``on_device``) named ``in-place-on-to-result`` when the same call asked for ``other``, a
-    device the batch is not on, changes nothing of a fresh copy of the batch (``elsewhere``:
-    one more call, the changes it made to that copy, None when it failed): the change went
-    through the tensor ``.to`` returned, which is the caller's only on its own device."""
+    device the batch is not on, changes nothing of a fresh copy of the batch, or raises
+    ``NOT_A_LEAF`` (``elsewhere``: one more call, the changes it made to that copy, None when
+    it failed, and the failure's message): the change went through the tensor ``.to``
+    returned, which is the caller's only on its own device."""
     if verdict.misconception != NAME or not on_device:
         return verdict
-    changed = elsewhere()
-    if changed is None or changed:
+    changed, failed = elsewhere()
+    seen = "left" if changed == [] else "refused" if NOT_A_LEAF in failed else None
+    if seen is None:
         return verdict
-    probe = {"id": THROUGH_TO, "established": f"the batch left as it came with device={other}",
+    probe = {"id": THROUGH_TO, "established": f"asked with device={other}: {SEEN[seen]}",
              "calls": []}
-    return with_probe(verdict, probe, misconception=THROUGH_TO, message=(
-        f"{verdict.message.rstrip()} {THROUGH_TO_HINT.format(other=other)}"))
+    told = THROUGH_TO_HINT.format(other=other, seen=SEEN[seen])
+    return with_probe(verdict, probe, misconception=THROUGH_TO,
+                      message=f"{verdict.message.rstrip()} {told}")

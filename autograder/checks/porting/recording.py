@@ -84,14 +84,16 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
 
 
 def batch_changes(predict: Callable, model: nn.Module, before: dict,
-                  device: torch.device) -> list[str] | None:
+                  device: torch.device) -> tuple[list[str] | None, str]:
     """What ``predict(model, batch, device)`` changed on a fresh batch made from ``before``
-    (``side_effects.snapshot`` of the batch as it came), or None when the call failed."""
+    (``side_effects.snapshot`` of the batch as it came), or None when the call failed; and
+    the failure's message (``""`` when none)."""
     batch = before["values"].clone().requires_grad_(before["requires_grad"])
     fresh = side_effects.snapshot(batch)
-    if run_predict(predict, model, batch, device).failure is not None:
-        return None
-    return side_effects.changes(fresh, batch, "batch")
+    failure = run_predict(predict, model, batch, device).failure
+    if failure is not None:
+        return None, failure.message
+    return side_effects.changes(fresh, batch, "batch"), ""
 
 
 def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
