@@ -56,30 +56,28 @@ SEEN = {"left": "left the batch as it came",
                    "leaf, the copy .to made there"}
 #: What ``through_to``'s probe establishes, and what to do instead.
 THROUGH_TO_HINT = (
-    "Asked again on a fresh copy with device={other}, a device the batch is not on, predict "
-    "{seen}: the in-place call (.detach_(), .requires_grad_(False)) is made on what "
+    "{asked}, predict {seen}: the in-place call (.detach_(), .requires_grad_(False)) is made on what "
     "batch.to(device) returned, and when the batch is already on that device, Tensor.to "
     "returns the very same tensor, not a copy, so the caller's batch is changed. Keep it out "
     "of place: batch = batch.to(device) and run the model under torch.no_grad() (or "
     ".detach(), which makes a new tensor).")
 
 
-def through_to(verdict: Verdict, on_device: bool, other: torch.device,
+def through_to(verdict: Verdict, on_device: bool, asked: str,
                elsewhere: Callable[[], tuple[list[str] | None, str]]) -> Verdict:
     """``verdict`` (``modified-input`` on a batch already on the asked device:
-    ``on_device``) named ``in-place-on-to-result`` when the same call asked for ``other``, a
-    device the batch is not on, changes nothing of a fresh copy of the batch, or raises
-    ``NOT_A_LEAF`` (``elsewhere``: one more call, the changes it made to that copy, None when
-    it failed, and the failure's message): the change went through the tensor ``.to``
-    returned, which is the caller's only on its own device."""
+    ``on_device``) named ``in-place-on-to-result`` when the same call with the batch off the
+    asked device (``asked``, told: another device asked, or the batch on another) changes
+    nothing of its batch, or raises ``NOT_A_LEAF`` (``elsewhere``: that call, the changes it
+    made to its batch, None when it failed, and the failure's message): the change went
+    through the tensor ``.to`` returned, which is the caller's only on its own device."""
     if verdict.misconception != NAME or not on_device:
         return verdict
     changed, failed = elsewhere()
     seen = "left" if changed == [] else "refused" if NOT_A_LEAF in failed else None
     if seen is None:
         return verdict
-    probe = {"id": THROUGH_TO, "established": f"asked with device={other}: {SEEN[seen]}",
-             "calls": []}
-    told = THROUGH_TO_HINT.format(other=other, seen=SEEN[seen])
+    probe = {"id": THROUGH_TO, "established": f"{asked}: {SEEN[seen]}", "calls": []}
+    told = THROUGH_TO_HINT.format(asked=asked, seen=SEEN[seen])
     return with_probe(verdict, probe, misconception=THROUGH_TO,
                       message=f"{verdict.message.rstrip()} {told}")
