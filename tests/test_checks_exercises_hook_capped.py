@@ -240,10 +240,13 @@ def test_an_answer_that_ignores_p0_is_still_told_so(seed, clear):
 
 
 def test_each_backward_told_when_no_cap_fits():
-    """Uncleared values k times one wrong gradient, no known mistake: said as seen."""
-    verdict = accumulation.judge_grads([-24.0, -48.0, -72.0], -6.0, 3, False)
+    """Uncleared values k times one wrong gradient, no known mistake: said as seen. (A whole
+    multiple of the right gradient is a known one, ``gradient-multiplied``: named-leftovers.)"""
+    verdict = accumulation.judge_grads([-30.0, -60.0, -90.0], -6.0, 3, False)
     assert verdict.misconception is None
-    assert "grow by the same -24.0 at every backward" in verdict.message
+    assert "grow by the same -30.0 at every backward" in verdict.message
+    doubled = accumulation.judge_grads([-24.0, -48.0, -72.0], -6.0, 3, False)
+    assert doubled.misconception == "gradient-multiplied", doubled.message
     assert "grow by the same" not in accumulation.judge_grads([1.0, 1.0], 3.0, 2, True).message
 
 

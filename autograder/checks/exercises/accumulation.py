@@ -14,6 +14,7 @@ from ..describing import describe, error_text, expected_text, fmt, plain, tolera
 from ..probes import InputClass, Subject, explain, numbers_close, numbers_of, recorded_call
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
+from . import accumulation_doubled as doubled
 from .accumulation_clipped import CLIPPED, CONTRIBUTIONS, cap_found, steady_increments
 from .accumulation_clipped import confirmed as clip_confirmed
 from .accumulation_integer import INTEGER, confirmed, integer_hint, integer_ways
@@ -41,13 +42,13 @@ def expected_grads(p0: float, repeats: int, clear: bool) -> list[float]:
 
 def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = True,
                 precision: bool = True, integer: bool = True,
-                clipped: bool | str = True) -> Verdict:
+                clipped: bool | str = True, multiplied: bool = True) -> Verdict:
     """Compare one return value of ``square_grads`` with the reference; name the mistake
     (``moved``: a p moved between backwards too, fitted to this answer alone; ``precision``:
     a computation in float16 or bfloat16, replayed on this answer; ``integer``: gradients
     made whole numbers, fitted to this answer; ``clipped``: gradients capped at a constant, or
     without clearing each backward's gradient capped, fitted to this answer: ``True`` both,
-    or only the one named, ``CLIPPED`` or ``CONTRIBUTIONS``)."""
+    or only the one named, ``CLIPPED`` or ``CONTRIBUTIONS``; ``multiplied``: whole multiples)."""
     expected = expected_grads(p0, repeats, clear)
     shown = f"square_grads({fmt(p0)}, {repeats}, clear={clear})"
     inputs = {"p0": p0, "repeats": repeats, "clear": clear}
@@ -77,13 +78,15 @@ def judge_grads(got: Any, p0: float, repeats: int, clear: bool, moved: bool = Tr
         return Verdict(True, evidence=evidence)
     head = (f"{shown} returned {describe(got)}; expected {expected_text(expected)} "
             f"(largest error {error_text(err)}, {tolerance_text(RTOL, ATOL)}).")
-    name, hint = _diagnose(got, p0, repeats, clear, moved, precision, integer, clipped)
+    name, hint = _diagnose(got, p0, repeats, clear, moved, precision, integer, clipped,
+                           multiplied)
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 
 
 def _diagnose(got: list[float], p0: float, repeats: int, clear: bool, moved: bool = True,
               precision: bool = True, integer: bool = True,
-              clipped: bool | str = True) -> tuple[str | None, str]:
+              clipped: bool | str = True, multiplied: bool = True
+              ) -> tuple[str | None, str]:
     """Match a wrong answer against the known mistakes; most specific first."""
     def matches(pattern: list[float]) -> bool:
         return close_lists(got, pattern, RTOL, ATOL)
@@ -106,6 +109,8 @@ def _diagnose(got: list[float], p0: float, repeats: int, clear: bool, moved: boo
             return "ignores-p0", ("These are the lesson's gradients for p0=2.0 (typed in, or "
                                   "kept from an earlier call): build the leaf from the p0 "
                                   "argument on every call.")
+    if multiplied and (k := doubled.multiple(got, p0, repeats, clear)) is not None:
+        return doubled.NAME, doubled.hint(k, p0)
     hint = low_precision(got, p0, repeats, clear) if precision else None
     if hint is not None:
         return LOW_PRECISION, hint
@@ -183,6 +188,9 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
         verdict = failure or judge_grads(got, p0, repeats, clear, moved=not short)
         if verdict.misconception == LOW_PRECISION:
             verdict = precision_confirmed(verdict, square_grads, p0, repeats, clear)
+        if verdict.misconception == doubled.NAME:  # the same factor at another p0?
+            verdict = doubled.confirmed(verdict, square_grads, p0, repeats, clear, lambda: (
+                judge_grads(got, p0, repeats, clear, moved=not short, multiplied=False)))
         if verdict.misconception == INTEGER:  # and at another p0?
             verdict = confirmed(verdict, square_grads, p0, repeats, clear, lambda: judge_grads(
                 got, p0, repeats, clear, moved=not short, integer=False))

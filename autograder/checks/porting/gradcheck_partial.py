@@ -14,6 +14,10 @@ steps of the grader's (2.2 steps, 5e-16 of the largest term, at worst over every
 of the blind rounds and variants at 30 seeds), so the backward is judged to ``TIGHT`` of the
 gradient's largest term as well (``beyond_float64``): a float32 term's error was 9e-11 of it or
 more on each of 300 seeds, whichever term it was.
+A term in float16 or bfloat16 (``torch.sign(x).half()``, ``dtype=torch.float16``: a half
+vector times S is half) is the same mistake at half's rounding: named when the error is past
+float32's rounding and within ``HALF_STEPS`` of float16's, and confirmed alike (``PROBE_X`` is
+exact in both; the error's size does not tell the two apart, so the advice names both).
 Named when confirmed by one more call: at ``PROBE_X`` with upstream ``PROBE_UPSTREAM`` every
 term, sum and product of the gradient is a float32 number (a bfloat16 one even), so a term
 computed in float32 is exact there (to ``PROBE_STEPS`` float64 steps); finite differences, a
@@ -44,6 +48,8 @@ PROBE_UPSTREAM = -2.0 ** -8
 #: float64 and float32 step of the formula is exact at the probe, while a sign smoothed by an
 #: epsilon small enough to pass there by ``TIGHT`` (x / sqrt(x² + 1e-12): 3e-13) is not.
 PROBE_STEPS = 4
+#: A half-precision term: beyond float32's ``STEPS``, within this many of float16's.
+HALF_STEPS = 8
 
 #: The student's backward at another x and upstream: ``(x.grad, None)`` or ``(None, failure)``.
 At = Callable[[torch.Tensor, float], tuple[Any, "Verdict | None"]]
@@ -91,26 +97,34 @@ def beyond_float64(verdict: Verdict, got: Any, x: torch.Tensor, upstream: float,
                  tolerance_text(0, TIGHT * scale)))
 
 
-def rounding_sized(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient
-                   ) -> float | None:
+def rounding_sized(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient,
+                   dtype: torch.dtype = torch.float32) -> float | None:
     """``err / scale`` when ``got``'s error of ``upstream * gradient(x)`` is more than
     float64's rounding and no more than ``STEPS`` of float32's rounding steps of the largest
     term, else None. (A term in float16 or bfloat16 is off by up to a few percent, where a
-    formula wrong on part of the input may be too: not told as a rounding.)"""
+    formula wrong on part of the input may be too: not told as a rounding; ``dtype``
+    float16 asks for half's rounding instead: past float32's, within ``HALF_STEPS`` of it.)"""
     if upstream == 0 or x.dtype != torch.float64:
         return None
     err, scale = _error(got, upstream * gradient(x)), term_scale(x, upstream)
-    if err is None or not TIGHT * scale < err <= STEPS * torch.finfo(torch.float32).eps * scale:
+    low, high = TIGHT, STEPS * torch.finfo(torch.float32).eps
+    if dtype == torch.float16:
+        low, high = high, HALF_STEPS * torch.finfo(torch.float16).eps
+    if err is None or not low * scale < err <= high * scale:
         return None
     return err / scale
 
 
 def partly_lower(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient,
                  at: At | None) -> tuple[str, str] | None:
-    """``(NAME, advice)`` when ``got`` is off by rounding's size only (``gradient``: the
-    grader's float64 one) and the student's backward is exact at ``PROBE_X`` (``at``: one
-    more call), where float32 loses nothing; else None."""
+    """``(NAME, advice)`` when ``got`` is off by float32's or float16's rounding's size only
+    (``gradient``: the grader's float64 one) and the student's backward is exact at
+    ``PROBE_X`` (``at``: one more call), where either loses nothing; else None."""
+    dtype = torch.float32
     relative = rounding_sized(got, x, upstream, gradient)
+    if relative is None:
+        dtype = torch.float16
+        relative = rounding_sized(got, x, upstream, gradient, dtype)
     if relative is None or at is None:
         return None
     probe = torch.tensor(PROBE_X, dtype=torch.float64)
@@ -122,6 +136,8 @@ def partly_lower(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient,
     eps = torch.finfo(torch.float64).eps
     if err is None or err > PROBE_STEPS * eps * term_scale(probe, PROBE_UPSTREAM):
         return None
+    if dtype == torch.float16:
+        return NAME, half_advice(relative)
     return NAME, (
         f"It is the right gradient to within float32 rounding ({relative:.1g} of its largest "
         f"term) for a float64 x, and asked again at x = {list(PROBE_X)} with upstream "
@@ -134,6 +150,22 @@ def partly_lower(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient,
         "gradcheck's default rtol=1e-3 passes it, but float64 work must stay in float64: "
         "make every tensor in x's dtype (torch.sign(x), torch.ones_like(x), "
         "x.new_tensor(...), dtype=x.dtype).")
+
+
+def half_advice(relative: float) -> str:
+    """What a float64 backward with one term in half precision, confirmed, is told (float16
+    and bfloat16 alike: the error's size does not tell them apart)."""
+    return (
+        f"It is the right gradient to within half-precision rounding ({relative:.1g} of its "
+        f"largest term, past float32's) for a float64 x, and asked again at x = "
+        f"{list(PROBE_X)} with upstream {PROBE_UPSTREAM:g}, where every term of the gradient "
+        "is exact in float16 and bfloat16, it is exact: part of backward is computed in half "
+        "precision (float16 or bfloat16) and mixed into the float64 result. One half tensor "
+        "does it: .half(), .bfloat16() or .to(torch.float16) on the sign, on one term or on "
+        "grad_output, or a tensor made with dtype=torch.float16; a 0-d float64 tensor such as "
+        "S times a half vector is half. gradcheck's default rtol=1e-3 passes it, but float64 "
+        "work must stay in float64: make every tensor in x's dtype (torch.sign(x), "
+        "torch.ones_like(x), x.new_tensor(...), dtype=x.dtype).")
 
 
 def rounding_sized_advice(got: Any, x: torch.Tensor, upstream: float, gradient: Gradient

@@ -27,6 +27,7 @@ from ..result import Verdict, with_probe
 from .common import allclose
 from .logistic_forms import ADVICE, FORMS, NAME, told
 from .logreg_diagnosis import ATOL, RTOL
+from .logreg_epsilon import epsilon_in_log
 from .logreg_runs import form_mistake, reference_run
 
 #: The replays: each form, and the abs-dropped form's max(z, 0) with relu's and maximum's slope
@@ -79,8 +80,8 @@ def loss_form(verdict: Verdict, X: torch.Tensor, y: torch.Tensor, lr: float, ste
                                           max(final_atol, RTOL * float(replay_final.abs().max())))
         if by_losses and by_final:
             found.setdefault(key, (w_f, b_f))
-    if len(found) != 1:
-        return verdict
+    if len(found) != 1:  # no form of logistic_forms: an epsilon inside the log?
+        return epsilon_in_log(verdict, X, y, lr, steps, got) if not found else verdict
     key, (w_f, b_f) = found.popitem()
     shown = " and ".join(what for what, there in (("the losses", target is not None),
                                                    ("the final w and b", final is not None))

@@ -79,7 +79,12 @@ ADVICE = {
 
 def replay(form: str, X: torch.Tensor, y: torch.Tensor, lr: float, steps: int) -> list[float]:
     """The contract's loop in float32 with ``form``'s loss."""
-    loss_of = FORMS[form][0]
+    return replay_loss(FORMS[form][0], X, y, lr, steps)
+
+
+def replay_loss(loss_of: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], X: torch.Tensor,
+                y: torch.Tensor, lr: float, steps: int) -> list[float]:
+    """The contract's loop in float32 with ``loss_of``'s per-row loss of ``(z, y)``."""
     X, y = X.float(), y.float()
     w = torch.zeros(X.shape[1], requires_grad=True)
     b = torch.zeros(1, requires_grad=True)

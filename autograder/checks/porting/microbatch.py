@@ -18,6 +18,7 @@ from .microbatch_clamped import clamped, saturated
 from .microbatch_clipped import clipped
 from .microbatch_dtype import NAME as DTYPE_FIXED
 from .microbatch_dtype import fixed_dtype, in_float64
+from .microbatch_inference import RAISES
 from .microbatch_left import NAME as STALE_LEFT
 from .microbatch_left import stale_left
 from .microbatch_lossform import loss_form
@@ -178,7 +179,7 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
         # and y in place (the sealed judge mirrors that back), and must be judged on them
         X0, y0, sizes0 = X.clone(), y.clone(), list(sizes)
         before = [snapshot(a) for a in (w, X, y)]
-        got, failure = call_named(accumulated_grad, "accumulated_grad", (), w, X, y, sizes)
+        got, failure = call_named(accumulated_grad, "accumulated_grad", RAISES, w, X, y, sizes)
         got = copied(got)
         verdict = failure or judged_twice(accumulated_grad, got, w, X0, y0, sizes0, stale_grad,
                                           w_before)
@@ -256,7 +257,7 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
     verdict = PASS
     for k in (1, 2):
         stale = w.grad.detach().clone() if w.grad is not None else None
-        got, failure = call_named(accumulated_grad, "accumulated_grad", (), *args)
+        got, failure = call_named(accumulated_grad, "accumulated_grad", RAISES, *args)
         got = copied(got)
         if failure is None and k == 2:  # the formula was right once: no replayed mistake
             verdict = judge_tensor(got, reference(w_before, X0, y0), shown, dtype=w.dtype,

@@ -23,8 +23,8 @@ from ..probes import side_effects
 from ..result import PASS, CheckResult, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, max_error
-from .device import QUESTION, draw_model, drawn_again, evaluated, grading_device
-from .device_batch import left_unchanged
+from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
+from .device_batch import left_unchanged, through_to
 from .device_model import flags, flags_kept
 from .device_predict import ATOL, RTOL, explain_prediction, judge_prediction, run_predict
 from .device_transform import ADVICE, fitting, said
@@ -83,6 +83,37 @@ def judge_recording(got: object, packed: int, model: nn.Module, expected: torch.
     return judge_prediction(got, packed, model, expected, device)
 
 
+def batch_changes(predict: Callable, model: nn.Module, before: dict,
+                  device: torch.device) -> tuple[list[str] | None, str]:
+    """What ``predict(model, batch, device)`` changed on a fresh batch made from ``before``
+    (``side_effects.snapshot`` of the batch as it came), or None when the call failed; and
+    the failure's message (``""`` when none)."""
+    batch = before["values"].clone().requires_grad_(before["requires_grad"])
+    fresh = side_effects.snapshot(batch)
+    failure = run_predict(predict, model, batch, device).failure
+    if failure is not None:
+        return None, failure.message
+    return side_effects.changes(fresh, batch, "batch"), ""
+
+
+def on_device(verdict: Verdict, predict: Callable, model: nn.Module, before: dict,
+              device: torch.device) -> Verdict:
+    """``verdict`` (every call right, each batch on the CPU) judged once more where ``device``
+    is not the CPU: a batch that requires grad, already on ``device``, must come back as it
+    came. An in-place call on what ``batch.to(device)`` returned changes it there only (the
+    batches on the CPU were copied by ``.to``): ``in-place-on-to-result``. One more call,
+    whose answer was judged on the CPU already; a failure of it is the other checks' to tell."""
+    if not verdict.ok or device.type == "cpu":
+        return verdict
+    batch = before["values"].to(device).requires_grad_(before["requires_grad"])
+    snapped = side_effects.snapshot(batch)
+    if run_predict(predict, model, batch, device).failure is not None:
+        return verdict
+    shown = f"predict(model, batch on {device}, {device})"
+    return through_to(left_unchanged(verdict, shown, snapped, batch), True,
+                      f"Called with a batch on the cpu and device={device}", lambda: ([], ""))
+
+
 def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
                            points: float = 1.0) -> CheckResult:
     """``predict`` on the grading machine's device with a model whose output says whether the
@@ -104,6 +135,10 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
         verdict = failure or judge_recording(got, packed, model, expected, device,
                                              before["requires_grad"])
         verdict = left_unchanged(verdict, f"predict(model, batch, {device})", before, batch)
+        other = changed_device()
+        verdict = through_to(verdict, batch.device == device, f"Asked again on a fresh copy "
+                             f"with device={other}, a device the batch is not on",
+                             lambda: batch_changes(predict, marked_again(state), before, other))
         # a frozen model is told only when nothing else failed: a predict that freezes it
         # *instead of* no_grad records through the batch that requires grad, and is told that
         kept = flags_kept(verdict, f"predict(model, batch, {device})", frozen, model)
@@ -113,5 +148,6 @@ def check_predict_no_graph(predict: Callable, rng: np.random.Generator, *,
                                          got)
             break
     verdict = frozen_seen if verdict.ok else verdict
+    verdict = on_device(verdict, predict, marked_again(state), before, device)
     return finish(QUESTION, "predict_no_graph", verdict, seed=seed, points=points,
                   passed_message="predict ran the forward without recording a graph.")
