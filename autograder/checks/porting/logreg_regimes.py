@@ -45,9 +45,8 @@ def regime_classes(args: tuple) -> list[InputClass]:
     """The regime a failing call was in, and the nearest ordinary call outside it."""
     X, y, lr, steps = args
     out = []
-    # the same run cut off while the grader's loss is still above 0.05: outside "the loss has
-    # fallen far", and first, since scaling the data down (below) also slows the fall; without
-    # it, large gradients are not offered either (an early stop would look like clipping)
+    # first, the same run cut off while the grader's loss is above 0.05 (scaling X down slows the
+    # fall too; without this class, no large-gradient one: an early stop would look like clipping)
     short = sum(1 for _ in itertools.takewhile(lambda v: v > 0.05, reference_run(X, y, lr,
                                                                                steps)[2]))
     if 2 <= short < steps:
@@ -63,9 +62,10 @@ def regime_classes(args: tuple) -> list[InputClass]:
                               "logit: F.binary_cross_entropy_with_logits."))
     norm = first_gradient_norm(X, y)
     if norm > 1 and (steps == short or 2 <= short):
-        out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps),
-                              "Is the gradient or the step clipped, capped or normalised? The "
-                              "contract's update is lr times the gradient, however large."))
+        out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps), "Is the "
+                              "gradient or the step clipped, capped or normalised? The contract's "
+                              "update is lr times the gradient, however large.", change=f"X scaled "
+                              f"by {0.4 / norm:.3g} (the first gradient's norm 0.4, not {norm:.3g})"))
     if steps == 1:
         out.append(InputClass("single-step", (X, y, lr, 3),
                               "Is the first step (or a run of one step) handled differently?"))

@@ -178,9 +178,11 @@ def input_classes(subject: Subject, raised: bool = False) -> Diagnosis | None:
         if raised and klass.about_values:  # a raise computed no value to truncate or round
             question = (f"Something in the function takes another path for {klass.name} "
                         "inputs: the error above names the line where it stopped.")
+        failing, nearest = shown_args(subject, subject.args), shown_args(subject, klass.args)
+        if klass.change or nearest == failing:  # the same short description: say what changed
+            nearest = f"the same call with {klass.change or klass.name + ' taken away'}"
         return Diagnosis(f"probe.input-class.{klass.name}", (
-            f"It {what} for {shown_args(subject, subject.args)} ({klass.name}) and was right "
-            f"for {shown_args(subject, klass.args)}, the nearest input that is not "
-            f"{klass.name}: wrong for {klass.name} inputs. {question}"),
+            f"It {what} for {failing} ({klass.name}) and was right for {nearest}, the nearest "
+            f"input that is not {klass.name}: wrong for {klass.name} inputs. {question}"),
             [recorded_call("class-" + klass.name, klass.args, expected, got)])
     return None

@@ -59,12 +59,16 @@ class InputClass:
         about_values: the question asks about values the answer computed (truncated,
             rounded, a sign dropped): it does not fit an answer that raised, which is told
             only that something takes another path for the class.
+        change: what ``args`` changes, in words, where the arguments' short descriptions
+            (shapes, dtypes, numbers) would read the same for both calls ("X scaled by
+            0.12: the first gradient's norm 0.4, not 3.3").
     """
 
     name: str
     args: tuple
     question: str
     about_values: bool = False
+    change: str = ""
 
 
 @dataclass
