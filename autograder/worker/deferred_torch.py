@@ -24,6 +24,7 @@ access, but ``from torch._dynamo import graph_break``, which torch does, is one.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -107,8 +108,6 @@ def disable(fn: Callable[..., Any] | None = None, recursive: bool = True, *,
         return made[0](*args, **kwargs)
 
     if wrapping:
-        import functools
-
         functools.update_wrapper(call, fn)
     return call
 

@@ -16,6 +16,7 @@ made.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import torch
@@ -62,7 +63,7 @@ def _fits(got: torch.Tensor, replay: list[float], right: torch.Tensor) -> bool:
 
 
 def _hint(eps: float) -> str:
-    cap = float(-torch.log(torch.tensor(eps, dtype=torch.float64)))
+    cap = -math.log(eps)
     return (
         f"The losses match the grader's run on this data with an epsilon inside the log, "
         f"-(y·log(sigmoid(z) + ε) + (1 - y)·log(1 - sigmoid(z) + ε)) with ε = {eps:g}, "
