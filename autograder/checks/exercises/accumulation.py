@@ -277,6 +277,12 @@ def observe_reuse_raises() -> bool:
     return False
 
 
+#: why an experiment finds no error where a plain second backward raises (blind round zzp: the
+#: experiment's first backward kept the graph)
+RETAINED = (" An experiment whose first backward passed retain_graph=True kept the saved values, so "
+            "its second backward succeeded: the question is about a plain backward().")
+
+
 def check_reuse_raises(reuse_raises: Any, rng: np.random.Generator, *,
                        points: float = 1.0) -> CheckResult:
     """Compare the student's ``reuse_raises`` with what the grader observes in this torch."""
@@ -291,8 +297,8 @@ def check_reuse_raises(reuse_raises: Any, rng: np.random.Generator, *,
             False,
             f"reuse_raises is {reuse_raises}, but a second backward() on one stored result of "
             f"p ** 2 {'does' if truth else 'does not'} raise RuntimeError here: after the first "
-            "backward the saved values are freed. Try it: q = p ** 2; q.backward(); q.backward().",
-            "reuse-misjudged", evidence)
+            "backward the saved values are freed. Try it: q = p ** 2; q.backward(); q.backward()."
+            + (RETAINED if truth else ""), "reuse-misjudged", evidence)
     else:
         verdict = Verdict(True, evidence=evidence)
     return finish(QUESTION, "reuse_raises", verdict, seed=seed, points=points,

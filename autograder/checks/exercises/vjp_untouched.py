@@ -54,14 +54,20 @@ def judge_untouched(before: dict[str, Any], x: torch.Tensor, weights: torch.Tens
     if x_changed:
         also = (f" It also changed the caller's weights: {'; '.join(w_changed)}. "
                 f"{weights_hint(before, weights, got)}" if w_changed else "")
+        itself = SAME_TENSOR if "x.requires_grad became True" in x_changed else ""
         return Verdict(False, f"vjp_square changed the caller's tensor x: {'; '.join(x_changed)}. "
-                       f"{LEAF_HINT}{also}", "modified-input", evidence)
+                       f"{itself}{LEAF_HINT}{also}", "modified-input", evidence)
     if w_changed:
         return Verdict(False, f"vjp_square changed the caller's weights: {'; '.join(w_changed)}. "
                        f"{weights_hint(before, weights, got)}", "modified-weights",
                        Evidence(expected=plain(before["weights"]), got=plain(weights)))
     return Verdict(True, evidence=evidence)
 
+
+#: Why the caller's x itself came to require grad (blind round zzp: ``torch.as_tensor(x,
+#: dtype=x.dtype).requires_grad_()`` taken for a fresh leaf).
+SAME_TENSOR = ("Its leaf was x itself: x.requires_grad_(), torch.as_tensor(x) and x.to(x.dtype) "
+               "return the caller's own tensor, not a copy. ")
 
 #: What a call that wrote into the caller's weights is told to do instead.
 OUT_OF_PLACE = ("compute the product out of place, weights * leaf.grad (a new tensor), or "

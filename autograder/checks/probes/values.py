@@ -19,10 +19,13 @@ def rounded(got: list[float], expected: list[float]) -> Diagnosis | None:
         target = [round(e, decimals) for e in expected]
         if all(abs(g - t) <= 1e-9 * max(1.0, abs(t)) for g, t in zip(got, target)) and any(
                 abs(t - e) > 1e-9 * max(1.0, abs(e)) for t, e in zip(target, expected)):
-            example = next((e, t) for e, t in zip(expected, target) if abs(t - e) > 1e-12)
+            # the value rounding changed most, shown with the digits that tell it apart
+            # (blind round zzp: 1.12880004 to 6 digits read "1.1288 became 1.1288")
+            exact, shown = max(zip(expected, target), key=lambda et: abs(et[1] - et[0]))
+            digits = next((d for d in range(6, 18) if fmt(exact, d) != fmt(shown)), 17)
             return Diagnosis("probe.rounded", (
                 f"Every value equals the expected one rounded to {decimals} decimal"
-                f"{'s' if decimals > 1 else ''} ({fmt(example[0])} became {fmt(example[1])}): "
+                f"{'s' if decimals > 1 else ''} ({fmt(exact, digits)} became {fmt(shown)}): "
                 "something rounds the result; return it at full precision."),
                 [{"probe": "rounded", "decimals": decimals, "got": got, "expected": expected}])
     return None
