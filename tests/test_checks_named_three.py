@@ -2,8 +2,9 @@
 q4 a pullback rounded through a half precision on the way (the finished gradient, x alone, or
 x and the gradient: ``low-precision``, told which parts), q4 a leaf rebuilt from a Python list
 (``torch.tensor(x.tolist())``: ``dtype-lost``, told that a list makes torch's default dtype,
-float32), and porting q1 a training loop that clips the gradient. Do the right answers pass,
-and do the mistakes beside them keep their own names?"""
+float32), and porting q1 a training loop that clips the gradient (``gradient-clipped``: the
+cap read from the first step, the plain loop replayed with it). Do the right answers pass, and
+do the mistakes beside them keep their own names?"""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 from autograder.checks.exercises import vjp, vjp_precision
+from autograder.checks.porting.logreg_regimes import check_train_logreg_regimes
 from autograder.checks.seeding import generator
 from test_checks_exercises_zc import _local
 from test_observations import Loopback
@@ -187,3 +189,79 @@ def vjp_square(x, weights):
     result = vjp.check_vjp(_local(source, "vjp_square"), generator(0))
     assert (result.passed, result.misconception) == (False, "dtype-lost"), result.message
     assert "lost x's dtype" in result.message and "Python list" not in result.message
+
+
+def _loop(adjust: str) -> str:
+    """A train_logreg of the contract's shape with ``adjust`` run between backward and the
+    update (empty: the right loop)."""
+    return f'''
+import torch.nn.functional as F
+def train_logreg(X, y, lr=0.5, steps=300):
+    w = torch.zeros(X.shape[1], requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(X @ w + b, y)
+        w.grad = None
+        b.grad = None
+        loss.backward()
+{adjust}
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        losses.append(loss.item())
+    return w, b, losses
+'''
+
+
+CLIPPED = {
+    "clip_grad_norm_([w, b], max_norm=1.0)": (
+        "        torch.nn.utils.clip_grad_norm_([w, b], max_norm=1.0)",
+        "the gradient of w and b together rescaled to norm at most 1 before each update"),
+    "g / max(1, g.norm()) by hand": ('''
+        scale = 1 / max(1.0, torch.cat([w.grad, b.grad]).norm().item())
+        w.grad *= scale
+        b.grad *= scale''', "rescaled to norm at most 1 before each update"),
+    "clip_grad_value_([w, b], 0.5)": (
+        "        torch.nn.utils.clip_grad_value_([w, b], clip_value=0.5)",
+        "every entry of the gradient clamped to ±0.5 before each update"),
+    "w.grad.clamp_(-1, 1)": ('''
+        w.grad.clamp_(-1.0, 1.0)
+        b.grad.clamp_(-1.0, 1.0)''', "every entry of the gradient clamped to ±1 before each"),
+    "clip_grad_norm_(w, 1.0) only": (
+        "        torch.nn.utils.clip_grad_norm_(w, 1.0)", "w's gradient rescaled to norm at most 1"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(CLIPPED))
+def test_a_training_loop_that_clips_the_gradient_is_named(how):
+    adjust, told = CLIPPED[how]
+    result = check_train_logreg_regimes(_local(_loop(adjust), "train_logreg"), generator(0))
+    assert (result.passed, result.misconception) == (False, "gradient-clipped"), result.message
+    assert told in result.message and "re-ran the plain loop with that clip" in result.message
+    assert "Remove the clipping." in result.message, result.message
+    assert "w and b are the grader's" not in result.message, result.message  # advice replaced
+
+
+def test_a_clipped_loop_is_named_through_the_worker():
+    adjust = CLIPPED["clip_grad_norm_([w, b], max_norm=1.0)"][0]
+    fn = Loopback(_loop(adjust)).function("train_logreg")
+    result = check_train_logreg_regimes(fn, generator(1))
+    assert (result.passed, result.misconception) == (False, "gradient-clipped"), result.message
+
+
+def test_the_right_loop_and_a_cap_never_reached_pass():
+    for adjust in ("", "        torch.nn.utils.clip_grad_norm_([w, b], max_norm=1e6)"):
+        result = check_train_logreg_regimes(_local(_loop(adjust), "train_logreg"), generator(0))
+        assert result.passed, result.message
+
+
+def test_a_clip_the_first_step_does_not_show_is_asked_about_not_named():
+    """A clip from the second step on: the first step shows no cap to read, so no replay is
+    conclusive and the question stays."""
+    adjust = '''
+        if losses:  # "warm-up": the first step unclipped
+            torch.nn.utils.clip_grad_norm_([w, b], max_norm=1.0)'''
+    result = check_train_logreg_regimes(_local(_loop(adjust), "train_logreg"), generator(0))
+    assert not result.passed and result.misconception != "gradient-clipped", result.message
+    assert "clipped, capped or normalised?" in result.message, result.message

@@ -30,6 +30,7 @@ from .logreg_advice import UNEXPLAINED
 from .logreg_at_zero import kink_at_zero, nan_at_start
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
+from .logreg_clipped import clipped
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_lossform import loss_form
 from .logreg_not_final import asked_again
@@ -92,6 +93,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = nan_at_start(verdict, train_logreg, X, y, lr, got)
     verdict = loss_form(verdict, X, y, lr, steps, got)
     verdict = kink_at_zero(verdict, train_logreg, X, y, lr, steps, got)
+    verdict = clipped(verdict, lambda: _trained(train_logreg, X.clone(), y.clone(), lr, 1), X,
+                      y, lr, steps, got)  # after the replays: a cap read from the first step
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 
