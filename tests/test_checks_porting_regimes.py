@@ -90,7 +90,7 @@ def test_regimes_are_what_they_say():
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    ({"clip": 1.0}, "probe.input-class.large-gradient"),
+    ({"clip": 1.0}, "gradient-clipped"),  # named since its cap replays the run
     ({"stop": 1e-2}, "stopped-early"),
     ({"clamp": 30.0}, "logits-clamped"),
     ({"clamp": 20.0}, "probe.input-class.large-logits"),

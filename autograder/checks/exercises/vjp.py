@@ -17,6 +17,8 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import array_error, arrays_close, dtype_name, first_match, flat, reused, short
+from .vjp_dtype import LEAF_HINT
+from .vjp_dtype import lost as dtype_lost
 from .vjp_flattened import named as reshaped_named
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
@@ -46,7 +48,6 @@ QUESTION = "q4_vjp"
 #: (rtol, atol) per dtype: float32 rounding of 2*x*w, and float64 to near machine precision.
 TOLERANCES = {torch.float32: (1e-5, 1e-6), torch.float64: (1e-10, 1e-12)}
 LESSON_VJP = np.array([4.0, 12.0])
-LEAF_HINT = "Make the leaf from a copy: leaf = x.detach().clone().requires_grad_()."
 
 
 def draw_cases(rng: np.random.Generator) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -128,7 +129,7 @@ def judge_vjp(got: Any, x: torch.Tensor, weights: torch.Tensor, half: bool = Tru
                        f"{size_one_dropped(got, x)}", "wrong-shape", evidence)
     if got.dtype != x.dtype:
         return Verdict(False, f"{shown} returned dtype {dtype_name(got.dtype)} for "
-                       f"{dtype_name(x.dtype)} inputs: the fresh leaf lost x's dtype. {LEAF_HINT}",
+                       f"{dtype_name(x.dtype)} inputs: {dtype_lost(got.dtype, x.dtype)}",
                        "dtype-lost", evidence)
     values = got.detach().cpu().double().numpy()
     err = array_error(values, expected)

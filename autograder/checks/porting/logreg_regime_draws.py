@@ -1,13 +1,18 @@
 """q1_logreg's regimes (``logreg_regimes``): the data sets, rates and step counts drawn for
-each, and the first step's logits and gradient norm that place a problem in or out of one.
+each, the first step's logits and gradient norm that place a problem in or out of one, and
+the input classes a probe steps out of (``regime_classes``).
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import torch
 
+from ..probes import InputClass
 from .logreg import draw_problem, labelled_data
+from .logreg_runs import LOGIT_CLAMP, reference_run
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
 REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows")
@@ -94,3 +99,34 @@ def first_gradient_norm(X: torch.Tensor, y: torch.Tensor) -> float:
     residual = 0.5 - y.double()
     return float(torch.cat([X.double().T @ residual, residual.sum().reshape(1)]).norm()
                  / X.shape[0])
+
+
+def regime_classes(args: tuple) -> list[InputClass]:
+    """The regime a failing call was in, and the nearest ordinary call outside it."""
+    X, y, lr, steps = args
+    out = []
+    # first, the same run cut off while the grader's loss is above 0.05 (scaling X down slows the
+    # fall too; without this class, no large-gradient one: an early stop would look like clipping)
+    short = sum(1 for _ in itertools.takewhile(lambda v: v > 0.05, reference_run(X, y, lr,
+                                                                               steps)[2]))
+    if 2 <= short < steps:
+        out.append(InputClass("long-run", (X, y, lr, short),
+                              "Does the loop stop early, or change, once the loss is small? The "
+                              "contract runs exactly `steps` steps."))
+    reach = lr * float(first_logits(X, y).abs().max())
+    if reach > LOGIT_CLAMP:  # before large gradients: scaling X down shrinks the logits too
+        out.append(InputClass("large-logits", (X, y, lr * 8.0 / reach, steps),
+                              "Are large logits handled differently (clamped, or a sigmoid then "
+                              "log that rounds to 0 or 1)? The contract's loss is the binary "
+                              "cross-entropy with logits on the raw X @ w + b, exact for any "
+                              "logit: F.binary_cross_entropy_with_logits."))
+    norm = first_gradient_norm(X, y)
+    if norm > 1 and (steps == short or 2 <= short):
+        out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps), "Is the "
+                              "gradient or the step clipped, capped or normalised? The contract's "
+                              "update is lr times the gradient, however large.", change=f"X scaled "
+                              f"by {0.4 / norm:.3g} (the first gradient's norm 0.4, not {norm:.3g})"))
+    if steps == 1:
+        out.append(InputClass("single-step", (X, y, lr, 3),
+                              "Is the first step (or a run of one step) handled differently?"))
+    return out

@@ -9,7 +9,6 @@ loss falls far (separable data, many steps), or at the ends (a single step).
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +16,7 @@ import torch
 
 from ..closeness import close_lists, float_list
 from ..describing import describe, expected_text
-from ..probes import InputClass, Subject, explain, numbers_of
+from ..probes import Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Verdict, finish, with_probe
 from ..seeding import seed_of
 from . import logreg_count as counted
@@ -31,45 +30,15 @@ from .logreg_advice import UNEXPLAINED
 from .logreg_at_zero import kink_at_zero, nan_at_start
 from .logreg_batched import batched
 from .logreg_bias_step import bias_step
+from .logreg_clipped import clipped
 from .logreg_diagnosis import ATOL, RTOL, diagnose, matches
 from .logreg_lossform import loss_form
 from .logreg_not_final import asked_again
-from .logreg_regime_draws import REGIMES, draw_regime, first_gradient_norm, first_logits
-from .logreg_runs import LOGIT_CLAMP, reference_run
+from .logreg_regime_draws import REGIMES, draw_regime, first_logits, regime_classes
+from .logreg_runs import reference_run
 from .logreg_schedule import changed_after_steps
 from .logreg_stuck import explain_stuck
 from .logreg_unreached import explain_none_gradient
-
-
-def regime_classes(args: tuple) -> list[InputClass]:
-    """The regime a failing call was in, and the nearest ordinary call outside it."""
-    X, y, lr, steps = args
-    out = []
-    # first, the same run cut off while the grader's loss is above 0.05 (scaling X down slows the
-    # fall too; without this class, no large-gradient one: an early stop would look like clipping)
-    short = sum(1 for _ in itertools.takewhile(lambda v: v > 0.05, reference_run(X, y, lr,
-                                                                               steps)[2]))
-    if 2 <= short < steps:
-        out.append(InputClass("long-run", (X, y, lr, short),
-                              "Does the loop stop early, or change, once the loss is small? The "
-                              "contract runs exactly `steps` steps."))
-    reach = lr * float(first_logits(X, y).abs().max())
-    if reach > LOGIT_CLAMP:  # before large gradients: scaling X down shrinks the logits too
-        out.append(InputClass("large-logits", (X, y, lr * 8.0 / reach, steps),
-                              "Are large logits handled differently (clamped, or a sigmoid then "
-                              "log that rounds to 0 or 1)? The contract's loss is the binary "
-                              "cross-entropy with logits on the raw X @ w + b, exact for any "
-                              "logit: F.binary_cross_entropy_with_logits."))
-    norm = first_gradient_norm(X, y)
-    if norm > 1 and (steps == short or 2 <= short):
-        out.append(InputClass("large-gradient", (X * (0.4 / norm), y, lr, steps), "Is the "
-                              "gradient or the step clipped, capped or normalised? The contract's "
-                              "update is lr times the gradient, however large.", change=f"X scaled "
-                              f"by {0.4 / norm:.3g} (the first gradient's norm 0.4, not {norm:.3g})"))
-    if steps == 1:
-        out.append(InputClass("single-step", (X, y, lr, 3),
-                              "Is the first step (or a run of one step) handled differently?"))
-    return out
 
 
 def subject(train_logreg: Callable, X: torch.Tensor, y: torch.Tensor, lr: float,
@@ -124,6 +93,8 @@ def explain_training(verdict: Verdict, train_logreg: Callable, X: torch.Tensor,
     verdict = nan_at_start(verdict, train_logreg, X, y, lr, got)
     verdict = loss_form(verdict, X, y, lr, steps, got)
     verdict = kink_at_zero(verdict, train_logreg, X, y, lr, steps, got)
+    verdict = clipped(verdict, lambda: _trained(train_logreg, X.clone(), y.clone(), lr, 1), X,
+                      y, lr, steps, got)  # after the replays: a cap read from the first step
     return explain(verdict, subject(train_logreg, X, y, lr, steps), got)
 
 

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: the fresh leaf lost x's dtype.
+# feedback: the fresh leaf lost x's dtype. A tensor built from a Python list
 def vjp_square(x, weights):
     leaf = torch.tensor(x.tolist(), requires_grad=True)  # a Python list becomes float32
     v = leaf ** 2

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: Is the gradient or the step clipped, capped or normalised?
+# feedback: the grader read c = 1 from your first step (asked again with steps=1 on the same data) and re-ran the plain loop with that clip
 def train_logreg(X, y, lr=0.5, steps=300):
     w = torch.zeros(X.shape[1], requires_grad=True)
     b = torch.zeros(1, requires_grad=True)
