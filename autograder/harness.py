@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import traceback
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -112,8 +113,8 @@ def expect(env: dict[str, Any], assignment: str, key: str) -> None:
         raise  # the student's code raised or its process died: the judge's own verdicts
     except Exception as exc:  # noqa: BLE001 - anything else is the grader's own code failing
         raise GraderFault(f"hidden test {assignment} {key}: the grader failed "
-                          f"({type(exc).__name__}: {exc}); is the grading image or zip older "
-                          f"than the checks?") from exc
+                          f"({type(exc).__name__}: {exc}{_raised_at(exc)}); "
+                          f"{_likely(exc)}") from exc
     if state is not None:
         state.results.append(result)
     if not result.passed and result.fault == GRADER:
@@ -121,3 +122,23 @@ def expect(env: dict[str, Any], assignment: str, key: str) -> None:
     if not result.passed:
         detail = f"\n{result.traceback}" if result.traceback else ""
         raise AssertionError(result.message + detail)
+
+
+def _likely(exc: Exception) -> str:
+    """What staff should look at: a check the package does not hold points to a zip or image
+    built from other sources; anything else is a bug in a check (red-team round rt-1: an inf
+    answer made a probe round an infinite ratio, and the old words blamed the image)."""
+    if isinstance(exc, (KeyError, ImportError)):
+        return "is the grading image or zip older than the checks?"
+    return ("a bug in the grader's check, not the student's answer: grade this submission "
+            "again once the check is fixed")
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` at checks/exercises/vjp.py:151``: the package's last frame that raised, for staff."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "/autograder/" in f.filename.replace("\\", "/")]
+    if not frames:
+        return ""
+    path = frames[-1].filename.replace("\\", "/").rsplit("/autograder/", 1)[-1]
+    return f" at {path}:{frames[-1].lineno}"

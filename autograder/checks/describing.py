@@ -137,9 +137,10 @@ def plain(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
         t = x.detach().cpu()
         return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
-                "values": t.tolist()}
+                "values": _json_values(t.tolist(), t.is_complex())}
     if isinstance(x, np.ndarray):
-        return {"dtype": str(x.dtype), "shape": list(x.shape), "values": x.tolist()}
+        return {"dtype": str(x.dtype), "shape": list(x.shape),
+                "values": _json_values(x.tolist(), np.iscomplexobj(x))}
     if isinstance(x, (list, tuple)):
         return [plain(v) for v in x]
     if isinstance(x, bool) or x is None:
@@ -151,6 +152,15 @@ def plain(x: Any) -> Any:
     if isinstance(x, (float, np.floating)):
         return float(x)
     return describe(x)
+
+
+def _json_values(values: Any, complex_: bool) -> Any:
+    """``tolist()``'s values as JSON holds them: a complex number as its text ("(1+2j)")."""
+    if not complex_:
+        return values
+    if isinstance(values, list):
+        return [_json_values(v, True) for v in values]
+    return str(values) if isinstance(values, complex) else values
 
 
 def tolerance_text(rtol: float, atol: float) -> str:

@@ -12,6 +12,7 @@ instead of ``p ** 2``, so the advice says that reading too.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 from ..calling import call
@@ -37,7 +38,10 @@ def multiple(got: list[float], p0: float, repeats: int, clear: bool) -> int | No
     expected = _expected(p0, repeats, clear)
     if len(got) != repeats or not expected or abs(expected[0]) <= ATOL:
         return None
-    k = round(got[0] / expected[0])
+    ratio = got[0] / expected[0]
+    if not math.isfinite(ratio):  # an inf or NaN answer is no multiple (red-team round rt-1)
+        return None
+    k = round(ratio)
     if not 2 <= k <= MAX_TIMES:
         return None
     return k if close_lists(got, [k * e for e in expected], RTOL, k * ATOL) else None

@@ -7,6 +7,7 @@ multiples not all alike (``repeated_backward``), and confirmed at another point
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -36,6 +37,8 @@ def multiples(got: tuple[float, float], expected: tuple[float, float],
                 return None
             ks.append(1)
             continue
+        if not math.isfinite(g / e):  # an inf or NaN answer is no multiple (red-team rt-1)
+            return None
         k = round(g / e)
         if not 1 <= k <= MAX_TIMES or abs(g - k * e) > k * a:
             return None

@@ -36,6 +36,8 @@ def fitted_count(first: float, m: int) -> int | None:
     if not (math.isfinite(first) and first > 0):
         return None
     count = m * math.log(2) / first
+    if not math.isfinite(count):  # a first loss of 1e-310 overflows it (red-team round rt-1)
+        return None
     k = round(count)
     if k < 2 or k == m or abs(count - k) > COUNT_RTOL * count:
         return None

@@ -194,7 +194,7 @@ class ResultDoc:
         try:
             self.write(results)
             return self.row()
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, TypeError, RecursionError) as exc:
             error = ResultDoc.grader_error(self.file, f"its result document could not be "
                                            f"written ({type(exc).__name__}: {exc})",
                                            assignment=self.assignment, seed=self.seed)
