@@ -486,3 +486,33 @@ def test_a_failing_reports_step_exits_nonzero_in_one_line(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: reports: DocumentError: "), lines
     assert "a.ipynb.json: not a result document" in lines[0]
+
+
+def test_values_json_cannot_hold_are_written_as_their_text():
+    """A complex number (or any object) that reached a document's evidence is written as its
+    text, and capping it again changes nothing (red-team round rt-1: a complex answer's
+    evidence stopped the writing of every document of the run)."""
+    doc = {"file": "c.ipynb", "questions": {"q4_vjp": {"tests": [{"evidence": {
+        "got": [complex(1, 2), (3j, 4.5)], "other": {1, 2}}}]}}}
+    capped = results.capped(doc)
+    evidence = capped["questions"]["q4_vjp"]["tests"][0]["evidence"]
+    assert evidence["got"] == ["(1+2j)", ["3j", 4.5]]
+    assert evidence["other"] == "{1, 2}"
+    json.dumps(capped)
+    assert results.capped(capped) == capped
+
+
+def test_an_assignment_name_no_assignment_has_is_said_as_such(tmp_path):
+    """A notebook naming a path for its assignment (red-team round rt-1) is told that name is
+    none of the assignments, not that it names none; and nothing is graded or placed by it."""
+    nb = json.loads((ROOT / "solutions" / "autograd-exercises.ipynb").read_text())
+    nb["metadata"]["otter"]["assignment_name"] = "../../../tmp/escape\x1b[2J"
+    path = tmp_path / "traversal.ipynb"
+    path.write_text(json.dumps(nb))
+    problem = vet(path, path.name, None).problem
+    assert "its otter assignment_name '../../../tmp/escape\\\\x1b[2J' is none of" in problem, problem
+    assert "\x1b" not in problem
+    del nb["metadata"]["otter"]["assignment_name"]
+    path.write_text(json.dumps(nb))
+    assert "no otter assignment_name in the notebook's metadata" in vet(path, path.name,
+                                                                       None).problem

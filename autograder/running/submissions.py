@@ -13,7 +13,7 @@ import nbformat
 import nbformat.reader
 
 from ..authoring.layout import ASSIGNMENTS
-from .names import text
+from .names import printable, text
 
 MAX_BYTES = 20 * 1024 * 1024  # a real submission is well under 1 MB; refuse before parsing
 
@@ -204,8 +204,13 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
                           f"or with -a {found[:100]}", other=found)
     chosen = assignment or found
     if chosen not in ASSIGNMENTS:
-        return bad("cannot tell the assignment: no otter assignment_name in the notebook's "
-                   "metadata; pass -a ASSIGNMENT", found if found in ASSIGNMENTS else None)
+        # one the notebook names but no assignment has (red-team round rt-1: a path) is said
+        # as such, shown as text, never used as a folder
+        why = (f"its otter assignment_name {printable(found, lines=False)[:100]!r} is none of "
+               f"{', '.join(sorted(ASSIGNMENTS))}" if found else
+               "no otter assignment_name in the notebook's metadata")
+        return bad(f"cannot tell the assignment: {why}; pass -a ASSIGNMENT",
+                   found if found in ASSIGNMENTS else None)
     return Submission(path, name, chosen)
 
 
