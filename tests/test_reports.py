@@ -1,5 +1,7 @@
 """Reporting from result documents, without grading anything (fast)."""
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -112,6 +114,29 @@ def test_does_the_canvas_export_refuse_colliding_ids(tmp_path):
     # a roster id equal to another student's fallback path collides too
     with pytest.raises(exports.CanvasError):
         exports.canvas_ids(grades, {"a/hw.ipynb": "c"})
+
+
+def test_does_the_canvas_export_refuse_ids_that_differ_only_in_spaces_around_them():
+    """``hw.ipynb`` and ``hw .ipynb`` (red-team round rt-1): a gradebook trims the id, so both
+    rows would land on one student, the second's points over the first's."""
+    with pytest.raises(exports.CanvasError, match="share the SIS User ID"):
+        exports.canvas_ids(grades_of("rt/hw.ipynb", "rt/hw .ipynb"), None)
+    with pytest.raises(exports.CanvasError, match="share the SIS User ID"):
+        exports.canvas_ids(grades_of("a.ipynb", "b.ipynb"), {"a.ipynb": "s1", "b.ipynb": " s1"})
+
+
+def test_does_the_canvas_export_leave_a_grader_error_without_a_grade():
+    """A grader error's 0 is no grade: its cell is empty (an import leaves that student's
+    grade alone) and the export says which rows to regrade."""
+    grades = grades_of("ok.ipynb", "broken.ipynb")
+    grades.rows[1]["total_points_earned"] = "0"
+    grades.rows[1]["grading_status"] = "grader-error: hidden test q1: the grader failed"
+    ids, said = exports.canvas_ids(grades, None)
+    body = exports.canvas_csv(grades, "autograd-exercises", ids)
+    rows = {r[0]: r[-1] for r in csv.reader(io.StringIO(body))}
+    assert rows["ok"] == "1" and rows["broken"] == ""
+    assert any("1 grader error(s) left without a grade" in s and "broken.ipynb" in s
+               for s in said), said
 
 
 def test_does_mistake_detail_keep_the_named_mistake_and_drop_every_number():

@@ -13,6 +13,7 @@ from ..running.outputs.cells import safe_row
 from ..running.outputs.final_grades import Grades
 from ..running.outputs.results import iter_results, stem
 from ..running.outputs.roster import roster_id
+from ..running.resultdoc.status import GRADER_ERROR
 
 #: Canvas's gradebook import matches students on these columns; we fill SIS User ID.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -40,7 +41,7 @@ def canvas_ids(grades: Grades, roster: dict[str, str] | None) -> tuple[dict[str,
     # rows of one file are two grades for one student), ids that print alike (NFC/NFD) as one
     owners: dict[str, list[str]] = {}
     for row in grades.rows:
-        owners.setdefault(folded(ids[row["file"]]), []).append(row["file"])
+        owners.setdefault(id_key(ids[row["file"]]), []).append(row["file"])
     clashes = {sid: files for sid, files in owners.items() if len(files) > 1}
     if clashes:
         sid, files = sorted(clashes.items())[0]
@@ -59,7 +60,24 @@ def canvas_ids(grades: Grades, roster: dict[str, str] | None) -> tuple[dict[str,
             shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more"
                                                if len(missing) > 10 else "")
             said.append(f"not in the roster, so their file path is their id: {shown}")
+    errors = [r["file"] for r in grades.rows if grader_error(r)]
+    if errors:
+        said.append(f"{len(errors)} grader error(s) left without a grade, not 0 (regrade "
+                    f"them): {', '.join(errors[:10])}"
+                    + (f" and {len(errors) - 10} more" if len(errors) > 10 else ""))
     return ids, said
+
+
+def id_key(sid: str) -> str:
+    """What an id is to a gradebook: as it prints (``folded``) and without the spaces around
+    it, which a gradebook's import trims (red-team round rt-1: ``hw`` and ``hw `` would have
+    landed on one student, the second row's 0 over the first's 21)."""
+    return folded(sid).strip()
+
+
+def grader_error(row: dict[str, str]) -> bool:
+    """A row the grader failed on: its points are no grade (``ResultDoc.row``'s status)."""
+    return row.get("grading_status", "").startswith(f"{GRADER_ERROR}:")
 
 
 def canvas_csv(grades: Grades, assignment: str, ids: dict[str, str]) -> str:
@@ -72,7 +90,9 @@ def canvas_csv(grades: Grades, assignment: str, ids: dict[str, str]) -> str:
                            f"{sum(grades.possible.values()):g}"]))
     for row in sorted(grades.rows, key=lambda r: ids[r["file"]]):
         sid = ids[row["file"]]
-        out.writerow(safe_row([sid, "", sid, "", "", row["total_points_earned"]]))
+        # a grader error is left blank: an import leaves that student's grade as it was
+        points = "" if grader_error(row) else row["total_points_earned"]
+        out.writerow(safe_row([sid, "", sid, "", "", points]))
     return buf.getvalue()
 
 
