@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -32,6 +33,9 @@ class Submission:
             seed and the submission's identity); ``None``: the runner's own seed.
         other: the assignment it is for, when that is not the one graded (``-a``): it is no
             submission of that one (no row, no 0 in its gradebook); ``outputs.unplaced``.
+        sha256: the hash of the file's bytes as vetted (``None``: they could not be read), kept
+            in its result document: a partial run grades a file again when it has changed
+            since (``batch.selection``).
     """
 
     path: Path
@@ -40,6 +44,7 @@ class Submission:
     problem: str | None = None
     seed: int | None = None
     other: str | None = None
+    sha256: str | None = None
 
 
 def seed_of(sub: Submission, run_seed: int) -> int:
@@ -158,8 +163,10 @@ def _kind(mode: int) -> str | None:
 
 
 def _vet(path: Path, name: str, assignment: str | None) -> Submission:
+    digest = None
+
     def bad(problem: str, found: str | None = None) -> Submission:
-        return Submission(path, name, assignment or found, f"{name}: {problem}")
+        return Submission(path, name, assignment or found, f"{name}: {problem}", sha256=digest)
 
     try:
         data = read_notebook_bytes(path)
@@ -168,6 +175,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
                    "(submit the notebook file itself)")
     except OSError as exc:
         return bad(f"cannot be read ({exc.strerror or exc})")
+    digest = hashlib.sha256(data).hexdigest()
     if len(data) > MAX_BYTES:
         return bad(f"file is over {MAX_BYTES // 2**20} MB; a notebook over "
                    f"{MAX_BYTES // 2**20} MB is refused (clear its outputs and resubmit)")
@@ -201,7 +209,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     if assignment and found and found != assignment:
         return Submission(path, name, assignment, f"{name}: this notebook is for "
                           f"{found[:100]!r}, not {assignment!r} (-a); grade it without -a, "
-                          f"or with -a {found[:100]}", other=found)
+                          f"or with -a {found[:100]}", other=found, sha256=digest)
     chosen = assignment or found
     if chosen not in ASSIGNMENTS:
         # one the notebook names but no assignment has (red-team round rt-1: a path) is said
@@ -211,7 +219,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
                "no otter assignment_name in the notebook's metadata")
         return bad(f"cannot tell the assignment: {why}; pass -a ASSIGNMENT",
                    found if found in ASSIGNMENTS else None)
-    return Submission(path, name, chosen)
+    return Submission(path, name, chosen, sha256=digest)
 
 
 def cell_ok(cell) -> bool:

@@ -7,6 +7,7 @@ Each assignment's part of the batch is a ``group.Group``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import sys
@@ -41,15 +42,16 @@ def grade_folder(options: Options, display: Display | None = None) -> int:
     """
     display = display or Display(sys.stdout)
     stop = interrupt.Stop()
-    with interrupt.catching(stop):
+    with interrupt.catching(stop), contextlib.ExitStack() as hold:
         try:
-            return _grade_folder(options, display, stop)
+            return _grade_folder(options, display, stop, hold)
         except preflight.Refused as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
 
 
-def _grade_folder(options: Options, display: Display, stop: interrupt.Stop) -> int:
+def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
+                  hold: contextlib.ExitStack) -> int:
     folder, out, selection, shard = options.folder, options.out, options.selection, options.shard
     try:  # before any runner starts: a wrong -p costs no judge container
         found = find(folder, options.assignment)
@@ -61,6 +63,7 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop) -> i
     previous = grading_json.read(out)  # what the last run in ``out`` recorded
     roster, said = preflight.roster_for(options.roster, previous.get("roster"), selection, out)
     absent = preflight.check_roster(found, roster)
+    preflight.same_run(previous, folder, options.seed, selection, out)
     seed = options.seed
     if seed is None and selection.partial:
         seed = grading_json.seed(previous)  # a partial run must draw the same hidden inputs
@@ -100,13 +103,23 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop) -> i
         limits=kind.limits(options.limits),  # e.g. CUDA cannot start under an address cap
         jobs=options.jobs or kind.default_jobs(),
         feedback=options.feedback or previous.get("feedback") or "full")
+    # The output folder is this run's alone until it ends: two runs into it at once each
+    # moved the other's documents aside as stale (red-team round rt-2).
+    hold.enter_context(preflight.locked(out))
     now, placed = sum(len(picks[a].now) for a in groups), sum(map(len, groups.values()))
     display.say(f"grading {now}{f' of {placed}' if now != placed else ''} submission(s) from "
                 f"{folder} with seed {seed} ({run.runner} runner, {run.jobs} job(s))")
     # Written first: a run stopped midway can be resumed with the same seed and roster.
     out.mkdir(parents=True, exist_ok=True)
     grading_json.write(out, seed=seed, folder=str(folder), runner=run.runner,
-                       feedback=run.feedback, roster=roster or {}, seeds=grading_json.SEEDS)
+                       feedback=run.feedback, roster=roster or {}, seeds=grading_json.SEEDS,
+                       folder_resolved=str(folder.resolve()))
+    for name, pk in sorted(picks.items()):
+        for sub in sorted(pk.changed):
+            display.say(f"  note: {sub} has changed since {out / name / 'results'} graded it "
+                        + ("(a resubmission?): graded again in full" if any(
+                            s.name == sub for s in pk.now) else
+                           "(a resubmission?): kept as graded; --resume grades it again"))
     left = sorted([(s.name, s.problem.removeprefix(f"{s.name}: ")) for s in unplaced_subs]
                   + [(name, why) for name, why in unplaced.ignored(folder)
                      if shard is None or shard.holds(name)])

@@ -11,6 +11,7 @@ from ...authoring.assign import ensure_zip
 from ..names import look_alike
 from ..outputs import final_grades, timings, written_questions
 from ..resultdoc import Graded, ResultDoc
+from ..resultdoc.document import with_source
 from ..results import result_path
 from ..runners import registry
 from ..runners.base import Setup
@@ -59,6 +60,7 @@ class Group:
                                    f"it") from exc
         self.questions = self.runner.points()
         self.question, self.docs, self.now = run.selection.question, picked.docs, picked.now
+        self.changed = picked.changed  # graded in full: a question alone would mix versions
         if self.question is not None and self.question not in self.questions:
             self.now = []  # --question names a question of another assignment
         self.listed = subs
@@ -88,6 +90,7 @@ class Group:
             if self.stop.abandoned:
                 return None
         doc = written_answers.attach(doc, sub, self.written)  # read here, never run
+        doc = with_source(doc, sub)
         return doc.written(self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
 
     def _grade(self, sub: Submission) -> ResultDoc:
@@ -96,7 +99,7 @@ class Group:
         old = self.docs.get(sub.name)
         try:
             if (self.question is not None and old is not None and old.questions
-                    and old.status.is_graded):
+                    and old.status.is_graded and sub.name not in self.changed):
                 new = self.runner.grade(sub, frozenset({self.question}))
                 return old.with_question(new, self.question)
             return self.runner.grade(sub)

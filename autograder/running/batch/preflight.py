@@ -6,8 +6,12 @@ Each problem is ``Refused`` with one line; the command exits with status 2.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 from ..outputs.roster import match
 from ..submissions import Submission
@@ -89,3 +93,51 @@ def check_roster(subs: list[Submission], roster: dict[str, str] | None) -> list[
         return match([s.name for s in subs], roster)[1]
     except ValueError as exc:
         raise Refused(f"--roster: {exc}") from None
+
+
+#: The file a grading run holds locked in its output folder for as long as it runs.
+LOCK = ".grading.lock"
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """``out`` held by this run alone until the block ends (an ``flock`` on ``out/.grading.lock``,
+    which the kernel drops with the process, however it ends): a second run into the same
+    folder is ``Refused`` at once, naming the holder, instead of mixing the two runs' results."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise Refused(f"-o {out}: cannot write there ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            raise Refused(f"-o {out}: another grading run ({holder}) is writing there now; "
+                          f"wait for it to end, or grade into another folder") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def same_run(previous: dict, folder: Path, seed: int | None, selection: Selection,
+             out: Path) -> None:
+    """A partial run (``--resume``, ``--only``, ``--question``) merges into the run in ``out``:
+    ``Refused`` when it grades another submissions folder (a section's ``hw.ipynb`` would keep
+    another section's grade, red-team round rt-2) or draws with another seed (one document,
+    two seeds) than that run recorded."""
+    if not selection.partial:
+        return
+    recorded = previous.get("folder_resolved")
+    if isinstance(recorded, str) and recorded != str(folder.resolve()):
+        raise Refused(f"-p {folder}: the run in {out} graded {recorded}; --resume, --only and "
+                      f"--question merge into that run: pass -p {recorded}, or grade {folder} "
+                      f"into another -o")
+    was = previous.get("seed")
+    if seed is not None and isinstance(was, int) and seed != was:
+        raise Refused(f"--seed {seed}: the run in {out} was graded with seed {was}; --resume, "
+                      f"--only and --question draw its hidden inputs again: drop --seed (or "
+                      f"pass {was}), or grade with seed {seed} into another -o")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..names import text
 from ..resultdoc import DocumentError, ResultDoc
+from ..resultdoc.document import source_of
 from ..results import result_path
 from ..submissions import Submission
 
@@ -56,23 +57,32 @@ class Picked:
 
     now: list[Submission]
     docs: dict[str, ResultDoc]
+    changed: frozenset[str] = frozenset()
 
 
 def pick(subs: list[Submission], results: Path, sel: Selection) -> Picked:
     """The submissions to grade now, and the documents on disk a partial run keeps or merges
     into. Read before anything is graded: a document that is not ours (stock otter's, an older
-    grader's, another file) is a ``DocumentError`` naming it, never guessed at."""
-    now, docs = [], {}
+    grader's, another file) is a ``DocumentError`` naming it, never guessed at.
+
+    A file whose bytes are not those its document graded (``changed``: a resubmission under
+    the same name, red-team round rt-2) is graded again by ``--resume``, and in full by
+    ``--question`` (that question alone would mix two versions in one grade). A document
+    written before the hash was kept is taken as the file's."""
+    now, docs, changed = [], {}, set()
     for sub in subs:
         path = result_file(results, sub)
         if sel.partial and path.exists():
             doc = docs[sub.name] = ResultDoc.read(path)
             if doc.file != sub.name:
                 raise DocumentError(f"{path}: holds the result of {doc.file}, not {sub.name}")
-        graded = sub.name in docs and not docs[sub.name].is_grader_error
+            if source_of(doc) not in (None, sub.sha256):
+                changed.add(sub.name)
+        graded = (sub.name in docs and not docs[sub.name].is_grader_error
+                  and sub.name not in changed)
         if matches(sub, sel.only) and not (sel.resume and graded):
             now.append(sub)
-    return Picked(now, docs)
+    return Picked(now, docs, frozenset(changed))
 
 
 def on_disk(docs: dict[str, ResultDoc], subs: list[Submission]) -> list:

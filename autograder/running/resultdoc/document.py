@@ -264,3 +264,21 @@ def _type_problem(doc: dict) -> str | None:
         if doc.get(key) is not None and not isinstance(doc[key], kind):
             return f"{key!r} is not a {kind.__name__}"
     return None
+
+
+#: The ``extra`` key holding the hash of the file a document graded (``Submission.sha256``).
+SOURCE = "source_sha256"
+
+
+def with_source(doc: ResultDoc, sub: Any) -> ResultDoc:
+    """``doc`` saying which bytes it graded: ``sub.sha256`` (a ``Submission``), when known."""
+    digest = getattr(sub, "sha256", None)
+    if digest is None:
+        return doc
+    return replace(doc, extra={**doc.extra, SOURCE: digest})
+
+
+def source_of(doc: ResultDoc) -> str | None:
+    """The hash of the file ``doc`` graded; ``None`` for a document written before it was kept."""
+    digest = doc.extra.get(SOURCE)
+    return digest if isinstance(digest, str) else None
