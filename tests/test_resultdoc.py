@@ -297,3 +297,15 @@ def test_the_otter_runner_writes_documents_feedback_and_honours_the_time_limit(t
     doc = ResultDoc.read(tmp_path / "slow" / ASSIGNMENT / "results" / "ada.ipynb.json")
     assert doc.row().scores and all(p == 0 for p, _ in doc.row().scores.values())
     assert "took longer than 1 s" in doc.row().status
+
+
+def test_a_half_written_document_says_how_to_go_on(tmp_path):
+    """A truncated document (a copy cut short, red-team round rt-2) names the file and the way
+    on: move it away, and ``--resume`` grades that submission again."""
+    path = tmp_path / "stu.ipynb.json"
+    path.write_text('{"schema_version": 2, "kind": "autograder-res')
+    with pytest.raises(DocumentError) as caught:
+        ResultDoc.read(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: not a result document (unreadable: JSONDecodeError")
+    assert "move it away, then --resume grades that submission again" in message

@@ -171,8 +171,11 @@ class ResultDoc:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # a run killed while writing it never leaves one half-written (written whole,
+            # then renamed), but a copy or an editor may: the way on, said (red-team rt-2)
             raise DocumentError(f"{path}: not a result document (unreadable: "
-                                f"{type(exc).__name__}: {exc})") from None
+                                f"{type(exc).__name__}: {exc}): move it away, then --resume "
+                                f"grades that submission again") from None
         return cls.from_dict(doc, str(path))
 
     def to_json(self) -> str:
