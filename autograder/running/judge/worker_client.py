@@ -236,7 +236,8 @@ class WorkerClient:
             return f"its process used more than {self.limits.cpu_seconds} s of CPU time"
         if code < 0:
             return f"its process died from signal {signal.Signals(-code).name}"
-        return (f"its process exited with status {code} (sys.exit, os._exit or a crash) "
+        return (f"its process exited with status {code} (sys.exit, os._exit, a KeyboardInterrupt "
+                "it raised, or a crash) "
                 "before the grader finished")
 
     def _cut(self) -> WorkerLost:
