@@ -1,0 +1,51 @@
+"""What a hurried TA hits with a real folder and the real CLI (red-team round rt-2): a zip
+unpacked from a Mac, a link to a folder, a pipe closed early, a report of a run that was
+killed, another roster at report time, and small typos. Rejected notebooks and the otter runner
+wherever the point is the folder, not the grading: nothing runs, each run costs seconds."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+
+import pytest
+
+from test_staff_workflow import CLI, refused, rows, run
+
+EXERCISES = ["-a", "autograd-exercises", "--runner", "otter", "--seed", "1"]
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        "
+
+
+def unplaced(out) -> dict[str, str]:
+    with open(out / "unplaced.csv", newline="") as f:
+        return {r["file"]: r["reason"] for r in csv.DictReader(f)}
+
+
+@pytest.mark.slow
+def test_is_a_mac_zip_and_a_linked_folder_listed_not_graded(tmp_path):
+    """``__MACOSX/`` and ``._ann.ipynb`` are no students (each was a 0/21 row and a Canvas
+    row); a link to a folder is not followed, and said, not passed over in silence."""
+    subs, elsewhere = tmp_path / "subs", tmp_path / "elsewhere"
+    (subs / "__MACOSX").mkdir(parents=True)
+    (subs / "sec1").mkdir()
+    elsewhere.mkdir()
+    (subs / "mallory.ipynb").write_text("{")
+    (subs / "._mallory.ipynb").write_bytes(APPLE_DOUBLE)
+    (subs / "__MACOSX" / "._mallory.ipynb").write_bytes(APPLE_DOUBLE)
+    (subs / "__MACOSX" / "ann.ipynb").write_text("{")
+    (elsewhere / "bob.ipynb").write_text("{")
+    (subs / "linked").symlink_to(elsewhere)
+    (subs / "sec1" / "more").symlink_to(elsewhere)
+    proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert set(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) == {
+        "mallory.ipynb"}
+    listed = unplaced(tmp_path / "out")
+    assert set(listed) == {"._mallory.ipynb", "__MACOSX/", "linked/", "sec1/more/"}
+    assert listed["linked/"] == ("a link to a folder: not followed; copy it in or grade it "
+                                 "with -p")
+    assert "AppleDouble" in listed["._mallory.ipynb"]
+    assert "macOS's zip metadata" in listed["__MACOSX/"]
+    assert "not graded (4 file(s) of the folder" in proc.stdout
+    canvas = (tmp_path / "out" / "autograd-exercises" / "canvas_gradebook.csv").read_text()
+    assert "._mallory" not in canvas and "__MACOSX" not in canvas and "bob" not in canvas
