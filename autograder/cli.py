@@ -134,6 +134,41 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+class ReaderGone:
+    """A standard stream whose reader may leave early (``grade ... | head -1``): a write or
+    flush after the pipe closed points the stream's descriptor at ``/dev/null`` instead of
+    raising ``BrokenPipeError`` into the grader (red-team rt-2: a traceback from a progress line,
+    exit status 1, no ``final_grades.csv``). The work and every file go on; the lines stop."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, data: str) -> int:
+        try:
+            return self._stream.write(data)
+        except BrokenPipeError:
+            self._gone()
+            return len(data)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        # the descriptor itself, so that what is still buffered (and the interpreter's own
+        # flush at exit) goes nowhere, quietly
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        finally:
+            os.close(null)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def run() -> None:
     """The process entry (``autograder``, ``python -m autograder``): one command per process,
     and otter's own ``__init__`` (pandas, nbconvert: about 0.6 s) is skipped, since the process
@@ -144,6 +179,7 @@ def run() -> None:
     spin against each other (15 % slower per submission with the sealed runner)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     skip_inits()
+    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)
     sys.exit(main())
 
 

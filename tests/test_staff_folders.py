@@ -49,3 +49,21 @@ def test_is_a_mac_zip_and_a_linked_folder_listed_not_graded(tmp_path):
     assert "not graded (4 file(s) of the folder" in proc.stdout
     canvas = (tmp_path / "out" / "autograd-exercises" / "canvas_gradebook.csv").read_text()
     assert "._mallory" not in canvas and "__MACOSX" not in canvas and "bob" not in canvas
+
+
+@pytest.mark.slow
+def test_does_a_reader_leaving_early_cost_no_file(tmp_path):
+    """``grade ... | head -1``: the progress lines stop, the grading and every file do not."""
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "mallory.ipynb").write_text("{")
+    proc = subprocess.Popen([*CLI, "grade", "-p", "subs", "-o", "out", *EXERCISES],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()  # before its first line: every write meets a closed pipe
+    err = proc.stderr.read()
+    assert proc.wait(timeout=600) == 0, err[-3000:]
+    assert "Traceback" not in err and "Broken pipe" not in err, err[-3000:]
+    out = tmp_path / "out" / "autograd-exercises"
+    assert set(rows(out / "final_grades.csv")) == {"mallory.ipynb"}
+    assert (out / "canvas_gradebook.csv").is_file()
+    assert (out / "report" / "class_report.html").is_file()
