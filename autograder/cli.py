@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip submissions that already have a result in OUT (same seed); "
                         "a grader error is graded again")
     p.add_argument("--only", action="append", metavar="NAME",
-                   help="grade only this submission (path, file name or stem; repeatable); "
+                   help="grade only this submission (its path under -p, file name or stem, "
+                        "or a path to it from here; repeatable); "
                         "the others' results are kept")
     p.add_argument("--question", metavar="Q",
                    help="regrade only question Q, merging into the existing results (the "
@@ -108,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
     p.add_argument("--roster", metavar="FILE",
                    help="CSV with columns file,student_id for the Canvas gradebook (default: "
-                        "the roster the grading run recorded in OUT/grading.json)")
+                        "the roster the grading run recorded in OUT/grading.json; another one "
+                        "is refused)")
     p.add_argument("--feedback", choices=DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,

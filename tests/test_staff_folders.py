@@ -67,3 +67,59 @@ def test_does_a_reader_leaving_early_cost_no_file(tmp_path):
     assert set(rows(out / "final_grades.csv")) == {"mallory.ipynb"}
     assert (out / "canvas_gradebook.csv").is_file()
     assert (out / "report" / "class_report.html").is_file()
+
+
+def _rejected(tmp_path, *names: str):
+    (tmp_path / "subs").mkdir()
+    for name in names:
+        (tmp_path / "subs" / name).write_text("{")
+
+
+@pytest.mark.slow
+def test_is_another_roster_refused_by_report_as_by_grade(tmp_path):
+    """The grades were drawn for the recorded roster's ids: ``report --roster other.csv``
+    would export them under other ids; refused in one line, the gradebook left as it was."""
+    _rejected(tmp_path, "ada.ipynb", "alan.ipynb")
+    (tmp_path / "roster.csv").write_text("file,student_id\nada,S1\nalan,S2\n")
+    (tmp_path / "other.csv").write_text("file,student_id\nada,S2\nalan,S1\n")
+    proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES, "--roster", "roster.csv"],
+               tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    canvas = tmp_path / "out" / "autograd-exercises" / "canvas_gradebook.csv"
+    before = canvas.read_text()
+    refused(run(["report", "-o", "out", "--roster", "other.csv"], tmp_path),
+            "--roster other.csv: the run in out was graded with another roster (2 row(s))")
+    assert canvas.read_text() == before
+    proc = run(["report", "-o", "out", "--roster", "roster.csv"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert canvas.read_text() == before
+
+
+def test_is_a_shard_of_none_said_as_such(tmp_path):
+    _rejected(tmp_path, "ada.ipynb")
+    refused(run(["grade", "-p", "subs", "--shard", "1/0", "--seed", "1"], tmp_path),
+            "--shard 1/0: N (the number of shards) must be at least 1")
+
+
+@pytest.mark.slow
+@pytest.mark.needs_root
+def test_is_a_written_question_said_to_be_graded_by_hand(tmp_path):
+    _rejected(tmp_path, "ada.ipynb")
+    refused(run(["grade", "-p", "subs", "-o", "out", "-a", "autograd-exercises",
+                 "--runner", "sealed", "--question", "q1_written"], tmp_path),
+            "--question q1_written: a written question of autograd-exercises, graded by hand",
+            "--written")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("only", ["./subs/ada.ipynb", "subs/ada.ipynb", "ABSOLUTE"])
+def test_is_a_path_to_a_file_of_the_folder_accepted_by_only(tmp_path, only):
+    _rejected(tmp_path, "ada.ipynb", "alan.ipynb")
+    only = str(tmp_path / "subs" / "ada.ipynb") if only == "ABSOLUTE" else only
+    proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES, "--only", only,
+                "--no-reports"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "grading 1 of 2 submission(s)" in proc.stdout
+    assert set(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) == {
+        "ada.ipynb"}
