@@ -214,10 +214,10 @@ def _same_roster(path: str | None, out: Path) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     """``autograder report``: merge written scores, then write the reports from OUT."""
-    from .running.outputs.final_grades import assignment_dirs
+    from .reporting.build import assignment_outputs
 
     out = Path(args.output)
-    if not assignment_dirs(out):  # a typo'd -o: nothing to report, and nothing is written
+    if not assignment_outputs(out):  # a typo'd -o: nothing to report, and nothing is written
         raise UsageError(f"-o {out}: no grading output there (no <assignment>/final_grades.csv)"
                          f"; grade first: autograder grade -p FOLDER -o {out}")
     _same_roster(args.roster, out)  # one line, before any report is rewritten

@@ -123,3 +123,37 @@ def test_is_a_path_to_a_file_of_the_folder_accepted_by_only(tmp_path, only):
     assert "grading 1 of 2 submission(s)" in proc.stdout
     assert set(rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")) == {
         "ada.ipynb"}
+
+
+@pytest.mark.slow
+def test_is_a_run_that_did_not_finish_said_by_report_not_skipped(tmp_path):
+    """What a run stopped by SIGTERM or a kill leaves: documents written as they were graded,
+    and no ``final_grades.csv`` (its first run) or an older one with fewer rows. ``report``
+    says so per assignment, exit status 4, and removes the older class-wide reports."""
+    _rejected(tmp_path, "ada.ipynb", "alan.ipynb")
+    proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    a = tmp_path / "out" / "autograd-exercises"
+    grades = (a / "final_grades.csv").read_text()
+    summaries = [a / "report" / "class_report.html", a / "canvas_gradebook.csv",
+                 a / "results.jsonl"]
+    for older, words in [
+            ("".join(line for line in grades.splitlines(True) if "alan" not in line),
+             "1 of 2 result document(s) have no row in final_grades.csv"),
+            (None, "2 result document(s) and no final_grades.csv")]:
+        if older is None:
+            (a / "final_grades.csv").unlink()
+        else:
+            (a / "final_grades.csv").write_text(older)
+        assert all(p.is_file() for p in summaries)
+        proc = run(["report", "-o", "out"], tmp_path)
+        assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+        said = [line for line in proc.stdout.splitlines() if "did not finish" in line]
+        assert len(said) == 1 and said[0].startswith("autograd-exercises: not reported"), \
+            proc.stdout
+        assert words in said[0] and "--resume" in said[0]
+        assert "did not finish" in proc.stderr and "Traceback" not in proc.stderr
+        assert not any(p.exists() for p in summaries)
+        proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES, "--resume"], tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert all(p.is_file() for p in summaries)
