@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip submissions that already have a result in OUT (same seed); "
                         "a grader error is graded again")
     p.add_argument("--only", action="append", metavar="NAME",
-                   help="grade only this submission (path, file name or stem; repeatable); "
+                   help="grade only this submission (its path under -p, file name or stem, "
+                        "or a path to it from here; repeatable); "
                         "the others' results are kept")
     p.add_argument("--question", metavar="Q",
                    help="regrade only question Q, merging into the existing results (the "
@@ -108,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="out", help="results folder (default: out)")
     p.add_argument("--roster", metavar="FILE",
                    help="CSV with columns file,student_id for the Canvas gradebook (default: "
-                        "the roster the grading run recorded in OUT/grading.json)")
+                        "the roster the grading run recorded in OUT/grading.json; another one "
+                        "is refused)")
     p.add_argument("--feedback", choices=DETAIL, default=None,
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
@@ -134,6 +136,41 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+class ReaderGone:
+    """A standard stream whose reader may leave early (``grade ... | head -1``): a write or
+    flush after the pipe closed points the stream's descriptor at ``/dev/null`` instead of
+    raising ``BrokenPipeError`` into the grader (red-team rt-2: a traceback from a progress line,
+    exit status 1, no ``final_grades.csv``). The work and every file go on; the lines stop."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, data: str) -> int:
+        try:
+            return self._stream.write(data)
+        except BrokenPipeError:
+            self._gone()
+            return len(data)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._gone()
+
+    def _gone(self) -> None:
+        # the descriptor itself, so that what is still buffered (and the interpreter's own
+        # flush at exit) goes nowhere, quietly
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self._stream.fileno())
+        finally:
+            os.close(null)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def run() -> None:
     """The process entry (``autograder``, ``python -m autograder``): one command per process,
     and otter's own ``__init__`` (pandas, nbconvert: about 0.6 s) is skipped, since the process
@@ -144,6 +181,7 @@ def run() -> None:
     spin against each other (15 % slower per submission with the sealed runner)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     skip_inits()
+    sys.stdout, sys.stderr = ReaderGone(sys.stdout), ReaderGone(sys.stderr)
     sys.exit(main())
 
 

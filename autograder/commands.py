@@ -137,7 +137,7 @@ def run_assign(args: argparse.Namespace) -> int:
 def grade_options(args: argparse.Namespace) -> Options:
     """``autograder grade``'s arguments as the batch's options (checked: ``grade_problem``)."""
     from .running.batch.options import Options
-    from .running.batch.selection import Selection
+    from .running.batch.selection import Selection, as_listed
     from .running.batch.shards import parse
     from .running.limits import Limits
 
@@ -145,7 +145,8 @@ def grade_options(args: argparse.Namespace) -> Options:
         folder=Path(args.path), layout=_layout(args), out=Path(args.output),
         assignment=args.assignment, seed=args.seed, runner=args.runner, jobs=args.jobs,
         limits=Limits.timed(args.timeout, args.submission_timeout),
-        selection=Selection(resume=args.resume, only=tuple(args.only or ()),
+        selection=Selection(resume=args.resume,
+                            only=as_listed(tuple(args.only or ()), Path(args.path)),
                             question=args.question),
         roster=_roster(args.roster), feedback=args.feedback,
         shard=parse(args.shard) if args.shard else None)
@@ -193,15 +194,33 @@ def _roster(path: str | None) -> dict[str, str] | None:
         raise UsageError(f"--roster {path}: {exc}") from None
 
 
+def _same_roster(path: str | None, out: Path) -> None:
+    """A roster given to ``report`` must be the one the grading run recorded, as for a
+    partial ``grade`` (``preflight.roster_for``): each student's hidden inputs were drawn for
+    the recorded ids, and another roster would export those grades under other ids (red-team
+    rt-2). Without a recorded roster one may be given (the ids were files' paths)."""
+    given = _roster(path)  # a bad roster: one line
+    if given is None:
+        return
+    from .running.outputs import grading_json
+
+    recorded = grading_json.roster(grading_json.read(out))
+    if recorded is not None and given != recorded:
+        raise UsageError(f"--roster {path}: the run in {out} was graded with another roster "
+                         f"({len(recorded)} row(s)): its grades would be exported under other "
+                         f"ids than its hidden inputs were drawn for; pass that roster, or "
+                         f"none to use what {out / 'grading.json'} recorded")
+
+
 def run_report(args: argparse.Namespace) -> int:
     """``autograder report``: merge written scores, then write the reports from OUT."""
-    from .running.outputs.final_grades import assignment_dirs
+    from .reporting.build import assignment_outputs
 
     out = Path(args.output)
-    if not assignment_dirs(out):  # a typo'd -o: nothing to report, and nothing is written
+    if not assignment_outputs(out):  # a typo'd -o: nothing to report, and nothing is written
         raise UsageError(f"-o {out}: no grading output there (no <assignment>/final_grades.csv)"
                          f"; grade first: autograder grade -p FOLDER -o {out}")
-    _roster(args.roster)  # a bad roster: one line, before any report is rewritten
+    _same_roster(args.roster, out)  # one line, before any report is rewritten
     if args.written:  # every scores file checked before anything is written
         from .reporting import written
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..running.batch.stale import strays
 from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
+from ..running.results import result_path
 from . import class_report, exports, feedback_files
 from . import written as by_hand
 from .redaction import DETAIL
@@ -34,14 +36,26 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
 
     Raises:
         ReportsIncomplete: after everything else is written, when a gradebook was refused
-            (``exports.CanvasError``) or some feedback files could not be written.
+            (``exports.CanvasError``), some feedback files could not be written, or an
+            assignment's grading run did not finish (``unfinished``: said, one line each, and
+            not reported).
     """
     say = say or print
     ids = read_roster(roster) if roster else grading_json.roster(grading_json.read(out))
     detail = detail or _recorded_detail(out)
     written, refused = [], []
     seed = by_hand.seed_of(out)
-    for folder in assignment_dirs(out):
+    for folder in assignment_outputs(out):
+        why = unfinished(folder)
+        if why:  # its reports would be of a class it does not hold: none, and no older ones
+            removed = [p for p in (folder / n for n in SUMMARIES) if p.is_file()]
+            for path in removed:
+                path.unlink()
+            say(f"{folder.name}: not reported: its grading run did not finish ({why}); "
+                + (f"its older {', '.join(p.name for p in removed)} removed; " if removed
+                   else "") + "finish it with the same `autograder grade` and --resume")
+            refused.append(f"{folder.name}: its grading run did not finish (said above)")
+            continue
         # first: merged written scores join final_grades.csv, which everything below reads
         pages, said = by_hand.report(folder, seed, written_names)
         written += pages
@@ -64,6 +78,39 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
     if refused:
         raise ReportsIncomplete("; ".join(refused))
     return written
+
+
+#: What ``write_reports`` writes about a whole class, removed when its run did not finish.
+SUMMARIES = ("report/class_report.html", "canvas_gradebook.csv", "results.jsonl")
+
+
+def assignment_outputs(out: Path) -> list[Path]:
+    """Every ``OUT/<assignment>`` with a ``final_grades.csv`` or a ``results/`` folder (a run
+    killed before its first CSV leaves only the latter)."""
+    return sorted(set(assignment_dirs(out)) | {p.parent for p in out.glob("*/results")
+                                               if p.is_dir()})
+
+
+def unfinished(folder: Path) -> str | None:
+    """Why the grading run of ``folder`` (``OUT/<assignment>``) did not finish, or ``None``:
+    result documents that its ``final_grades.csv`` has no row for, or no CSV at all (red-team
+    rt-2: a run stopped by SIGTERM or a kill writes each document as it is graded, and the CSV
+    last; ``report`` skipped it in silence, older reports left looking current). A row without
+    a document is no sign: a document that could not be written is a grader error's row."""
+    results = folder / "results"
+    docs = [p for p in strays(results, set()) if p.suffix == ".json"] if results.is_dir() else []
+    if not (folder / final_grades.FILE).is_file():
+        return (f"{len(docs)} result document(s) and no {final_grades.FILE}" if docs
+                else None)
+    listed = set()
+    for row in final_grades.read(folder).rows:
+        try:
+            listed.add(result_path(results, row["file"]))
+        except (OSError, ValueError):  # a name none of ours: it has no document either
+            pass
+    missing = [p for p in docs if p not in listed]
+    return (f"{len(missing)} of {len(docs)} result document(s) have no row in "
+            f"{final_grades.FILE}" if missing else None)
 
 
 def _recorded_detail(out: Path) -> str:

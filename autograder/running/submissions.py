@@ -15,6 +15,7 @@ import nbformat.reader
 
 from ..authoring.layout import ASSIGNMENTS
 from .names import printable, text
+from .outputs.unplaced import SKIPPED_FOLDERS, apple_double
 
 MAX_BYTES = 20 * 1024 * 1024  # a real submission is well under 1 MB; refuse before parsing
 
@@ -57,8 +58,9 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
     problems become ``Submission.problem``.
 
     Every entry named ``*.ipynb`` gets exactly one ``Submission``, whatever it is (a link, a
-    FIFO, a folder): nothing found is silently dropped. Links to folders are not followed and a
-    folder that cannot be listed becomes a row of its own.
+    FIFO, a folder), except macOS's metadata (``apple_double``, ``SKIPPED_FOLDERS``), which
+    ``outputs.unplaced`` lists. Links to folders are not followed (``unplaced`` lists them too)
+    and a folder that cannot be listed becomes a row of its own.
     """
     if folder.is_file():  # staff named one notebook (``-p mine.ipynb``)
         return [vet(folder, text(folder.name), assignment)]
@@ -76,9 +78,9 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
     # so a link loop or a link to / cannot stall or flood the walk, and onerror reports an
     # unreadable folder instead of raising
     for top, dirs, files in os.walk(folder, onerror=unlistable, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints")
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS)
         for entry in sorted(dirs + files):
-            if entry.endswith(".ipynb"):
+            if entry.endswith(".ipynb") and not apple_double(entry):
                 path = Path(top) / entry
                 found.append(vet(path, text(path.relative_to(folder).as_posix()), assignment))
     return sorted(found, key=lambda s: s.name)

@@ -85,7 +85,8 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
         raise preflight.Refused(str(exc)) from None
     if selection.question is not None:
         preflight.check_question(selection.question, {
-            a: sorted(zip_points(ensure_zip(a, options.layout))) for a in groups})
+            a: sorted(zip_points(ensure_zip(a, options.layout))) for a in groups},
+            preflight.written_names(options.layout, groups))
     preflight.writable(out)
     kind, why = registry.resolve(options.runner, selection.question)
     if kind is None:

@@ -31,14 +31,30 @@ def check_only(subs: list[Submission], names: tuple[str, ...], folder: Path) -> 
                                          if len(unknown) > 1 else ""))
 
 
-def check_question(question: str | None, questions: dict[str, list[str]]) -> None:
+def check_question(question: str | None, questions: dict[str, list[str]],
+                   written: dict[str, list[str]] | None = None) -> None:
     """``--question`` must name a question of an assignment being graded (``questions``:
-    assignment -> its question names, from its autograder zip)."""
+    assignment -> its question names, from its autograder zip); a written one (``written``:
+    assignment -> its questions graded by hand) is said to be graded by hand."""
     if question is None or any(question in names for names in questions.values()):
         return
+    by_hand = sorted(a for a, names in (written or {}).items() if question in names)
+    if by_hand:
+        raise Refused(f"--question {question}: a written question of {', '.join(by_hand)}, "
+                      f"graded by hand, not by the grader: give its points on "
+                      f"OUT/<assignment>/written/{question}.html and merge them with "
+                      f"`autograder report --written SCORES.csv`")
     known = sorted({q for names in questions.values() for q in names})
     raise Refused(f"--question {question}: no such question in "
                   f"{', '.join(sorted(questions)) or 'the submissions'} ({', '.join(known)})")
+
+
+def written_names(layout, assignments) -> dict[str, list[str]]:
+    """Assignment -> the names of its written questions (none without its master)."""
+    from ...authoring.written import from_master
+
+    return {a: [q.name for q in from_master(layout.master(a))] for a in assignments
+            if layout.master(a).exists()}
 
 
 def writable(out: Path) -> None:

@@ -42,6 +42,33 @@ def matches(sub: Submission, names: tuple[str, ...]) -> bool:
     return not names or bool({sub.name, text(sub.path.name), text(sub.path.stem)} & set(names))
 
 
+def as_listed(names: tuple[str, ...], folder: Path) -> tuple[str, ...]:
+    """``--only`` names as the batch lists them: a path that resolves to a file in ``folder``
+    (``./stu.ipynb`` from inside it, ``subs/stu.ipynb`` from above it, an absolute path)
+    becomes its path under ``folder`` (red-team rt-2: they were refused as naming nothing). A
+    name that already is a path under ``folder``, a file name or a stem is kept as given."""
+    try:
+        root = folder.resolve()
+    except (OSError, RuntimeError):
+        return names
+    kept = []
+    for name in names:
+        given = Path(name)
+        try:  # the last part unresolved: a link named as the file is the link, not its target
+            where = given.parent.resolve() / given.name
+            plain = not given.is_absolute() and not {".", ".."} & set(name.split("/"))
+            listed = (plain and (folder / name).exists()) or not where.is_file()
+        except (OSError, RuntimeError, ValueError):
+            listed = True
+        if not listed and root.is_file():
+            kept.append(text(folder.name) if where == root else name)
+        elif not listed and where.is_relative_to(root):
+            kept.append(text(where.relative_to(root).as_posix()))
+        else:
+            kept.append(name)
+    return tuple(kept)
+
+
 def result_file(results: Path, sub: Submission) -> Path:
     return result_path(results, sub.name)
 

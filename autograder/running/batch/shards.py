@@ -55,8 +55,10 @@ def parse(spec: str) -> Shard:
     if not match:
         raise ValueError(f"--shard {spec}: expected I/N, e.g. 1/4")
     index, count = int(match[1]), int(match[2])
+    if count < 1:
+        raise ValueError(f"--shard {spec}: N (the number of shards) must be at least 1")
     if not 1 <= index <= count:
-        raise ValueError(f"--shard {spec}: I must be between 1 and N")
+        raise ValueError(f"--shard {spec}: I must be between 1 and N ({count})")
     return Shard(index, count)
 
 
