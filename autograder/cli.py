@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scores files of the written answers (CSV: file,question,points,"
                         "comment; one per grader or question), checked, merged into the "
                         "grades, feedback and reports; they replace the scores merged before for the "
-                        "assignments they score")
+                        "assignments they score (kept as OUT/<a>/written/merged_scores-<time>"
+                        ".csv); a score applies only to the answer it was given for")
     p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
     p.set_defaults(func=run_report)
     return parser
