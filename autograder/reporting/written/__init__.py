@@ -96,8 +96,9 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
         return [], []
     grades = final_grades.read(folder)
     docs = _docs(folder)
+    now = digests(docs, found)
     written = pages.write(folder, found, docs, seed, names)
-    scores.write_blank(folder, [r["file"] for r in grades.rows], found)
+    scores.write_blank(folder, [r["file"] for r in grades.rows], found, now)
     merged = scores.load_merged(folder)
     if merged is None:
         left = len(grades.rows) * len(found)
@@ -105,7 +106,7 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
                          f"{folder / 'written'}/<question>.html, then `autograder report -o "
                          f"{folder.parent} --written SCORES.csv`; until then the totals hold "
                          f"the auto-graded points only"]
-    merged, said = _changed(folder, merged, digests(docs, found))
+    merged, said = _changed(folder, merged, now)
     apply(folder, grades, found, merged)
     left = sum(merged.get((r["file"], q.name), scores.Score(None)).points is None
                for r in grades.rows for q in found)

@@ -1,19 +1,20 @@
 """Scores files: the graders' points and comments for the written answers.
 
-A scores file is a CSV with the header ``file,question,points,comment`` (``file`` as in
-``final_grades.csv``; empty ``points``: not graded yet). Grading writes a blank one per
+A scores file is a CSV with the header ``file,question,points,comment`` and optionally
+``answer`` (``file`` as in ``final_grades.csv``; empty ``points``: not graded yet). Grading writes a blank one per
 assignment (``OUT/<a>/written/scores.csv``); the grading pages export the same layout.
 ``autograder report --written FILE ...`` checks every file before anything is written, then
 keeps what they say, per assignment, in ``OUT/<a>/written/merged_scores.csv``, which replaces
 the scores merged before (kept as ``merged_scores-<UTC time>.csv``) and which every later
 report applies.
 
-A score belongs to the answer it was given for: the merged file has a fifth column,
-``answer``, a digest of the answer's text (``digest``) when it was merged. A report that finds
-another answer there (a resubmission, another section's notebook of the same name) applies
-no score to it and moves the row to ``OUT/<a>/written/set_aside_scores.csv``. Every file this
-module writes is itself a scores file (``report --written`` takes it back); a row whose
-``answer`` cell is empty is taken for the answer graded now.
+A score belongs to the answer it was given for: a fifth column, ``answer``, holds a digest of
+the answer's text (``digest``), as the grading page showed it (its export, the blank file) or,
+in a file without one, as it was when merged. A report that finds another answer there (a
+resubmission, another section's notebook of the same name) applies no score to it and moves
+the row to ``OUT/<a>/written/set_aside_scores-<UTC time>.csv``. Every file this module writes
+is itself a scores file (``report --written`` takes it back); a row whose ``answer`` cell is
+empty is taken for the answer graded now.
 
 Refused, with one line naming the file, the row and the problem: a file that is not a UTF-8
 CSV with that header, an unknown file or question, points that are not a number, outside
@@ -39,7 +40,7 @@ from ...running.outputs.cells import from_spreadsheet, safe_row
 HEADER = ["file", "question", "points", "comment"]
 #: The optional fifth column: the digest of the answer a score was given for.
 ANSWER = "answer"
-BLANK, MERGED, SET_ASIDE = "scores.csv", "merged_scores.csv", "set_aside_scores.csv"
+BLANK, MERGED, SET_ASIDE = "scores.csv", "merged_scores.csv", "set_aside_scores"
 #: The most a scores file may hold; a class's file is a few hundred KB.
 MAX_BYTES = 16 * 1024 * 1024
 
@@ -83,20 +84,23 @@ def to_csv(rows: dict[tuple[str, str], Score], answers: bool = False) -> str:
     return buf.getvalue()
 
 
-def write_blank(folder: Path, files: list[str], questions: list[WrittenQuestion]) -> Path:
-    """``folder/written/scores.csv``: a row per answer, points empty. Rows a grader already
-    filled in there are kept (a regrade never wipes them), and so are filled rows of files no
+def write_blank(folder: Path, files: list[str], questions: list[WrittenQuestion],
+                answers: dict[tuple[str, str], str] | None = None) -> Path:
+    """``folder/written/scores.csv``: a row per answer, points empty (with ``answers``, (file,
+    question) -> its ``digest``, the answer column). Rows a grader already filled in there are
+    kept with their answer (a regrade never wipes them), and so are filled rows of files no
     longer graded (the merge then names them); a file there that is no longer a scores file
     (saved by a spreadsheet in another layout) is left as it is, for its grader to fix."""
     path = folder / "written" / BLANK
-    rows = {(f, q.name): Score(None) for f in files for q in questions}
+    rows = {(f, q.name): Score(None, answer=(answers or {}).get((f, q.name), ""))
+            for f in files for q in questions}
     if path.exists():
         try:
             old = read(path, None)
         except ScoresError:
             return path
         rows.update({k: s for k, s in old.items() if s.points is not None or s.comment})
-    write_atomic(path, to_csv(rows))
+    write_atomic(path, to_csv(rows, answers=answers is not None))
     return path
 
 
@@ -240,12 +244,7 @@ def save_merged(folder: Path, rows: dict[tuple[str, str], Score],
     path, text = folder / "written" / MERGED, to_csv(rows, answers=True)
     copy = None
     if backup and path.exists() and path.read_text(encoding="utf-8") != text:
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        copy, n = path.with_name(f"merged_scores-{stamp}.csv"), 1
-        while copy.exists():
-            n += 1
-            copy = path.with_name(f"merged_scores-{stamp}-{n}.csv")
-        write_atomic(copy, path.read_text(encoding="utf-8"))
+        copy = _write_new(path.parent, path.stem, path.read_text(encoding="utf-8"))
     write_atomic(path, text)
     return copy
 
@@ -265,12 +264,17 @@ def stamped(rows: dict[tuple[str, str], Score], answers: dict[tuple[str, str], s
 
 
 def set_aside(folder: Path, rows: dict[tuple[str, str], Score]) -> Path:
-    """Add ``rows`` (scores given for an answer since changed) to
-    ``folder/written/set_aside_scores.csv``; a newer row for one answer replaces an older."""
-    path = folder / "written" / SET_ASIDE
-    try:
-        kept = read(path, None) if path.exists() else {}
-    except ScoresError:  # edited into something else: left as it is, these go beside it
-        kept, path = {}, path.with_name(f"set_aside_scores-{time.time_ns()}.csv")
-    write_atomic(path, to_csv({**kept, **rows}, answers=True))
+    """``rows`` (scores given for an answer since changed) in a file of their own,
+    ``folder/written/set_aside_scores-<UTC time>.csv`` (never one set aside before)."""
+    return _write_new(folder / "written", SET_ASIDE, to_csv(rows, answers=True))
+
+
+def _write_new(folder: Path, stem: str, text: str) -> Path:
+    """``text`` in ``folder/<stem>-<UTC time>.csv``, a name no file has yet."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path, n = folder / f"{stem}-{stamp}.csv", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{stamp}-{n}.csv"
+    write_atomic(path, text)
     return path
