@@ -115,9 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=FEEDBACK_HELP + " (default: what the grading run recorded)")
     p.add_argument("--written", nargs="+", metavar="SCORES", default=None,
                    help="scores files of the written answers (CSV: file,question,points,"
-                        "comment; one per grader or question), checked, merged into the "
+                        "comment[,answer]; one per grader or question), checked, merged into the "
                         "grades, feedback and reports; they replace the scores merged before for the "
-                        "assignments they score")
+                        "assignments they score (kept as OUT/<a>/written/merged_scores-<time>"
+                        ".csv); a score applies only to the answer it was given for")
     p.add_argument("--written-names", action="store_true", help=WRITTEN_NAMES_HELP)
     p.set_defaults(func=run_report)
     return parser

@@ -228,7 +228,8 @@ def run_report(args: argparse.Namespace) -> int:
             merged = written.check(out, [Path(p) for p in args.written])
         except (written.scores.ScoresError, OSError, ValueError) as exc:
             raise UsageError(f"--written {exc}") from None
-        written.keep(out, merged)
+        for line in written.keep(out, merged):
+            print(line)
     return _write_reports(out, args.roster, print, args.feedback, args.written_names)
 
 

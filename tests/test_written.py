@@ -132,13 +132,23 @@ def write(tmp_path: Path, text: str, name: str = "scores.csv") -> Path:
     ("\x89PNG\r\n\x1a\n\x00\xff", "not a CSV file: not UTF-8"),
     ('file,question,points,comment\na.ipynb,q1_written,1,"unclosed\n', "not a CSV file"),
     ("file,question,points,comment\na.ipynb,q1_written\n", "row 2: 2 cells, not 4"),
+    ("file,question,points,comment\na.ipynb,q1_written,0.3,\n",
+     "row 2: points 0.3 are not a multiple of 0.5, q1_written's step"),
 ])
 def test_is_a_bad_scores_file_refused_naming_file_row_and_problem(tmp_path, text, problem):
     path = write(tmp_path, text.encode("latin-1") if "\x89" in text else text)
     with pytest.raises(scores.ScoresError) as caught:
-        scores.read(path, KNOWN, {"a.ipynb"})
+        scores.read(path, KNOWN, {"a.ipynb"}, {"q1_written": 0.5})
     message = str(caught.value)
     assert message.startswith(f"{path}: ") and problem in message and "\n" not in message
+
+
+def test_are_points_on_the_step_taken_and_minus_zero_read_as_zero(tmp_path):
+    path = write(tmp_path, "file,question,points,comment\na.ipynb,q1_written,1.5,\n"
+                           "a.ipynb,q2_written,-0,\n")
+    got = scores.read(path, KNOWN, None, {"q1_written": 0.5, "q2_written": 0.5})
+    assert got[("a.ipynb", "q1_written")].points == 1.5
+    assert str(got[("a.ipynb", "q2_written")].points) == "0.0"
 
 
 def test_do_two_files_that_disagree_name_the_second_one(tmp_path):

@@ -127,6 +127,11 @@ def test_can_a_grader_score_reload_and_export_in_chromium(graded, tmp_path):
     finally:
         driver.quit()
     got = {(r["file"], r["question"]): (r["points"], r["comment"]) for r in rows(target)}
+    # each row names the answer it scores, as the blank scores file does
+    blank = {(r["file"], r["question"]): r["answer"]
+             for r in rows(page_path.parent / "scores.csv")}
+    assert {(r["file"], r["question"]): r["answer"] for r in rows(target)} == {
+        k: blank[k] for k in got} and all(blank.values())
     # what the page exports is what the scores reader reads: the formula guard round-trips
     from autograder.reporting.written import scores
 
@@ -190,6 +195,8 @@ BAD = {
     "twice.csv": ("file,question,points,comment\nada-lovelace.ipynb,q1_written,1,\n"
                   "ada-lovelace.ipynb,q1_written,2,\n", "row 3: ada-lovelace.ipynb q1_written"),
     "not-csv.csv": ("\x00\x01PK\x03\x04 binary", "not a scores file"),
+    "off-step.csv": ("file,question,points,comment\nuntouched-template.ipynb,q1_written,0.3,\n",
+                     "row 2: points 0.3 are not a multiple of 0.5, q1_written's step"),
 }
 
 
@@ -220,3 +227,73 @@ def test_does_a_bad_scores_file_change_nothing(merged_good, tmp_path, name):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and str(bad) in lines[0] and problem in lines[0], proc.stderr
     assert snapshot(out) == before
+
+
+def test_is_a_score_set_aside_when_the_answer_it_was_given_for_changed(graded, tmp_path):
+    """A resubmission (or another section's notebook of the same name) graded into the same
+    folder is not graded yet: the old score is neither applied to it nor lost."""
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    scores_file = tmp_path / "w1.csv"
+    scores_file.write_text("file,question,points,comment\nada-lovelace.ipynb,q1_written,1,meh\n"
+                           "untouched-template.ipynb,q1_written,0,No answer.\n")
+    assert cli("report", "-o", str(out), "--written", str(scores_file)).returncode == 0
+    # a grader still scoring the first run's answers (the page's export names them, as here)
+    late = tmp_path / "late.csv"
+    late.write_text((out / A / "written" / "scores.csv").read_text().replace(
+        "ada-lovelace.ipynb,q1_written,,", "ada-lovelace.ipynb,q1_written,1.5,late"))
+    again = tmp_path / "resubmitted"
+    shutil.copytree(json.loads((out / "grading.json").read_text())["folder"], again)
+    notebook = json.loads((again / "ada-lovelace.ipynb").read_text())
+    assert "".join(notebook["cells"][8]["source"]).startswith("Each `p ** 2` records")
+    notebook["cells"][8]["source"] = "I do not know, sorry."
+    (again / "ada-lovelace.ipynb").write_text(json.dumps(notebook))
+    proc = cli("grade", "-p", str(again), "-o", str(out), "--seed", "5", "--runner", "sealed",
+               "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    aside, = (out / A / "written").glob("set_aside_scores-*.csv")
+    assert (f"{A}: written answers: 1 score(s) set aside, the answer changed since it was "
+            f"graded (ada-lovelace.ipynb q1_written): not applied, kept in {aside}; grade them "
+            "again\n") in proc.stdout
+    assert {r["file"]: r["q1_written"] for r in rows(out / A / "final_grades.csv")} == {
+        "points-per-question": "2", "ada-lovelace.ipynb": "", "untouched-template.ipynb": "0"}
+    feedback = (out / A / "feedback" / "ada-lovelace.md").read_text()
+    assert "## q1_written (written, graded by hand): not graded yet / 2\n" in feedback \
+        and "meh" not in feedback
+    assert [(r["file"], r["question"], r["points"], r["comment"]) for r in rows(aside)] == [
+        ("ada-lovelace.ipynb", "q1_written", "1", "meh")]
+    assert "ada-lovelace" not in (aside.parent / "merged_scores.csv").read_text()
+    assert "set aside" not in cli("report", "-o", str(out)).stdout  # said once, when moved
+    proc = cli("report", "-o", str(out), "--written", str(late))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 score(s) set aside, the answer changed since it was graded (ada-lovelace.ipynb " \
+           "q1_written)" in proc.stdout
+    assert rows(out / A / "final_grades.csv")[1]["q1_written"] == ""
+    kept = sorted((out / A / "written").glob("set_aside_scores-*.csv"),
+                  key=lambda p: p.stat().st_mtime)
+    assert [[(r["points"], r["comment"]) for r in rows(p)] for p in kept] == [
+        [("1", "meh")], [("1.5", "late")]]
+
+
+def test_does_a_second_scores_file_keep_the_first_graders_scores_in_a_copy(merged_good,
+                                                                           tmp_path):
+    """``--written`` replaces the scores merged before (a score can be taken back); the
+    earlier file is kept, said in one line, and restores them when given again."""
+    out = tmp_path / "out"
+    shutil.copytree(merged_good[0], out)
+    second = tmp_path / "q2.csv"
+    second.write_text("file,question,points,comment\nada-lovelace.ipynb,q2_written,-0,\n")
+    proc = cli("report", "-o", str(out), "--written", str(second))
+    assert proc.returncode == 0, proc.stderr
+    copies = list((out / A / "written").glob("merged_scores-*.csv"))  # just one
+    assert (f"{A}: the scores merged before are kept in {copies[0]} (1 of them in none of "
+            "these files: no longer applied)\n") in proc.stdout
+    assert [(r["file"], r["question"], r["points"]) for r in rows(copies[0])] == [
+        ("ada-lovelace.ipynb", "q1_written", "2")]
+    ada = rows(out / A / "final_grades.csv")[1]
+    assert (ada["q1_written"], ada["q2_written"]) == ("", "0")  # -0 is written 0
+    assert "-0" not in (out / A / "final_grades.csv").read_text()
+    proc = cli("report", "-o", str(out), "--written", str(copies[0]), str(second))
+    assert proc.returncode == 0, proc.stderr
+    ada = rows(out / A / "final_grades.csv")[1]
+    assert (ada["q1_written"], ada["q2_written"]) == ("2", "0")

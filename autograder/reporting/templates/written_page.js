@@ -1,6 +1,7 @@
 // The grading page's scoring: points and a comment per answer, kept in this browser's
 // localStorage (per assignment and question; an answer's entry is keyed by a hash of its file
-// and text, so a changed answer starts ungraded), exported as the scores CSV. No network.
+// and text, so a changed answer starts ungraded), exported as the scores CSV with each
+// answer's digest (a score applies only to the answer it was given for). No network.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("page-data").textContent);
@@ -39,10 +40,11 @@
   function csv() {
     var rows = answers.map(function (article) {
       var f = fields(article);
-      return [article.dataset.file, data.question, f.points.value.trim(), f.comment.value];
+      return [article.dataset.file, data.question, f.points.value.trim(), f.comment.value,
+              article.dataset.answer];
     });
     rows.sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0; });
-    return ["file,question,points,comment"].concat(rows.map(function (r) {
+    return ["file,question,points,comment,answer"].concat(rows.map(function (r) {
       return r.map(cell).join(",");
     })).join("\n") + "\n";
   }

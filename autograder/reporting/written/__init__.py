@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers as answers
+from ...running.names import printable
 from ...running.outputs import final_grades, grading_json
 from ...running.outputs import written_questions as questions
 from ...running.outputs.final_grades import Grades, assignment_dirs
@@ -39,10 +40,52 @@ def check(out: Path, paths: list[Path]) -> scores.Scores:
     return scores.merge(paths, known)
 
 
-def keep(out: Path, merged: scores.Scores) -> None:
-    """Keep ``merged`` as each assignment's scores (replacing what was merged before)."""
+def keep(out: Path, merged: scores.Scores) -> list[str]:
+    """Keep ``merged`` as each assignment's scores, each for the answer graded now (replacing
+    what was merged before, which is kept as a copy); return what to tell staff."""
+    said = []
     for assignment, rows in merged.items():
-        scores.save_merged(out / assignment, rows)
+        folder = out / assignment
+        before = scores.load_merged(folder) or {}
+        copy = scores.save_merged(folder, scores.stamped(rows, digests(_docs(folder),
+                                                                       questions.load(folder))),
+                                  backup=True)
+        gone = sum(s.points is not None and rows.get(k, scores.Score(None)).points is None
+                   for k, s in before.items())
+        if copy:
+            said.append(f"{assignment}: the scores merged before are kept in {copy}"
+                        + (f" ({gone} of them in none of these files: no longer applied)"
+                           if gone else ""))
+    return said
+
+
+def _docs(folder: Path) -> list[dict]:
+    return [{"file": d.file, "error": d.error if d.status.is_rejected else None,
+             answers.KEY: d.extra.get(answers.KEY)} for d in iter_results(folder)]
+
+
+def digests(docs: list[dict], found: list[WrittenQuestion]) -> dict[tuple[str, str], str]:
+    """(file, question) -> the ``scores.digest`` of the answer each result document holds."""
+    return {(d["file"], q.name): scores.digest(answers.of(d, q.name)["answer"])
+            for d in docs for q in found}
+
+
+def _changed(folder: Path, merged: dict[tuple[str, str], scores.Score],
+             now: dict[tuple[str, str], str]) -> tuple[dict, list[str]]:
+    """``merged`` without the scores given for another answer than the one graded now, which
+    are set aside (``scores.set_aside``); the merged file saved again when that changed it."""
+    rows = scores.stamped(merged, now)  # a file merged before digests were kept
+    changed = {k: s for k, s in rows.items() if k in now and s.answer != now[k]}
+    kept = {k: s for k, s in rows.items() if k not in changed}
+    if kept != merged:
+        scores.save_merged(folder, kept)
+    if not changed:
+        return kept, []
+    path = scores.set_aside(folder, changed)
+    named = ", ".join(printable(f"{f} {q}", lines=False) for f, q in sorted(changed)[:5])
+    return kept, [f"written answers: {len(changed)} score(s) set aside, the answer changed "
+                  f"since it was graded ({named}{', ...' if len(changed) > 5 else ''}): not "
+                  f"applied, kept in {path}; grade them again"]
 
 
 def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path], list[str]]:
@@ -52,10 +95,10 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
     if not found:
         return [], []
     grades = final_grades.read(folder)
-    docs = [{"file": d.file, "error": d.error if d.status.is_rejected else None,
-             answers.KEY: d.extra.get(answers.KEY)} for d in iter_results(folder)]
+    docs = _docs(folder)
+    now = digests(docs, found)
     written = pages.write(folder, found, docs, seed, names)
-    scores.write_blank(folder, [r["file"] for r in grades.rows], found)
+    scores.write_blank(folder, [r["file"] for r in grades.rows], found, now)
     merged = scores.load_merged(folder)
     if merged is None:
         left = len(grades.rows) * len(found)
@@ -63,13 +106,14 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
                          f"{folder / 'written'}/<question>.html, then `autograder report -o "
                          f"{folder.parent} --written SCORES.csv`; until then the totals hold "
                          f"the auto-graded points only"]
+    merged, said = _changed(folder, merged, now)
     apply(folder, grades, found, merged)
     left = sum(merged.get((r["file"], q.name), scores.Score(None)).points is None
                for r in grades.rows for q in found)
-    return written, [f"written answers: {left} of {len(grades.rows) * len(found)} not graded "
-                     f"yet (empty cells in final_grades.csv, never 0; the totals and the "
-                     f"Canvas gradebook count what is graded)" if left else
-                     "written answers: every one graded"]
+    return written, said + [f"written answers: {left} of {len(grades.rows) * len(found)} not "
+                            f"graded yet (empty cells in final_grades.csv, never 0; the totals "
+                            f"and the Canvas gradebook count what is graded)" if left else
+                            "written answers: every one graded"]
 
 
 def apply(folder: Path, grades: Grades, found: list[WrittenQuestion],

@@ -28,6 +28,7 @@ from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers
 from ...running.files import write_atomic
 from ..templating import TEMPLATES, environment
+from . import scores
 
 SCRIPT = TEMPLATES / "written_page.js"
 
@@ -56,6 +57,7 @@ def entries(docs: list[dict], question: WrittenQuestion, seed: object,
         label = pseudonym(seed, question.name, doc["file"])
         found.append({"file": doc["file"], "label": doc["file"] if names else label,
                       "order": doc["file"] if names else label, "key": key,
+                      "answer": scores.digest(got["answer"]),
                       "note": got["note"] or doc.get("error") or "",
                       "html": markdown(got["answer"])})
     return sorted(found, key=lambda e: e["order"])

@@ -54,7 +54,7 @@ def write(path: Path, graded: list[Graded], questions: dict[str, float],
 
 
 def _num(x: float) -> str:
-    return f"{x:g}"
+    return f"{x + 0.0:g}"  # + 0.0: -0 is written 0
 
 
 @dataclass(frozen=True)
