@@ -111,29 +111,23 @@ def check_roster(subs: list[Submission], roster: dict[str, str] | None) -> list[
         raise Refused(f"--roster: {exc}") from None
 
 
-#: The file a grading run holds locked in its output folder for as long as it runs.
-LOCK = ".grading.lock"
-
-
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
-    """``out`` held by this run alone until the block ends (an ``flock`` on ``out/.grading.lock``,
-    which the kernel drops with the process, however it ends): a second run into the same
-    folder is ``Refused`` at once, naming the holder, instead of mixing the two runs' results."""
+    """``out`` held by this run alone until the block ends: an ``flock`` on the folder itself
+    (no file of ours left in it; the kernel drops the lock with the process, however it ends),
+    so that a second run into the same folder is ``Refused`` at once instead of mixing the two
+    runs' results (red-team round rt-2: each moved the other's documents aside as stale)."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
         raise Refused(f"-o {out}: cannot write there ({exc.strerror or exc})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-            raise Refused(f"-o {out}: another grading run ({holder}) is writing there now; "
-                          f"wait for it to end, or grade into another folder") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+            raise Refused(f"-o {out}: another grading run is writing there now; wait for it "
+                          f"to end, or grade into another folder") from None
         yield
     finally:
         os.close(fd)
