@@ -16,7 +16,7 @@ import re
 import pytest
 import torch
 
-from autograder.checks.exercises import accumulation, multipath, vjp_untouched
+from autograder.checks.exercises import accumulation_reuse, multipath, vjp_untouched
 from autograder.checks.probes.values import rounded
 from autograder.checks.seeding import generator
 
@@ -58,13 +58,13 @@ def _retained_experiment() -> bool:
 def test_a_retained_graph_experiment_is_named():
     reuse_raises = _retained_experiment()
     assert reuse_raises is False
-    result = accumulation.check_reuse_raises(reuse_raises, generator(0))
+    result = accumulation_reuse.check_reuse_raises(reuse_raises, generator(0))
     assert not result.passed
     assert "retain_graph=True" in result.message, result.message
 
 
 def test_the_right_answer_is_not_told_of_retain_graph():
-    result = accumulation.check_reuse_raises(True, generator(0))
+    result = accumulation_reuse.check_reuse_raises(True, generator(0))
     assert result.passed
     assert "retain_graph" not in result.message
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..registry import Check, index
-from . import accumulation, export, multipath, saved, vjp, vjp_untouched
+from . import accumulation, accumulation_reuse, export, multipath, saved, vjp, vjp_untouched
 
 ASSIGNMENT = "autograd-exercises"
 
@@ -15,7 +15,7 @@ CHECKS = index([
     Check(ASSIGNMENT, accumulation.QUESTION, "square_grads_cleared", ("square_grads",),
           partial(accumulation.check_square_grads, clear=True)),
     Check(ASSIGNMENT, accumulation.QUESTION, "reuse_raises", ("reuse_raises",),
-          accumulation.check_reuse_raises),
+          accumulation_reuse.check_reuse_raises),
     Check(ASSIGNMENT, saved.QUESTION, "count_saved_tracked", ("count_saved",),
           partial(saved.check_count_saved, track=True)),
     Check(ASSIGNMENT, saved.QUESTION, "count_saved_untracked", ("count_saved",),
