@@ -118,3 +118,17 @@ def test_a_second_run_into_a_folder_being_written_is_refused(tmp_path):
     proc = grade(folder, out, "--seed", "5")  # released (the holder ended): graded
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # nothing of the lock
+
+
+def test_one_notebook_into_a_class_s_output_is_refused(tmp_path):
+    """``-p class/stu.ipynb -o OUT`` where OUT holds the class's run would have moved every
+    other grade aside as stale; it is refused, saying how to regrade that one there."""
+    folder = folder_with(tmp_path, "class", stu=ROUNDED, other=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "5").returncode == 0
+    before = (out / ASSIGNMENT / "final_grades.csv").read_bytes()
+    proc = grade(folder / "stu.ipynb", out)
+    assert proc.returncode == 2
+    assert "--only stu.ipynb" in proc.stderr and "one notebook" in proc.stderr, proc.stderr
+    assert (out / ASSIGNMENT / "final_grades.csv").read_bytes() == before
+    assert grade(folder / "stu.ipynb", tmp_path / "alone").returncode == 0  # a fresh -o: fine

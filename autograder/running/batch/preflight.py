@@ -139,9 +139,16 @@ def same_run(previous: dict, folder: Path, seed: int | None, selection: Selectio
     ``Refused`` when it grades another submissions folder (a section's ``hw.ipynb`` would keep
     another section's grade, red-team round rt-2) or draws with another seed (one document,
     two seeds) than that run recorded."""
+    recorded = previous.get("folder_resolved")
+    if (not selection.partial and folder.is_file() and isinstance(recorded, str)
+            and recorded != str(folder.resolve())):
+        # one notebook graded into a class's output would have moved every other grade there
+        # aside as stale (red-team round rt-2)
+        raise Refused(f"-p {folder}: one notebook, but {out} holds the run of {recorded}; to "
+                      f"regrade it there, pass -p {recorded} --only {folder.name}; or grade it "
+                      f"into another -o")
     if not selection.partial:
         return
-    recorded = previous.get("folder_resolved")
     if isinstance(recorded, str) and recorded != str(folder.resolve()):
         raise Refused(f"-p {folder}: the run in {out} graded {recorded}; --resume, --only and "
                       f"--question merge into that run: pass -p {recorded}, or grade {folder} "
