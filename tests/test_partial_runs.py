@@ -132,3 +132,15 @@ def test_one_notebook_into_a_class_s_output_is_refused(tmp_path):
     assert "--only stu.ipynb" in proc.stderr and "one notebook" in proc.stderr, proc.stderr
     assert (out / ASSIGNMENT / "final_grades.csv").read_bytes() == before
     assert grade(folder / "stu.ipynb", tmp_path / "alone").returncode == 0  # a fresh -o: fine
+
+
+def test_the_same_file_under_two_names_is_said(tmp_path):
+    """``hw.ipynb`` and ``hw (1).ipynb`` with the same bytes (a resubmission beside the first,
+    or one notebook handed in by two students): each is graded, and one line says so."""
+    folder = folder_with(tmp_path, "in", hw=SOLUTION, other=ROUNDED)
+    shutil.copy(SOLUTION, folder / "hw (1).ipynb")
+    proc = grade(folder, tmp_path / "out", "--seed", "5")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert ("note: 2 autograd-exercises submissions are the same file, byte for byte "
+            "(hw (1).ipynb, hw.ipynb)") in proc.stdout, proc.stdout
+    assert set(rows(tmp_path / "out")) >= {"hw.ipynb", "hw (1).ipynb", "other.ipynb"}

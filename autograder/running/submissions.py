@@ -95,6 +95,17 @@ def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
     return {base: names for base, names in by_base.items() if len(names) > 1}
 
 
+def identical(subs: list[Submission]) -> list[list[str]]:
+    """Groups of two or more submissions whose bytes are the same (``sha256``): a student's
+    resubmission beside the first (``hw.ipynb``, ``hw (1).ipynb``) or one notebook handed in
+    twice. Each is still graded on its own; staff are told (red-team round rt-2)."""
+    by_hash: dict[str, list[str]] = {}
+    for sub in subs:
+        if sub.sha256 is not None:
+            by_hash.setdefault(sub.sha256, []).append(sub.name)
+    return [names for names in by_hash.values() if len(names) > 1]
+
+
 def vet(path: Path, name: str, assignment: str | None) -> Submission:
     """Check that ``path`` is a readable nbformat-4 notebook for a known assignment.
 

@@ -15,7 +15,7 @@ from ..resultdoc.document import with_source
 from ..results import result_path
 from ..runners import registry
 from ..runners.base import Setup
-from ..submissions import Submission, duplicate_names
+from ..submissions import Submission, duplicate_names, identical
 from . import interrupt, stale, written_answers
 from .options import Options
 from .progress import Display
@@ -45,6 +45,10 @@ class Group:
         for base, names in duplicate_names(subs).items():
             display.say(f"  note: {len(names)} {assignment} submissions are named {base} "
                         f"({', '.join(names)}); each is graded under its folder path")
+        for same in identical(subs):
+            display.say(f"  note: {len(same)} {assignment} submissions are the same file, byte "
+                        f"for byte ({', '.join(same)}): a resubmission, or one notebook handed "
+                        f"in twice? each is graded on its own")
         for same in look_alike([sub.name for sub in subs]):
             display.say(f"  note: {len(same)} {assignment} submissions have names that print "
                         f"alike but differ in Unicode form ({', '.join(map(ascii, same))}); "
