@@ -89,21 +89,24 @@ def find(folder: Path, assignment: str | None = None) -> list[Submission]:
 def duplicate_names(subs: list[Submission]) -> dict[str, list[str]]:
     """Base name -> the submissions sharing it, where more than one does (``a/x.ipynb`` and
     ``b/x.ipynb``): both are graded under their full paths, and staff are told."""
-    by_base: dict[str, list[str]] = {}
-    for sub in subs:
-        by_base.setdefault(text(sub.path.name), []).append(sub.name)
-    return {base: names for base, names in by_base.items() if len(names) > 1}
+    return _sharing(subs, lambda sub: text(sub.path.name))
 
 
 def identical(subs: list[Submission]) -> list[list[str]]:
     """Groups of two or more submissions whose bytes are the same (``sha256``): a student's
     resubmission beside the first (``hw.ipynb``, ``hw (1).ipynb``) or one notebook handed in
     twice. Each is still graded on its own; staff are told (red-team round rt-2)."""
-    by_hash: dict[str, list[str]] = {}
+    return list(_sharing(subs, lambda sub: sub.sha256).values())
+
+
+def _sharing(subs: list[Submission], key) -> dict:
+    """``key`` -> the names of the submissions sharing it, where two or more do (a ``None``
+    key is no key)."""
+    groups: dict = {}
     for sub in subs:
-        if sub.sha256 is not None:
-            by_hash.setdefault(sub.sha256, []).append(sub.name)
-    return [names for names in by_hash.values() if len(names) > 1]
+        if (k := key(sub)) is not None:
+            groups.setdefault(k, []).append(sub.name)
+    return {k: names for k, names in groups.items() if len(names) > 1}
 
 
 def vet(path: Path, name: str, assignment: str | None) -> Submission:

@@ -94,7 +94,7 @@ class Group:
             if self.stop.abandoned:
                 return None
         doc = written_answers.attach(doc, sub, self.written)  # read here, never run
-        doc = with_source(doc, sub)
+        doc = with_source(doc, sub.sha256)
         return doc.written(self.out / "results"), 0.0 if sub.problem else time.monotonic() - start
 
     def _grade(self, sub: Submission) -> ResultDoc:

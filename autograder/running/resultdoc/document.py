@@ -273,9 +273,8 @@ def _type_problem(doc: dict) -> str | None:
 SOURCE = "source_sha256"
 
 
-def with_source(doc: ResultDoc, sub: Any) -> ResultDoc:
-    """``doc`` saying which bytes it graded: ``sub.sha256`` (a ``Submission``), when known."""
-    digest = getattr(sub, "sha256", None)
+def with_source(doc: ResultDoc, digest: str | None) -> ResultDoc:
+    """``doc`` saying which bytes it graded (``Submission.sha256``), when known."""
     if digest is None:
         return doc
     return replace(doc, extra={**doc.extra, SOURCE: digest})
