@@ -10,18 +10,38 @@ import math
 from ..describing import fmt
 from .subject import Diagnosis
 
+#: A few float32 steps, relative: an answer rounded in float32 (``torch.round(grad,
+#: decimals=4)``) holds the float32 nearest the rounded decimal, 13.762200355 for 13.7622 (blind
+#: round zzs: a 1e-9 match missed it)
+_SAME = 2.5e-7
+#: How far, relative, the value a student rounded may be from the grader's float64 reference
+#: (float32 arithmetic): near a half-step the two round to neighbouring decimals
+_NOISE = 2e-6
+
 
 def rounded(got: list[float], expected: list[float]) -> Diagnosis | None:
-    """The answer is the reference rounded to 1..6 decimals (and rounding changed something)."""
-    if not got or len(got) != len(expected):
+    """The answer is the reference rounded to 1..6 decimals (and rounding changed something):
+    every value a number of that many decimals (within float32's precision) and within half a
+    step of the reference (with float32's noise), the fewest decimals that fit."""
+    if not got or len(got) != len(expected) or not all(map(math.isfinite, [*got, *expected])):
         return None
     for decimals in range(1, 7):
-        target = [round(e, decimals) for e in expected]
-        if all(abs(g - t) <= 1e-9 * max(1.0, abs(t)) for g, t in zip(got, target)) and any(
-                abs(t - e) > 1e-9 * max(1.0, abs(e)) for t, e in zip(target, expected)):
+        scale = 10.0 ** decimals
+        changed = []
+        for g, e in zip(got, expected):
+            grid = _SAME * max(1.0, abs(g)) * scale  # off the grid by float32's rounding
+            if abs(g * scale - round(g * scale)) > grid or \
+                    abs(g - e) > 0.5 / scale + _NOISE * max(1.0, abs(e)):
+                break
+            if grid < 0.25 and abs(g - e) > 1e-9 * max(1.0, abs(e)):
+                changed.append((e, g))
+        else:
+            if not changed:
+                continue
             # the value rounding changed most, shown with the digits that tell it apart
             # (blind round zzp: 1.12880004 to 6 digits read "1.1288 became 1.1288")
-            exact, shown = max(zip(expected, target), key=lambda et: abs(et[1] - et[0]))
+            exact, shown = max(changed, key=lambda eg: abs(eg[1] - eg[0]))
+            shown = round(shown, decimals)
             digits = next((d for d in range(6, 18) if fmt(exact, d) != fmt(shown)), 17)
             return Diagnosis("probe.rounded", (
                 f"Every value equals the expected one rounded to {decimals} decimal"
