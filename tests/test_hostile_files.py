@@ -513,6 +513,40 @@ def test_an_assignment_name_no_assignment_has_is_said_as_such(tmp_path):
     assert "its otter assignment_name '../../../tmp/escape\\\\x1b[2J' is none of" in problem, problem
     assert "\x1b" not in problem
     del nb["metadata"]["otter"]["assignment_name"]
+    nb["cells"] = [c for c in nb["cells"] if "otter.Notebook(" not in "".join(c["source"])]
     path.write_text(json.dumps(nb))
     assert "no otter assignment_name in the notebook's metadata" in vet(path, path.name,
                                                                        None).problem
+
+
+@pytest.mark.parametrize("opened, placed", [
+    ('grader = otter.Notebook("autograd-porting.ipynb")', "autograd-porting"),
+    ("import otter\ngrader = otter . Notebook( nb_path='autograd-exercises.ipynb' )",
+     "autograd-exercises"),
+    ('otter.Notebook("autograd-exercises.ipynb")\notter.Notebook("autograd-porting.ipynb")',
+     None),  # two: neither is chosen
+    ('otter.Notebook("../../x.ipynb")', None),
+    ("# otter.Notebook('hw.ipynb')", None),
+])
+def test_a_notebook_that_lost_its_metadata_is_placed_by_its_first_cell(tmp_path, opened,
+                                                                       placed):
+    """A notebook whose metadata lost its otter entry (a "clear metadata" extension, cells
+    copied into a new notebook) was a 0/21 row ("cannot tell the assignment"): the line otter
+    assign locks into a student notebook's first cell names its assignment; exactly one known
+    name places it, with a note for staff, anything else leaves the row as it was."""
+    nb = dict(NOTEBOOK, metadata={}, cells=[
+        {"cell_type": "code", "metadata": {}, "source": opened, "outputs": [],
+         "execution_count": None}])
+    path = tmp_path / "stripped.ipynb"
+    path.write_text(json.dumps(nb))
+    sub = vet(path, path.name, None)
+    assert sub.assignment == placed
+    if placed:
+        assert sub.problem is None
+        assert sub.note == (f"stripped.ipynb: no otter assignment_name in its metadata; graded "
+                            f'as {placed}, the notebook its cells open (otter.Notebook("'
+                            f'{placed}.ipynb"))')
+    else:
+        assert "no otter assignment_name" in sub.problem and sub.note is None
+    # -a decides where it is given, as before
+    assert vet(path, path.name, "autograd-exercises").assignment == "autograd-exercises"

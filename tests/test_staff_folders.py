@@ -157,3 +157,52 @@ def test_is_a_run_that_did_not_finish_said_by_report_not_skipped(tmp_path):
         proc = run(["grade", "-p", "subs", "-o", "out", *EXERCISES, "--resume"], tmp_path)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert all(p.is_file() for p in summaries)
+
+
+@pytest.mark.slow
+def test_is_a_folder_of_another_assignment_refused_by_a(tmp_path):
+    """``-a autograd-porting`` on a folder of exercises notebooks graded nothing and exited 0
+    (every file "for 'autograd-exercises', not ..."): a script saw success. Refused now, in
+    one line, before anything is written."""
+    (tmp_path / "subs").mkdir()
+    for name in ("ada.ipynb", "alan.ipynb"):
+        (tmp_path / "subs" / name).write_text(
+            '{"cells": [], "metadata": {"otter": {"assignment_name": "autograd-exercises"}}, '
+            '"nbformat": 4, "nbformat_minor": 5}')
+    refused(run(["grade", "-p", "subs", "-o", "out", "-a", "autograd-porting", "--runner",
+                 "otter", "--seed", "1"], tmp_path),
+            "-a autograd-porting: no notebook in subs is for autograd-porting (2 for "
+            "'autograd-exercises'); grade the folder without -a, or with -a autograd-exercises")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.needs_root
+def test_is_a_solution_that_lost_its_metadata_graded_in_full(tmp_path):
+    """The solution with its otter metadata stripped, beside the untouched one and a porting
+    notebook, no -a: graded as the assignment its first cell opens, full marks, and the run
+    says how it was placed (it was a 0/21 row, exported as 0)."""
+    import json
+
+    from notebooks import ROOT
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    nb = json.loads((ROOT / "solutions" / "autograd-exercises.ipynb").read_text())
+    (subs / "kept.ipynb").write_text(json.dumps(nb))
+    del nb["metadata"]["otter"]
+    (subs / "stripped.ipynb").write_text(json.dumps(nb))
+    (subs / "other.ipynb").write_text((ROOT / "student_templates" / "autograd-porting"
+                                       / "autograd-porting.ipynb").read_text())
+    proc = run(["grade", "-p", "subs", "-o", "out", "--runner", "sealed", "--seed", "1",
+                "--no-reports", "--jobs", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert ("note: stripped.ipynb: no otter assignment_name in its metadata; graded as "
+            'autograd-exercises, the notebook its cells open (otter.Notebook("'
+            'autograd-exercises.ipynb"))') in proc.stdout
+    graded = rows(tmp_path / "out" / "autograd-exercises" / "final_grades.csv")
+    assert set(graded) == {"kept.ipynb", "stripped.ipynb"}
+    assert graded["stripped.ipynb"]["total_points_earned"] == \
+        graded["kept.ipynb"]["total_points_earned"] == "21"
+    assert set(rows(tmp_path / "out" / "autograd-porting" / "final_grades.csv")) == {
+        "other.ipynb"}

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ class Submission:
         sha256: the hash of the file's bytes as vetted (``None``: they could not be read), kept
             in its result document: a partial run grades a file again when it has changed
             since (``batch.selection``).
+        note: what staff are told about how it was placed (its assignment told by its cells,
+            its metadata naming none: ``named_by_cells``), or ``None``.
     """
 
     path: Path
@@ -46,6 +49,7 @@ class Submission:
     seed: int | None = None
     other: str | None = None
     sha256: str | None = None
+    note: str | None = None
 
 
 def seed_of(sub: Submission, run_seed: int) -> int:
@@ -226,6 +230,14 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
         return Submission(path, name, assignment, f"{name}: this notebook is for "
                           f"{found[:100]!r}, not {assignment!r} (-a); grade it without -a, "
                           f"or with -a {found[:100]}", other=found, sha256=digest)
+    note = None
+    if not assignment and not found and (found := named_by_cells(nb["cells"])):
+        # a notebook whose metadata lost its otter entry (a "clear metadata" extension, cells
+        # copied into a new notebook) still opens its assignment's notebook in its first cell:
+        # graded as that one, as otter grades any notebook under the zip it is given, never
+        # a 0 for a file that holds the answers
+        note = (f"{name}: no otter assignment_name in its metadata; graded as {found}, the "
+                f'notebook its cells open (otter.Notebook("{found}.ipynb"))')
     chosen = assignment or found
     if chosen not in ASSIGNMENTS:
         # one the notebook names but no assignment has (red-team round rt-1: a path) is said
@@ -235,7 +247,25 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
                "no otter assignment_name in the notebook's metadata")
         return bad(f"cannot tell the assignment: {why}; pass -a ASSIGNMENT",
                    found if found in ASSIGNMENTS else None)
-    return Submission(path, name, chosen, sha256=digest)
+    return Submission(path, name, chosen, sha256=digest, note=note)
+
+
+#: ``otter.Notebook("<assignment>.ipynb")``, the line otter assign puts in a student notebook's
+#: first cell (locked there: not editable, not deletable)
+_OPENED = re.compile(r"""otter\s*\.\s*Notebook\s*\(\s*(?:nb_path\s*=\s*)?"""
+                     r"""["']([\w.-]+)\.ipynb["']""")
+
+
+def named_by_cells(cells: list) -> str | None:
+    """The assignment the code cells' ``otter.Notebook("<assignment>.ipynb")`` lines name, when
+    they name exactly one known assignment; else ``None``."""
+    named = set()
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            source = source if isinstance(source, str) else "".join(source)
+            named.update(m for m in _OPENED.findall(source) if m in ASSIGNMENTS)
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def cell_ok(cell) -> bool:

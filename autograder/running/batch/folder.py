@@ -72,6 +72,7 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
     listed = [_seeded(sub, seed, roster) for sub in found]
     subs = listed
     groups, unplaced_subs = _group(listed)  # the whole folder's grouping, shard or not
+    preflight.check_assignment(options.assignment, groups, listed, folder)
     graded_assignments = sorted(groups)
     if shard is not None:  # may leave none: an empty shard still writes its manifest
         subs = [s for s in subs if shard.holds(s.name)]
@@ -121,6 +122,9 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
                         + ("(a resubmission?): graded again in full" if any(
                             s.name == sub for s in pk.now) else
                            "(a resubmission?): kept as graded; --resume grades it again"))
+    for sub in subs:
+        if sub.note and not sub.problem:
+            display.say(f"  note: {sub.note}")
     left = sorted([(s.name, s.problem.removeprefix(f"{s.name}: ")) for s in unplaced_subs]
                   + [(name, why) for name, why in unplaced.ignored(folder)
                      if shard is None or shard.holds(name)])

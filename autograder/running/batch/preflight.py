@@ -31,6 +31,26 @@ def check_only(subs: list[Submission], names: tuple[str, ...], folder: Path) -> 
                                          if len(unknown) > 1 else ""))
 
 
+def check_assignment(assignment: str | None, groups: dict[str, list[Submission]],
+                     subs: list[Submission], folder: Path) -> None:
+    """``-a``'s assignment must be that of one notebook at least: a folder whose notebooks are
+    all another assignment's (a typo, the wrong folder) is refused before any work, not an
+    empty run that exits 0."""
+    if not assignment or groups:
+        return
+    others: dict[str, int] = {}
+    for sub in subs:
+        if sub.other:
+            others[sub.other] = others.get(sub.other, 0) + 1
+    if not others:
+        return
+    counts = ", ".join(f"{n} for {name[:100]!r}" for name, n in sorted(others.items()))
+    hint = (f"grade the folder without -a, or with -a {next(iter(others))}" if len(others) == 1
+            else "grade the folder without -a")
+    raise Refused(f"-a {assignment}: no notebook in {folder} is for {assignment} ({counts}); "
+                  f"{hint}")
+
+
 def check_question(question: str | None, questions: dict[str, list[str]],
                    written: dict[str, list[str]] | None = None) -> None:
     """``--question`` must name a question of an assignment being graded (``questions``:
