@@ -241,6 +241,9 @@ def run_merge(args: argparse.Namespace) -> int:
         overlap = overlapping("-o", Path(args.output), "shard", Path(shard))
         if overlap:
             raise UsageError(overlap)
+        # the shards drew each student's inputs for the roster they recorded (they agree on
+        # it: merge's "identities"); exported under another one, the ids would not match
+        _same_roster(args.roster, Path(shard))
     try:
         merge([Path(p) for p in args.shards], Path(args.output), say=print)
     except MergeError as exc:

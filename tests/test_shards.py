@@ -122,6 +122,26 @@ def test_merge_refuses_a_missing_or_repeated_shard_and_a_folder_that_is_no_shard
         proc.stderr, proc.stderr
 
 
+def test_merge_refuses_a_roster_other_than_the_shards_recorded(tmp_path):
+    """The shards drew each student's hidden inputs for their recorded roster; merge --roster
+    with another would have exported the merged grades under other ids (report refuses it,
+    merge did not)."""
+    from autograder.running.outputs import grading_json
+
+    one, two = fake_shard(tmp_path / "s1", 1, 2), fake_shard(tmp_path / "s2", 2, 2)
+    for shard in (one, two):
+        grading_json.write(shard, seed=SEED, folder="subs", runner="sealed", feedback="full",
+                           roster={"a.ipynb": "1001", "b.ipynb": "1002"})
+    other = tmp_path / "other.csv"
+    other.write_text("file,student_id\na.ipynb,2001\nb.ipynb,2002\n")
+    proc = run("merge", str(one), str(two), "-o", str(tmp_path / "m"), "--roster", str(other),
+               check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "was graded with another roster" in proc.stderr and str(one) in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
 def test_merge_never_writes_into_a_folder_that_holds_something(tmp_path):
     one, two = fake_shard(tmp_path / "s1", 1, 2), fake_shard(tmp_path / "s2", 2, 2)
     (tmp_path / "m").mkdir()
