@@ -259,6 +259,32 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
                   passed_message="export_numpy kept values, shape and dtype on fresh tensors.")
 
 
+#: What an answer that is the same for every t is told (red-team round rt-3:
+#: np.zeros(t.shape, dtype) earned this check's points for a function that exports nothing).
+IGNORES_T = ("an array that does not depend on t's values is no export of t, and writing to it "
+             "says nothing about t: this check's points are for a copy of t that is "
+             f"independent of it. Export t's own values: {EXPORT}")
+
+
+def depends_on_t(export_numpy: Callable, rng: np.random.Generator) -> Verdict:
+    """``PASS`` unless ``export_numpy`` returns equal arrays for two tensors of one shape and
+    dtype whose values differ everywhere: then a failing verdict, ``answer-ignores-input``."""
+    t = torch.from_numpy(rng.uniform(-10.0, 10.0, size=(int(rng.integers(2, 5)), 3)))
+    other = t + torch.from_numpy(rng.uniform(1.0, 2.0, size=tuple(t.shape)))
+    first, failure = call(export_numpy, "export_numpy", t.clone())
+    again, failure_again = call(export_numpy, "export_numpy", other.clone())
+    if failure or failure_again or not (isinstance(first, np.ndarray)
+                                        and isinstance(again, np.ndarray)):
+        return PASS  # the values check scores a raise or what is no array
+    if first.shape != again.shape or not np.array_equal(first, again):
+        return PASS
+    return Verdict(False, f"export_numpy({describe_tensor(t)}) and export_numpy of another "
+                   f"tensor of that shape, every value 1 to 2 larger, returned the same array, "
+                   f"{describe(first)}: {IGNORES_T}", "answer-ignores-input",
+                   Evidence({"t": plain(t), "other_t": plain(other)}, plain(expected_array(t)),
+                            plain(first)))
+
+
 def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
                       points: float = 1.0) -> CheckResult:
     """Export fresh tensors, write to each result, and check the tensor did not change."""
@@ -287,5 +313,7 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         verdict = failure or judge_independent(got, t, before, base, base_before, requires_grad)
         if not verdict.ok:
             break
+    if verdict.ok:  # drawn last: the cases above stay those of earlier runs with the seed
+        verdict = depends_on_t(export_numpy, rng)
     return finish(QUESTION, "export_numpy_independent", verdict, seed=seed, points=points,
                   passed_message="Writing to export_numpy's result never changed the tensor.")

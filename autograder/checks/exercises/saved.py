@@ -160,6 +160,27 @@ def inputs_made_tracked(verdict: Verdict, got: Any, net: nn.Module, inputs: torc
                    verdict.evidence, verdict.traceback)
 
 
+def counts_something(answers: list[tuple[Any, Predictions]]) -> Verdict:
+    """``PASS`` unless the tracked answers of the untracked check's calls (the middle call of
+    each network's three) are one pair for every network though the grader's counts differ:
+    then (0, 0) without tracking is no measurement either (red-team round rt-3: a function
+    returning (0, 0) whatever it was given earned the untracked check's points), a failing
+    verdict, ``answer-ignores-input``."""
+    pairs = {tuple(int(v) for v in got) for got, _ in answers if not pair_problem(got)}
+    expected = {tuple(pred.tracked) for _, pred in answers}
+    if len(answers) < 2 or len(pairs) != 1 or len(expected) < 2:
+        return PASS
+    pair = next(iter(pairs))
+    return Verdict(False, f"count_saved returned {pair} with track=True on every network the "
+                   f"grader gave it, where its own hook counts {sorted(expected)[:3]}...: a "
+                   "count that is the same whatever the network measures nothing, so its (0, 0) "
+                   "with track=False earns nothing either. Count the pack calls (and bytes) of "
+                   "net(inputs) run inside torch.autograd.graph.saved_tensors_hooks, under "
+                   "torch.no_grad() only when track is False.", "answer-ignores-input",
+                   Evidence({"tracked answers": [list(pair)] * len(answers)},
+                            [list(e) for e in sorted(expected)], list(pair)))
+
+
 def describe_call(net: nn.Module, inputs: torch.Tensor, track: bool) -> str:
     """``count_saved(Sequential(Linear(3, 2), Tanh()), inputs (4, 3) float64, track=True)``."""
     layers = ", ".join(f"Linear({m.in_features}, {m.out_features})" if isinstance(m, nn.Linear)
@@ -218,6 +239,7 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     # drawn last: a frozen network and one with its first Linear frozen (saved_frozen)
     frozen = draw_frozen(rng)
     verdict = PASS
+    tracked_answers: list[tuple[Any, Predictions]] = []  # the other mode's, when track=False
     for index, (net, inputs, pred) in enumerate(cases):
         seq, shown = [], describe_call(net, inputs, track)
         for mode in (track, not track, track):
@@ -228,6 +250,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             if not verdict.ok:
                 break
             seq.append(got)
+        if verdict.ok and not track:
+            tracked_answers.append((seq[1], pred))
         if verdict.ok:
             verdict = inputs_made_tracked(judge_counts(seq, pred, track, shown), seq[0], net,
                                           inputs, track)
@@ -248,6 +272,8 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             verdict = explain(view_on_saved(verdict), subject(count_saved, net, inputs, track),
                               seq[0] if seq else None)
             break
+    if verdict.ok and not track:
+        verdict = counts_something(tracked_answers)
     if verdict.ok:
         net, first = cases[0][0], cases[0][1]
         shown = describe_call(net, reask, track)

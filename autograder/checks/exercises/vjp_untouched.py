@@ -102,6 +102,35 @@ def snapshot(x: torch.Tensor, weights: torch.Tensor) -> dict[str, Any]:
             "w_state": probe_snapshot(weights)}
 
 
+#: What an answer that is the same for every x is told (red-team round rt-3: zeros_like(x)
+#: earned this check's points for a function that computes nothing).
+IGNORES_X = ("an answer that does not depend on x is no gradient at x, and a function that "
+             "never computes one leaves x alone without trying: this check's points are for "
+             "a pullback that reads x and does not change it. Compute the gradient of "
+             "sum(weights * x ** 2) on a copy of x: 2 * x * weights.")
+
+
+def depends_on_x(vjp_square: Callable, rng: np.random.Generator) -> Verdict:
+    """``PASS`` unless ``vjp_square`` returns the very same tensor for two x's (one weights),
+    whose gradients differ in every entry: then a failing verdict, ``answer-ignores-input``."""
+    x = torch.from_numpy(rng.uniform(0.5, 5.0, size=int(rng.integers(2, 6))))
+    weights = torch.from_numpy(rng.uniform(0.5, 3.0, size=x.shape))
+    other = x + torch.from_numpy(rng.uniform(1.0, 2.0, size=x.shape))
+    first, failure = call(vjp_square, "vjp_square", x.clone(), weights.clone())
+    again, failure_again = call(vjp_square, "vjp_square", other.clone(), weights.clone())
+    if failure or failure_again or not (isinstance(first, torch.Tensor)
+                                        and isinstance(again, torch.Tensor)):
+        return PASS  # a raise or a non-tensor here is the values check's to score
+    if first.shape != again.shape or not torch.equal(first.detach().cpu(), again.detach().cpu()):
+        return PASS
+    return Verdict(False, f"vjp_square returned {describe(first)} for x = {describe(x)} and the "
+                   f"same for x = {describe(other)} (the same weights): {IGNORES_X}",
+                   "answer-ignores-input", Evidence({"x": plain(x), "other_x": plain(other),
+                                                     "weights": plain(weights)},
+                                                    plain(expected_vjp(x, weights)),
+                                                    plain(first)))
+
+
 def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
                     points: float = 1.0) -> CheckResult:
     """Call ``vjp_square`` twice per input and check the caller's tensors are left alone."""
@@ -123,5 +152,7 @@ def check_untouched(vjp_square: Callable, rng: np.random.Generator, *,
                 break
         if not verdict.ok:
             break
+    if verdict.ok:  # drawn last: the cases above stay those of earlier runs with the seed
+        verdict = depends_on_x(vjp_square, rng)
     return finish(QUESTION, "vjp_square_leaves_inputs", verdict, seed=seed, points=points,
                   passed_message="vjp_square left the caller's x and weights untouched.")

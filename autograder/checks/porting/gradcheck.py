@@ -257,6 +257,16 @@ def judge_two_graphs(MyOp: Any, x1: torch.Tensor, x2: torch.Tensor, upstream: fl
     if failure:
         return failure
     inputs = {"x1": plain(x1), "x2": plain(x2), "upstream": upstream}
+    if all(leaf.grad is None or not leaf.grad.detach().any() for leaf in leaves):
+        # nothing to tell apart: a backward that gives no gradient keeps no state at all
+        # (red-team round rt-3: a MyOp computing nothing earned this check's points)
+        return Verdict(False, f"{shown}, x1.grad and x2.grad are "
+                       f"{describe(leaves[0].grad)} and {describe(leaves[1].grad)}: no "
+                       "gradient reached either leaf, so whether each graph keeps its own input "
+                       "cannot be seen, and this check's points are for a backward that does. "
+                       "Return the gradient from backward: grad_output times the derivative at "
+                       "the input saved on ctx (ctx.save_for_backward(x) in forward).",
+                       "no-gradient", Evidence(inputs, None, None))
     for which, (leaf, x) in enumerate(zip(leaves, (x1, x2)), 1):
         if leaf.grad is not None and allclose(leaf.grad, upstream * analytic_grad(x), RTOL, ATOL):
             continue
