@@ -221,6 +221,27 @@ def test_cells_run_in_one_request_each_within_its_own_time_limit():
 
 
 @pytest.mark.needs_root
+def test_what_a_stopped_cell_printed_before_it_hung_is_kept():
+    """A cell killed at its time limit never flushes: its lines must reach the output as they
+    are printed (red-team round rt-3: a hung cell's progress lines were lost)."""
+    import time
+
+    from autograder.running.judge.core import Session
+
+    cells = [(0, 'print("epoch 1 done")\nprint("epoch 2 done")\nwhile True:\n    pass'),
+             (1, "done = 1")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, Limits(call_timeout=5, cell_timeout=1.5,
+                                             submission_timeout=60), time.monotonic() + 60)
+        try:
+            assert session.ensure()["done"] == 1
+        finally:
+            output = session.close()
+    assert session.report[0]["status"] == "stopped"
+    assert "epoch 1 done\nepoch 2 done" in output, output
+
+
+@pytest.mark.needs_root
 def test_a_cell_stream_left_early_kills_its_worker_as_cut():
     """A judge that stops reading a request's cells (its submission's time is up) kills the
     worker, whose later lines would put it out of step, and says it was cut."""

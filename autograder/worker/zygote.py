@@ -199,6 +199,13 @@ def _worker(uid: int, limits: dict, fds: list[int], confinement: str) -> None:
         hello["cuda"] = cuda_state()
     os.write(REPLIES_FD, json.dumps(hello).encode() + b"\n")
     try:
+        # each line the student prints reaches the output pipe as it is printed: a cell stopped
+        # at its time limit is killed, and what it printed before (the last epoch it reached)
+        # was lost in the block buffer (red-team round rt-3)
+        sys.stdout.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
         from .main import serve
 
         serve(REQUESTS_FD, REPLIES_FD)
