@@ -178,8 +178,14 @@ def _cut(text: str, limit: int) -> str:
 
 
 def write(root: Path, results: dict) -> None:
+    """``results.json``, every string in it ``names.visible`` (what the notebook printed or
+    raised cannot rewrite a line or reverse text to pass for the grader's words), within
+    PrairieLearn's size limit."""
+    from ..names import visible_json
+
     (root / "results").mkdir(parents=True, exist_ok=True)
-    (root / "results" / "results.json").write_text(within_limit(results), encoding="utf-8")
+    (root / "results" / "results.json").write_text(within_limit(visible_json(results)),
+                                                   encoding="utf-8")
 
 
 def main(root: Path = ROOT) -> int:
