@@ -31,6 +31,7 @@ from ..resultdoc import (
     Question,
     ResultDoc,
     TestOutcome,
+    as_sentence,
 )
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .namespace import RemoteNamespace
@@ -137,7 +138,8 @@ class Session:
         return text
 
     def problems(self) -> list[str]:
-        """What went wrong with the notebook's process, in words for staff and student."""
+        """What went wrong with the notebook's process, in words for staff and student: one
+        sentence each, so that a message joining them reads as sentences."""
         sources = dict(self.cells)
         found = [f"{cell_name(i, sources.get(i, ''))} stopped the notebook's process: "
                  f"{self.report[i]['reason']}"
@@ -145,11 +147,11 @@ class Session:
         if self.restarts:
             found.append(f"the notebook's process was replaced {self.restarts} time(s)")
         if self.cut:
-            found.append(f"stopped by the time limit for the whole submission "
+            found.append(f"the time limit for the whole submission ran out "
                          f"({self.limits.submission_timeout:g} s for all its cells and tests "
                          "together): the tests still running or not yet run then got no "
                          "points; make the slow cells or functions faster")
-        return found
+        return [as_sentence(p) for p in found]
 
 
 def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
