@@ -130,9 +130,26 @@ def grade(root: Path, seed: int | None = None) -> "ResultDoc":
                  limits=limits)
 
 
-def results_json(doc: "ResultDoc") -> dict:
+def written_questions(root: Path) -> list[tuple[str, float]]:
+    """``(name, points)`` of the written questions this question covers, from the zip's
+    listing (``authoring.written.LISTING``; none in a zip made before it listed them): all of
+    them, or with ``questions`` in question.json only those it names."""
+    import zipfile
+
+    from ...authoring.written import LISTING, listed
+
+    _, zip_path, wanted = question(root)
+    with zipfile.ZipFile(zip_path) as zf:
+        text = zf.read(LISTING) if LISTING in zf.namelist() else None
+    return [(n, p) for n, p in listed(text) if wanted is None or n in wanted]
+
+
+def results_json(doc: "ResultDoc", written: list[tuple[str, float]] = ()) -> dict:
     """PrairieLearn's results for our document: one test per otter test case, with our
-    named-mistake messages, and the score as a fraction of the points possible."""
+    named-mistake messages, and the score as a fraction of the auto-graded points possible
+    (``written``: the questions graded by hand later, which the message names)."""
+    from .summary import summary
+
     if doc.is_grader_error:
         return grader_error(doc.error or "")
     tests, earned, possible = [], 0.0, 0.0
@@ -142,11 +159,9 @@ def results_json(doc: "ResultDoc") -> dict:
             tests.append({"name": name if len(q.tests) == 1 else f"{name}: {t.name}",
                           "description": "hidden test" if t.hidden else "public test",
                           "points": t.points, "max_points": t.possible, "message": t.message})
-    message = f"{earned:g} of {possible:g} points."
-    if doc.problems:
-        message += " " + " ".join(doc.problems)
     return {"gradable": True, "score": round(earned / possible, 6) if possible else 0.0,
-            "message": message, "output": doc.output or "", "tests": tests}
+            "message": "\n".join(summary(doc, list(written))), "output": doc.output or "",
+            "tests": tests}
 
 
 def grader_error(detail: str) -> dict:
@@ -195,7 +210,7 @@ def main(root: Path = ROOT) -> int:
     try:
         lock_down(root)
         # AUTOGRADER_SEED: staff reproducing a recorded grade
-        results = results_json(grade(root, seed_from(os.environ)))
+        results = results_json(grade(root, seed_from(os.environ)), written_questions(root))
         status = 0
     except NotGradable as exc:
         results = {"gradable": False, "score": 0.0, "message": str(exc),

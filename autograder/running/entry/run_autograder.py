@@ -162,16 +162,34 @@ def gradescope_results(results, config: dict, tests_dir: Path, visibility: str) 
     return gradescope
 
 
-def results_json(doc: ResultDoc, config: dict, tests_dir: Path, visibility: str):
-    """Gradescope's results.json for our document (every string ``names.visible``: what the
-    notebook printed or raised cannot rewrite a line or reverse text on Gradescope's page),
-    and otter's ``GradingResults`` (for results.pkl)."""
+def written_questions(source: Path) -> list[tuple[str, float]]:
+    """``(name, points)`` of the assignment's written questions, from the zip's listing
+    (``authoring.written.LISTING``, unpacked in ``source``; none in a zip made before it
+    listed them)."""
+    from ...authoring.written import LISTING, listed
+
+    path = source / LISTING
+    return listed(path.read_bytes()) if path.is_file() else []
+
+
+def results_json(doc: ResultDoc, config: dict, tests_dir: Path, visibility: str,
+                 written: list[tuple[str, float]] = ()):
+    """Gradescope's results.json for our document and otter's ``GradingResults`` (for
+    results.pkl). A graded submission's top-level ``output`` (shown above the tests) says
+    its auto-graded points, the ``written`` questions graded by hand later, the cells that
+    raised and what went wrong with the notebook's process (``summary``). Every string is
+    ``names.visible``: what the notebook printed or raised cannot rewrite a line or reverse
+    text on Gradescope's page."""
+    from .summary import summary
+
     results = otter_results(tests_dir, doc)
     gradescope = gradescope_results(results, config, tests_dir, visibility)
     if doc.status.is_rejected:
         gradescope.update(score=0, output=doc.error)
     elif doc.is_grader_error:
         gradescope.update(score=0, output=grader_error_message(doc.error or ""))
+    else:
+        gradescope["output"] = "\n".join(summary(doc, list(written)))
     return visible_json(gradescope), results
 
 
@@ -187,7 +205,8 @@ def write_results(root: Path, seed: int | None, visibility: str) -> int:
         doc = grade(root, seed)
     except SubmissionProblem as exc:
         doc = ResultDoc.rejected("submission", str(exc), assignment=config.get("assignment_name"))
-    gradescope, results = results_json(doc, config, tests_dir, visibility)
+    gradescope, results = results_json(doc, config, tests_dir, visibility,
+                                       written_questions(root / "source"))
     (out / "results.json").write_text(json.dumps(gradescope, indent=2))
     (out / "autograder.json").write_text(doc.to_json())
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
