@@ -221,6 +221,30 @@ def test_cells_run_in_one_request_each_within_its_own_time_limit():
 
 
 @pytest.mark.needs_root
+def test_a_stopped_cell_and_a_stopped_call_each_name_their_own_time_limit():
+    """Two limits, two wordings (rt-3: "120 s (the time limit for one cell or one call ...)"
+    and "30 s (...)" read alike): a cell is stopped at the time limit for one cell, a call at
+    the time limit for one call of a function."""
+    import time
+
+    from autograder.checks.calling import WorkerLost
+    from autograder.running.judge.core import Session
+
+    cells = [(0, "while True:\n    pass"), (1, "def spin():\n    while True:\n        pass")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, Limits(call_timeout=1, cell_timeout=1.5,
+                                             submission_timeout=60), time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            with pytest.raises(WorkerLost) as lost:
+                env["spin"]()
+        finally:
+            session.close()
+    assert "stopped after 1.5 s (the time limit for one cell)" in session.report[0]["reason"]
+    assert "stopped after 1 s (the time limit for one call of a function)" in str(lost.value)
+
+
+@pytest.mark.needs_root
 def test_a_cell_stream_left_early_kills_its_worker_as_cut():
     """A judge that stops reading a request's cells (its submission's time is up) kills the
     worker, whose later lines would put it out of step, and says it was cut."""
