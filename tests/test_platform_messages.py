@@ -21,6 +21,7 @@ from autograder.running.resultdoc import (
     ResultDoc,
 )
 from autograder.running.resultdoc import TestOutcome as Outcome
+from notebooks import ROOT
 
 ASSIGNMENT = "autograd-exercises"
 
@@ -233,3 +234,37 @@ def test_the_points_line(written, line):
     from autograder.running.entry.summary import points_line
 
     assert points_line(graded(), written) == line
+
+
+# --- a notebook of the other assignment ----------------------------------------------------------
+
+PORTING = ROOT / "solutions" / "autograd-porting.ipynb"
+WANTS = ("is the autograd-porting notebook, but this {place} wants the autograd-exercises "
+         "notebook: {again} your autograd-exercises.ipynb instead.")
+
+
+def test_prairielearn_says_what_to_submit_for_another_assignments_notebook(tmp_path):
+    """A09b: the command line's advice ("grade it without -a, or with -a autograd-porting")
+    is none a PrairieLearn student can follow; they are told what to submit instead."""
+    from autograder.running.entry.prairielearn import NotGradable, notebook
+
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / "autograd-exercises.ipynb").write_bytes(PORTING.read_bytes())
+    with pytest.raises(NotGradable) as refused:
+        notebook(tmp_path, ASSIGNMENT)
+    said = str(refused.value)
+    assert said == "Your file autograd-exercises.ipynb " + WANTS.format(place="question",
+                                                                        again="submit")
+    assert "-a" not in said.split()
+
+
+def test_gradescope_says_what_to_submit_for_another_assignments_notebook(tmp_path, source):
+    from autograder.running.entry.run_autograder import SubmissionProblem, submitted_notebook
+
+    (tmp_path / "source").symlink_to(source)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "hw.ipynb").write_bytes(PORTING.read_bytes())
+    with pytest.raises(SubmissionProblem) as refused:
+        submitted_notebook(tmp_path)
+    assert str(refused.value) == "Your file hw.ipynb " + WANTS.format(place="assignment",
+                                                                      again="resubmit")

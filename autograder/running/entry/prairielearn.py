@@ -72,6 +72,7 @@ def notebook(root: Path, assignment: str):
     """The one submitted notebook, vetted (``submissions.vet``), else ``NotGradable``."""
     from ..names import text
     from ..submissions import vet
+    from .summary import refused
 
     student = root / "student"
     files = sorted(p for p in student.rglob("*") if p.is_file()) if student.is_dir() else []
@@ -82,8 +83,7 @@ def notebook(root: Path, assignment: str):
                           f"{len(notebooks)} among: {names}.")
     sub = vet(notebooks[0], text(notebooks[0].name), assignment)  # names.text: printable
     if sub.problem:
-        raise NotGradable(f"Your file {sub.problem}. Save the notebook from Jupyter "
-                          f"(File > Save) and submit the .ipynb file.")
+        raise NotGradable(refused(sub, assignment, "question", "submit"))
     return sub
 
 

@@ -99,6 +99,7 @@ def submitted_notebook(root: Path) -> Path:
     theirs (``submissions.find``: a link, FIFO or device is never opened or followed, nothing
     is read past the size cap), else ``SubmissionProblem``, the student's to fix."""
     from ..submissions import find
+    from .summary import refused
 
     config = json.loads((root / "source" / "otter_config.json").read_text(encoding="utf-8"))
     # in any folder (Gradescope unpacks an uploaded zip), but not Jupyter's checkpoints or
@@ -110,8 +111,8 @@ def submitted_notebook(root: Path) -> Path:
         raise SubmissionProblem(f"Your submission must contain exactly one notebook (.ipynb); "
                                 f"found {len(found)} ({names}). Resubmit with one notebook.")
     if found[0].problem:
-        raise SubmissionProblem(f"Your file {found[0].problem}. Save the notebook from Jupyter "
-                                f"(File > Save) and resubmit the .ipynb file.")
+        raise SubmissionProblem(refused(found[0], config.get("assignment_name") or "",
+                                        "assignment", "resubmit"))
     return found[0].path
 
 

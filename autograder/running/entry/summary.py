@@ -1,11 +1,13 @@
 """What a platform's student reads above the tests (PrairieLearn's ``message``, Gradescope's
 top-level ``output``), one sentence each: the auto-graded points and the written questions
-graded by hand later, the cells that raised, and what went wrong with the notebook's process.
+graded by hand later, the cells that raised, and what went wrong with the notebook's process;
+and, for a file not graded, what to submit instead (``refused``).
 """
 
 from __future__ import annotations
 
 from ..resultdoc import CellReport, ResultDoc, as_sentence
+from ..submissions import Submission
 
 #: Cells that raised named one by one; the rest are counted.
 MAX_CELLS = 3
@@ -55,3 +57,14 @@ def summary(doc: ResultDoc, written: list[tuple[str, float]]) -> list[str]:
     """The sentences above a graded submission's tests, in the order a student acts on them."""
     return [points_line(doc, written), *raised_cells(doc),
             *(as_sentence(p) for p in doc.problems if p.strip())]
+
+
+def refused(sub: Submission, assignment: str, place: str, again: str) -> str:
+    """Why a platform refuses the vetted ``sub``, with what to submit instead: never the
+    command line's advice (``-a``), which a student on ``place`` ("question", "assignment")
+    cannot follow. ``again``: "submit" or "resubmit"."""
+    if sub.other:  # a notebook of another assignment
+        return (f"Your file {sub.name} is the {sub.other[:100]} notebook, but this {place} "
+                f"wants the {assignment} notebook: {again} your {assignment}.ipynb instead.")
+    return (f"Your file {sub.problem}. Save the notebook from Jupyter (File > Save) and "
+            f"{again} the .ipynb file.")
