@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...checks.calling import RemoteError, WorkerLost, exception_summary
+from ...checks.calling import (
+    RemoteError,
+    UnreadableAnswer,
+    WorkerLost,
+    exception_summary,
+    unreadable_text,
+)
 from ...checks.describing import student_texts
 from ...harness import GraderFault, collecting
 from ..limits import Limits
@@ -169,6 +175,8 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
             passed, message = False, str(exc) or "a public test assertion failed"
         except WorkerLost as exc:
             passed, message = False, f"Your notebook's code did not finish: {exc}."
+        except UnreadableAnswer as exc:  # it returned: never "raised"
+            passed, message = False, f"Your code {unreadable_text(exc)}."
         except RemoteError as exc:
             passed, message = False, f"Your code raised {exception_summary(exc)}\n{exc.traceback_text}"
         except MemoryError:  # the decoder's budgets should keep this from happening; if a
