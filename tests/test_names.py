@@ -359,6 +359,38 @@ def test_the_console_prints_any_name_or_path(name):
     assert "\x1b" not in shown
 
 
+#: Unicode's categories of characters that move, hide or reorder text (controls, format
+#: characters such as the bidirectional overrides and zero-width spaces, surrogates, line and
+#: paragraph separators): what ``names.visible`` escapes, but the line break and the tab.
+HIDING = ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def test_visible_escapes_every_hiding_character_of_this_pythons_unicode():
+    """Does ``visible``'s hand-made list hold every character of the hiding categories in the
+    running Python's Unicode database (a newer Python may add some), and nothing else
+    (but code points a newer Unicode gave such a character: unassigned here)?"""
+    from autograder.running.names import visible
+
+    for code in range(0x110000):
+        ch, kind = chr(code), unicodedata.category(chr(code))
+        if kind != "Cn":
+            hiding = kind in HIDING and ch not in "\n\t"
+            assert (visible(ch) != ch) == hiding, f"U+{code:04X} {kind}"
+
+
+@given(st.one_of(FS_NAME, ANY_TEXT))
+def test_visible_text_holds_no_hiding_character_and_keeps_the_rest(message):
+    """Whatever a notebook prints, its ``visible`` form holds only line breaks, tabs and
+    characters that show, encodes as UTF-8, and is the message itself where nothing hid."""
+    from autograder.running.names import visible
+
+    shown = visible(message)
+    shown.encode("utf-8")
+    assert not any(unicodedata.category(c) in HIDING and c not in "\n\t" for c in shown)
+    if not any(unicodedata.category(c) in HIDING and c not in "\n\t" for c in message):
+        assert shown == message
+
+
 @pytest.mark.slow
 def test_the_cli_turns_a_refused_write_into_that_files_row(tmp_path):
     """Through ``autograder grade``: a.ipynb's document cannot be written (a folder is in its

@@ -158,8 +158,8 @@ def test_a_check_result_crosses_into_the_document_unchanged():
 
 @pytest.mark.parametrize("word, graded, clean, timed_out, grader_error, rejected, row", [
     (GRADED, True, True, False, False, False, "Completed"),
-    (WORKER_RESTARTS, True, False, False, False, False, "Completed with problems: p"),
-    (TIMED_OUT, True, False, True, False, False, f"{TIMED_OUT_ROW}: p"),
+    (WORKER_RESTARTS, True, False, False, False, False, "Completed with problems: P."),
+    (TIMED_OUT, True, False, True, False, False, f"{TIMED_OUT_ROW}: P."),
     (GRADER_ERROR, False, False, False, True, False, "grader-error: e"),
     (REJECTED, False, False, False, False, True, "e"),
 ])

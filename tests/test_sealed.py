@@ -242,6 +242,61 @@ def test_what_a_stopped_cell_printed_before_it_hung_is_kept():
 
 
 @pytest.mark.needs_root
+def test_a_stopped_cell_and_a_stopped_call_each_name_their_own_time_limit():
+    """Two limits, two wordings (rt-3: "120 s (the time limit for one cell or one call ...)"
+    and "30 s (...)" read alike): a cell is stopped at the time limit for one cell, a call at
+    the time limit for one call of a function."""
+    import time
+
+    from autograder.checks.calling import WorkerLost
+    from autograder.running.judge.core import Session
+
+    cells = [(0, "while True:\n    pass"), (1, "def spin():\n    while True:\n        pass")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, Limits(call_timeout=1, cell_timeout=1.5,
+                                             submission_timeout=60), time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            with pytest.raises(WorkerLost) as lost:
+                env["spin"]()
+        finally:
+            session.close()
+    assert "stopped after 1.5 s (the time limit for one cell)" in session.report[0]["reason"]
+    assert "stopped after 1 s (the time limit for one call of a function)" in str(lost.value)
+
+
+@pytest.mark.needs_root
+def test_a_function_that_returned_what_the_wire_refuses_is_not_said_to_have_raised():
+    """rt-3 a19: "Your code raised ValueError: it returned a value the grader cannot read"
+    for functions that returned normally. A call whose answer the wire refuses says it
+    returned a value the grader cannot read, and why; one whose answer is a type no check
+    reads (a longdouble) is read as that type, never as "nested too deeply"."""
+    import time
+
+    from autograder.checks.calling import UnreadableAnswer, call
+    from autograder.running.judge.core import Session
+
+    cells = [(0, "import numpy as np, torch\n"
+                 "def f8():\n    return torch.zeros(4, dtype=torch.float8_e4m3fn)\n"
+                 "def longs():\n    return [np.longdouble(1.0), np.longdouble(2.0)]")]
+    with uids.lease() as uid:
+        session = Session(cells, uid, LIMITS, time.monotonic() + 60)
+        try:
+            env = session.ensure()
+            _, refused = call(env["f8"], "f8")
+            with pytest.raises(UnreadableAnswer):
+                env["f8"]()
+            longs, _ = call(env["longs"], "longs")
+        finally:
+            session.close()
+    assert refused.message.startswith("f8() returned a value the grader cannot read (unknown "
+                                      "dtype 'float8_e4m3fn'): return the plain result"), \
+        refused.message
+    assert "raised" not in refused.message and refused.misconception == "unreadable-answer"
+    assert [type(v).__name__ for v in longs] == ["Opaque", "Opaque"]
+
+
+@pytest.mark.needs_root
 def test_a_cell_stream_left_early_kills_its_worker_as_cut():
     """A judge that stops reading a request's cells (its submission's time is up) kills the
     worker, whose later lines would put it out of step, and says it was cut."""

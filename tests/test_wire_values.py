@@ -93,3 +93,16 @@ def test_a_frozen_parameter_crosses_frozen():
     assert [p.requires_grad for p in back.parameters()] == [False, False, True, False]
     single = torch.nn.Linear(2, 2).requires_grad_(False)
     assert not any(p.requires_grad for p in wire.decode(wire.encode(single)).parameters())
+
+
+def test_a_numpy_scalar_no_python_number_holds_crosses_as_what_it_is():
+    """rt-3 a19: ``np.longdouble(4.0).item()`` is a longdouble again, so the encoder recursed
+    on it until "value nested too deeply", a list of floats of two kinds reported as nested.
+    It crosses as an opaque value of its type (the checks then say what it is), never
+    read as a number."""
+    import fractions
+
+    got = wire.decode(wire.encode([np.longdouble(4.0), fractions.Fraction(8), np.longdouble(12)]))
+    assert [type(v).__name__ for v in got] == ["Opaque"] * 3
+    assert wire.decode(wire.encode(np.clongdouble(1 + 2j))).type_name == "numpy.clongdouble"
+    assert wire.decode(wire.encode([np.float32(1.5), np.uint64(4)])) == [1.5, 4]

@@ -3,7 +3,9 @@
 otter writes ``student/`` (template and public tests), ``autograder/`` (the zip and a notebook
 holding the solutions) under a build folder. We copy the student files to
 ``student_templates/<assignment>/``, derive ``solutions/<assignment>.ipynb`` from otter's
-autograder notebook, and give the zip a stable name. Everything written is normalised
+autograder notebook, and give the zip a stable name, with the written questions' names and
+points added to it (``written.LISTING``: the platforms' entry points have the zip, not the
+master). Everything written is normalised
 (cell ids, outputs, execution counts) so that a fresh run reproduces the committed files byte
 for byte.
 """
@@ -17,11 +19,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import nbformat
 
-from . import points
+from . import points, written
 from .layout import Layout
 
 #: otter's placeholder for a written answer; the solution notebook keeps the answer instead.
@@ -123,6 +126,9 @@ def assign(assignment: str, layout: Layout, *, templates: Path | None = None,
         raise AssignError(f"expected one autograder zip in {out / 'autograder'}, found {len(zips)}")
     partial = layout.zip(assignment).with_suffix(".zip.partial")
     shutil.copyfile(zips[0], partial)
+    with zipfile.ZipFile(partial, "a") as zf:  # the written questions: names and points only
+        zf.writestr(zipfile.ZipInfo(written.LISTING, date_time=(1980, 1, 1, 0, 0, 0)),
+                    written.listing(written.from_master(master)))
     os.replace(partial, layout.zip(assignment))  # a reader never sees half a zip
     return layout.zip(assignment)
 

@@ -9,7 +9,10 @@ notebook a perfect student submits). ``step:`` in the question config (otter ign
 does not know) sets the points step of the grading page (default 0.5).
 
 Grading snapshots them (``running.outputs.written_questions``), so a run's reports never
-depend on a master edited since.
+depend on a master edited since. The autograder zip lists their names and points
+(``LISTING``, written by ``assign``; never the prompt, model answer or rubric), so that the
+platforms' entry points, which have the zip and not the master, can tell a student which
+questions are graded by hand later.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 import yaml
 
 RUBRIC_MARK = "**Rubric"
+#: The file in the autograder zip listing the written questions: ``[{"name", "points"}]``.
+LISTING = "written.json"
 DEFAULT_STEP = 0.5
 
 
@@ -85,3 +90,18 @@ def from_master(master: Path) -> list[WrittenQuestion]:
             parts["rubric" if block == "solution" and is_rubric(cell) else block].append(
                 _source(cell))
     return found
+
+
+def listing(questions: list[WrittenQuestion]) -> str:
+    """``LISTING``'s text for ``questions``: each one's name and points only."""
+    return json.dumps([{"name": q.name, "points": q.points} for q in questions], indent=1) + "\n"
+
+
+def listed(text: str | bytes | None) -> list[tuple[str, float]]:
+    """``(name, points)`` of each written question in a ``LISTING`` text; ``[]`` for none, a
+    zip made before it listed them, or a listing that is not one (never raises)."""
+    try:
+        found = json.loads(text) if text else []
+        return [(str(q["name"]), float(q["points"])) for q in found]
+    except (ValueError, TypeError, KeyError):
+        return []

@@ -55,6 +55,20 @@ class RemoteError(Exception):
         self.type_name, self.traceback_text = type_name, traceback_text
 
 
+class UnreadableAnswer(RemoteError):
+    """The student's function returned, but what it returned cannot be read by the grader
+    (the wire refused it: a dtype it does not carry, a value past its budgets, a reply that
+    is no value). Not an exception of the student's code: ``str()`` is the reason."""
+
+    def __init__(self, reason: str):
+        super().__init__("UnreadableAnswer", reason, "")
+
+
+def unreadable_text(exc: UnreadableAnswer) -> str:
+    """``"returned a value the grader cannot read (unknown dtype 'float8_e4m3fn')"``."""
+    return f"returned a value the grader cannot read ({exc})"
+
+
 class WorkerLost(Exception):
     """The student's process died or was killed (exit, crash, timeout, memory) during a call."""
 
@@ -109,6 +123,11 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
     except WorkerLost as exc:
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
                              misconception="worker-lost", evidence=Evidence(inputs=inputs))
+    except UnreadableAnswer as exc:  # it returned: never "raised"
+        return None, Verdict(
+            False, f"{call_text(name, args, kwargs)} {unreadable_text(exc)}: return the plain "
+            "result (tensors, numpy arrays of numbers, Python numbers, lists and tuples of them).",
+            misconception="unreadable-answer", evidence=Evidence(inputs=inputs))
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - student code: any failure is a result
         summary = exception_summary(exc)
         hint = hint_for(summary)

@@ -90,6 +90,45 @@ def printable(message: str, *, lines: bool = True) -> str:
     return _CONTROL.sub(shown, str(message))
 
 
+# What ``visible`` escapes: every character of Unicode's categories Cc (controls: ESC, CR, BEL,
+# NUL, the C1 block), Cf (format: the bidirectional overrides and isolates U+202A-202E and
+# U+2066-2069, the zero-width U+200B-200F, U+2060, U+FEFF), Cs (lone surrogates), Zl and Zp
+# (U+2028, U+2029), but the line break and the tab. Listed by hand (a regex built from
+# ``unicodedata`` would walk 1.1 million code points at import); tests/test_names.py checks the
+# list against the running Python's Unicode database.
+_HIDING = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891"
+    "\u08e2\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff"
+    "\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+
+
+def visible(message: str) -> str:
+    """``message`` as a platform page may show it: every character that could move, hide or
+    reorder what the reader sees (a carriage return that rewrites the line, an ANSI escape, a
+    right-to-left override, a zero-width space) as an escape (``\\r``, ``\\x1b``,
+    ``\\u202e``), line breaks and tabs kept. What a submission printed or raised cannot then
+    pass for the grader's own words."""
+    def shown(match: re.Match) -> str:
+        if "\udc80" <= match.group() <= "\udcff":
+            return text(match.group())
+        return repr(match.group())[1:-1]
+
+    return _HIDING.sub(shown, str(message))
+
+
+def visible_json(value: object) -> object:
+    """``value`` (a JSON document: dicts, lists, strings, numbers) with every string
+    ``visible``; keys are the platform's and left as they are."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, list):
+        return [visible_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: visible_json(v) for k, v in value.items()}
+    return value
+
+
 def raw(shown: str) -> str:
     """The name ``text`` was given (surrogate-escaped, as ``os`` takes it)."""
     def one(match: re.Match) -> str:

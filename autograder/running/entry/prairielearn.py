@@ -72,6 +72,7 @@ def notebook(root: Path, assignment: str):
     """The one submitted notebook, vetted (``submissions.vet``), else ``NotGradable``."""
     from ..names import text
     from ..submissions import vet
+    from .summary import refused
 
     student = root / "student"
     files = sorted(p for p in student.rglob("*") if p.is_file()) if student.is_dir() else []
@@ -82,8 +83,7 @@ def notebook(root: Path, assignment: str):
                           f"{len(notebooks)} among: {names}.")
     sub = vet(notebooks[0], text(notebooks[0].name), assignment)  # names.text: printable
     if sub.problem:
-        raise NotGradable(f"Your file {sub.problem}. Save the notebook from Jupyter "
-                          f"(File > Save) and submit the .ipynb file.")
+        raise NotGradable(refused(sub, assignment, "question", "submit"))
     return sub
 
 
@@ -130,9 +130,26 @@ def grade(root: Path, seed: int | None = None) -> "ResultDoc":
                  limits=limits)
 
 
-def results_json(doc: "ResultDoc") -> dict:
+def written_questions(root: Path) -> list[tuple[str, float]]:
+    """``(name, points)`` of the written questions this question covers, from the zip's
+    listing (``authoring.written.LISTING``; none in a zip made before it listed them): all of
+    them, or with ``questions`` in question.json only those it names."""
+    import zipfile
+
+    from ...authoring.written import LISTING, listed
+
+    _, zip_path, wanted = question(root)
+    with zipfile.ZipFile(zip_path) as zf:
+        text = zf.read(LISTING) if LISTING in zf.namelist() else None
+    return [(n, p) for n, p in listed(text) if wanted is None or n in wanted]
+
+
+def results_json(doc: "ResultDoc", written: list[tuple[str, float]] = ()) -> dict:
     """PrairieLearn's results for our document: one test per otter test case, with our
-    named-mistake messages, and the score as a fraction of the points possible."""
+    named-mistake messages, and the score as a fraction of the auto-graded points possible
+    (``written``: the questions graded by hand later, which the message names)."""
+    from .summary import summary
+
     if doc.is_grader_error:
         return grader_error(doc.error or "")
     tests, earned, possible = [], 0.0, 0.0
@@ -142,11 +159,9 @@ def results_json(doc: "ResultDoc") -> dict:
             tests.append({"name": name if len(q.tests) == 1 else f"{name}: {t.name}",
                           "description": "hidden test" if t.hidden else "public test",
                           "points": t.points, "max_points": t.possible, "message": t.message})
-    message = f"{earned:g} of {possible:g} points."
-    if doc.problems:
-        message += " " + " ".join(doc.problems)
     return {"gradable": True, "score": round(earned / possible, 6) if possible else 0.0,
-            "message": message, "output": doc.output or "", "tests": tests}
+            "message": "\n".join(summary(doc, list(written))), "output": doc.output or "",
+            "tests": tests}
 
 
 def grader_error(detail: str) -> dict:
@@ -178,8 +193,14 @@ def _cut(text: str, limit: int) -> str:
 
 
 def write(root: Path, results: dict) -> None:
+    """``results.json``, every string in it ``names.visible`` (what the notebook printed or
+    raised cannot rewrite a line or reverse text to pass for the grader's words), within
+    PrairieLearn's size limit."""
+    from ..names import visible_json
+
     (root / "results").mkdir(parents=True, exist_ok=True)
-    (root / "results" / "results.json").write_text(within_limit(results), encoding="utf-8")
+    (root / "results" / "results.json").write_text(within_limit(visible_json(results)),
+                                                   encoding="utf-8")
 
 
 def main(root: Path = ROOT) -> int:
@@ -189,7 +210,7 @@ def main(root: Path = ROOT) -> int:
     try:
         lock_down(root)
         # AUTOGRADER_SEED: staff reproducing a recorded grade
-        results = results_json(grade(root, seed_from(os.environ)))
+        results = results_json(grade(root, seed_from(os.environ)), written_questions(root))
         status = 0
     except NotGradable as exc:
         results = {"gradable": False, "score": 0.0, "message": str(exc),

@@ -30,7 +30,7 @@ import traceback
 from pathlib import Path
 
 from ..judge.uids import CONTAINER_UIDS
-from ..names import text
+from ..names import text, visible_json
 from ..resultdoc import ResultDoc, TestOutcome
 
 ROOT = Path("/autograder")
@@ -99,6 +99,7 @@ def submitted_notebook(root: Path) -> Path:
     theirs (``submissions.find``: a link, FIFO or device is never opened or followed, nothing
     is read past the size cap), else ``SubmissionProblem``, the student's to fix."""
     from ..submissions import find
+    from .summary import refused
 
     config = json.loads((root / "source" / "otter_config.json").read_text(encoding="utf-8"))
     # in any folder (Gradescope unpacks an uploaded zip), but not Jupyter's checkpoints or
@@ -110,8 +111,8 @@ def submitted_notebook(root: Path) -> Path:
         raise SubmissionProblem(f"Your submission must contain exactly one notebook (.ipynb); "
                                 f"found {len(found)} ({names}). Resubmit with one notebook.")
     if found[0].problem:
-        raise SubmissionProblem(f"Your file {found[0].problem}. Save the notebook from Jupyter "
-                                f"(File > Save) and resubmit the .ipynb file.")
+        raise SubmissionProblem(refused(found[0], config.get("assignment_name") or "",
+                                        "assignment", "resubmit"))
     return found[0].path
 
 
@@ -162,9 +163,41 @@ def gradescope_results(results, config: dict, tests_dir: Path, visibility: str) 
     return gradescope
 
 
+def written_questions(source: Path) -> list[tuple[str, float]]:
+    """``(name, points)`` of the assignment's written questions, from the zip's listing
+    (``authoring.written.LISTING``, unpacked in ``source``; none in a zip made before it
+    listed them)."""
+    from ...authoring.written import LISTING, listed
+
+    path = source / LISTING
+    return listed(path.read_bytes()) if path.is_file() else []
+
+
+def results_json(doc: ResultDoc, config: dict, tests_dir: Path, visibility: str,
+                 written: list[tuple[str, float]] = ()):
+    """Gradescope's results.json for our document and otter's ``GradingResults`` (for
+    results.pkl). A graded submission's top-level ``output`` (shown above the tests) says
+    its auto-graded points, the ``written`` questions graded by hand later, the cells that
+    raised and what went wrong with the notebook's process (``summary``). Every string is
+    ``names.visible``: what the notebook printed or raised cannot rewrite a line or reverse
+    text on Gradescope's page."""
+    from .summary import summary
+
+    results = otter_results(tests_dir, doc)
+    gradescope = gradescope_results(results, config, tests_dir, visibility)
+    if doc.status.is_rejected:
+        gradescope.update(score=0, output=doc.error)
+    elif doc.is_grader_error:
+        gradescope.update(score=0, output=grader_error_message(doc.error or ""))
+    else:
+        gradescope["output"] = "\n".join(summary(doc, list(written)))
+    return visible_json(gradescope), results
+
+
 def write_results(root: Path, seed: int | None, visibility: str) -> int:
-    """Grade and write results.json, autograder.json and results.pkl; 1 on a grader error
-    the judge reported (results.json then says so), else 0."""
+    """Grade and write results.json, autograder.json (our document, as the judge made it)
+    and results.pkl; 1 on a grader error the judge reported (results.json then says so),
+    else 0."""
     import dill
 
     out, tests_dir = root / "results", root / "source" / "tests"
@@ -173,21 +206,15 @@ def write_results(root: Path, seed: int | None, visibility: str) -> int:
         doc = grade(root, seed)
     except SubmissionProblem as exc:
         doc = ResultDoc.rejected("submission", str(exc), assignment=config.get("assignment_name"))
-    results = otter_results(tests_dir, doc)
-    gradescope = gradescope_results(results, config, tests_dir, visibility)
-    code = 0
-    if doc.status.is_rejected:
-        gradescope.update(score=0, output=doc.error)
-    elif doc.is_grader_error:
-        gradescope.update(score=0, output=grader_error_message(doc.error or ""))
-        code = 1
+    gradescope, results = results_json(doc, config, tests_dir, visibility,
+                                       written_questions(root / "source"))
     (out / "results.json").write_text(json.dumps(gradescope, indent=2))
     (out / "autograder.json").write_text(doc.to_json())
     with open(out / "results.pkl", "wb") as f:  # stock `otter grade` dill-loads this
         dill.dump(results, f)
     print(f"seed {doc.seed}: {doc.points:g} points ({doc.status}; hidden tests {visibility}; "
           f"AUTOGRADER_SEED={doc.seed} grades this submission again)")
-    return code
+    return 1 if doc.is_grader_error else 0
 
 
 def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
@@ -207,8 +234,8 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     except Exception as exc:  # noqa: BLE001 - never a missing or silent result
         traceback.print_exc()
         (root / "results").mkdir(parents=True, exist_ok=True)
-        (root / "results" / "results.json").write_text(
-            json.dumps(grader_error_results(f"{type(exc).__name__}: {exc}"), indent=2))
+        (root / "results" / "results.json").write_text(json.dumps(
+            visible_json(grader_error_results(f"{type(exc).__name__}: {exc}")), indent=2))
         return 1
 
 

@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...checks.calling import RemoteError, WorkerLost, exception_summary
+from ...checks.calling import (
+    RemoteError,
+    UnreadableAnswer,
+    WorkerLost,
+    exception_summary,
+    unreadable_text,
+)
 from ...checks.describing import student_texts
 from ...harness import GraderFault, collecting
 from ..limits import Limits
@@ -31,6 +37,7 @@ from ..resultdoc import (
     Question,
     ResultDoc,
     TestOutcome,
+    as_sentence,
 )
 from .cells import cell_name, clean_cell_entry, code_cells, named_entry
 from .namespace import RemoteNamespace
@@ -137,7 +144,8 @@ class Session:
         return text
 
     def problems(self) -> list[str]:
-        """What went wrong with the notebook's process, in words for staff and student."""
+        """What went wrong with the notebook's process, in words for staff and student: one
+        sentence each, so that a message joining them reads as sentences."""
         sources = dict(self.cells)
         found = [f"{cell_name(i, sources.get(i, ''))} stopped the notebook's process: "
                  f"{self.report[i]['reason']}"
@@ -145,11 +153,11 @@ class Session:
         if self.restarts:
             found.append(f"the notebook's process was replaced {self.restarts} time(s)")
         if self.cut:
-            found.append(f"stopped by the time limit for the whole submission "
+            found.append(f"the time limit for the whole submission ran out "
                          f"({self.limits.submission_timeout:g} s for all its cells and tests "
                          "together): the tests still running or not yet run then got no "
                          "points; make the slow cells or functions faster")
-        return found
+        return [as_sentence(p) for p in found]
 
 
 def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
@@ -167,6 +175,8 @@ def run_test(spec: TestSpec, session: Session, seed: int) -> TestOutcome:
             passed, message = False, str(exc) or "a public test assertion failed"
         except WorkerLost as exc:
             passed, message = False, f"Your notebook's code did not finish: {exc}."
+        except UnreadableAnswer as exc:  # it returned: never "raised"
+            passed, message = False, f"Your code {unreadable_text(exc)}."
         except RemoteError as exc:
             passed, message = False, f"Your code raised {exception_summary(exc)}\n{exc.traceback_text}"
         except MemoryError:  # the decoder's budgets should keep this from happening; if a

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from ...worker import wire
 from .remote import RemoteFunction
 from .reports import remote_error
-from .worker_client import WorkerClient
+from .worker_client import LOOKUP, WorkerClient
 
 
 class RemoteNamespace(dict):
@@ -38,7 +38,7 @@ class RemoteNamespace(dict):
             return
         budget = wire.Budget()
         replies = self.client.stream({"op": "lookup", "names": wanted}, len(wanted),
-                                     self.client.limits.call_timeout)
+                                     self.client.limits.call_timeout, LOOKUP)
         for name in wanted:
             outcome = self._settle(next(replies), budget)
             if outcome is not None:
@@ -69,7 +69,8 @@ class RemoteNamespace(dict):
         if name in self.missing:
             return False
         outcome = self.looked_up.pop(name, None) or self._settle(self.client.request(
-            {"op": "lookup", "name": name}, self.client.limits.call_timeout), wire.Budget())
+            {"op": "lookup", "name": name}, self.client.limits.call_timeout, step=LOOKUP),
+            wire.Budget())
         kind, value = outcome if outcome is not None else ("missing", None)
         if kind == "callable":
             dict.__setitem__(self, name, RemoteFunction(self.client, name))

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ...checks import context
-from ...checks.calling import RemoteError
+from ...checks.calling import UnreadableAnswer
 from ...worker import stand_in, wire
 from .aliasing import rebuilt_view
 from .reports import clean_observed, remote_error, worker_text
@@ -99,7 +99,7 @@ def decode_result(data: Any, args: tuple, before: dict, budget: wire.Budget) -> 
                                          budget=budget)
         value = wire.decode(data, budget=budget)
     except wire.WireError as exc:  # the decoder raises nothing else
-        raise RemoteError("ValueError", f"it returned a value the grader cannot read ({exc})", "")
+        raise UnreadableAnswer(str(exc)) from None
     aliases = data.get("aliases") if isinstance(data, dict) else None
     if aliases is None:
         return value

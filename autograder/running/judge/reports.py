@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...checks.calling import RemoteError, WorkerLost
+from ...checks.calling import RemoteError, UnreadableAnswer, WorkerLost
 from ...worker.asked_devices import QUESTIONS
 from ...worker.stand_in import GRAD_MODES
 
@@ -74,8 +74,7 @@ def remote_error(error: Any) -> Exception:
     with its type, message and traceback cut, ``WorkerLost`` for a malformed one."""
     if not isinstance(error, dict):
         return WorkerLost("its process sent a malformed error")
-    if error.get("wire"):
-        return RemoteError("ValueError", f"it returned a value the grader cannot read: "
-                           f"{worker_text(error.get('message'), 300)}", "")
+    if error.get("wire"):  # the call returned; what it returned could not be sent
+        return UnreadableAnswer(worker_text(error.get("message"), 300))
     return RemoteError(worker_text(error.get("type"), 100), worker_text(error.get("message"), 2000),
                        worker_text(error.get("traceback"), 8000))

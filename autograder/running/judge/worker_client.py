@@ -33,6 +33,9 @@ from .uids import kill_uid
 READ_CHUNK = 1 << 16
 # Questions one call may put to the judge (the stand-in op's backward: gradcheck asks a few)
 MAX_ASKS = 1000
+#: What a time limit limits, in the words a stopped worker is told: two limits of different
+#: lengths (``Limits.cell_timeout``, ``call_timeout``) must not read as one.
+CELL, CALL, LOOKUP = "one cell", "one call of a function", "reading one of the notebook's names"
 
 
 def submission_cut(limits: Limits) -> str:
@@ -81,7 +84,8 @@ class WorkerClient:
         """The worker's first line says whether it could confine itself (the grader's
         problem if not, never the student's)."""
         try:
-            line = self._read_line(time.monotonic() + zygote.SPAWN_TIMEOUT, zygote.SPAWN_TIMEOUT)
+            line = self._read_line(time.monotonic() + zygote.SPAWN_TIMEOUT, zygote.SPAWN_TIMEOUT,
+                                   step="the worker's start")
             hello = json.loads(line)
         except (WorkerLost, ValueError) as exc:
             self.close()
@@ -98,28 +102,30 @@ class WorkerClient:
                                        f"cannot use it: {why}")
 
     def request(self, message: dict, timeout: float,
-                answer: Callable[[Any], dict] | None = None) -> dict:
+                answer: Callable[[Any], dict] | None = None, step: str = CALL) -> dict:
         """Send one request; return the reply, or raise ``WorkerLost`` (and kill the worker).
         No request outlives the submission's own deadline. With ``answer``, the worker may ask
         questions during the request (``{"ask": ...}`` lines, at most ``MAX_ASKS``): each is
-        answered with ``answer(question)`` on the request pipe, within the same time limit."""
+        answered with ``answer(question)`` on the request pipe, within the same time limit.
+        ``step``: what ``timeout`` limits, as a worker stopped by it is told (``CALL``)."""
         deadline, timeout, whole = self._limit(timeout)
-        self._send(message, deadline, timeout, whole)
-        return self._answer(deadline, timeout, whole, answer)
+        self._send(message, deadline, timeout, whole, step)
+        return self._answer(deadline, timeout, whole, answer, step)
 
-    def stream(self, message: dict, count: int, timeout: float) -> Iterator[dict]:
+    def stream(self, message: dict, count: int, timeout: float, step: str = CELL
+               ) -> Iterator[dict]:
         """Send one request answered by ``count`` lines (``run_cells``: one per cell); yield
-        each, read as ``request`` reads its reply, within ``timeout`` of the one before it. A
-        caller that stops early (its submission's time up) closes it: the worker, out of step
-        now, is killed as cut."""
+        each, read as ``request`` reads its reply, within ``timeout`` of the one before it
+        (``step``: what that limits, ``CELL``). A caller that stops early (its submission's
+        time up) closes it: the worker, out of step now, is killed as cut."""
         deadline, limit, whole = self._limit(timeout)
-        self._send(message, deadline, limit, whole)
+        self._send(message, deadline, limit, whole, step)
         read = 0
         try:
             for read in range(1, count + 1):
                 if read > 1:
                     deadline, limit, whole = self._limit(timeout)
-                yield self._answer(deadline, limit, whole, None)
+                yield self._answer(deadline, limit, whole, None, step)
         finally:
             if read < count and not self.lost:  # lines still to come: out of step, killed
                 self._cut()
@@ -136,22 +142,22 @@ class WorkerClient:
         return time.monotonic() + timeout, timeout, whole
 
     def _answer(self, deadline: float, timeout: float, whole: bool,
-                answer: Callable[[Any], dict] | None) -> dict:
+                answer: Callable[[Any], dict] | None, step: str) -> dict:
         """The reply to the request just sent, the worker's questions answered on the way."""
         for _ in range(MAX_ASKS + 1):
-            reply = self._reply(self._read_line(deadline, timeout, whole))
+            reply = self._reply(self._read_line(deadline, timeout, whole, step))
             if "ask" not in reply:
                 return reply
             if answer is None:
                 raise self._lose("its process asked the grader a question where it may ask none")
-            self._send(answer(reply["ask"]), deadline, timeout, whole)
+            self._send(answer(reply["ask"]), deadline, timeout, whole, step)
         raise self._lose(f"its process asked the grader more than {MAX_ASKS} questions in one "
                          "call")
 
-    def _send(self, message: dict, deadline: float, timeout: float, whole: bool = False
-              ) -> None:
+    def _send(self, message: dict, deadline: float, timeout: float, whole: bool = False,
+              step: str = CALL) -> None:
         """Write one line to the worker by ``deadline`` (the pipe is non-blocking); ``whole``:
-        that deadline is the submission's own."""
+        that deadline is the submission's own; ``step``: what ``timeout`` limits."""
         data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
         fd = self.requests.fileno()
         while data:  # written at once while the pipe has room: the wait only when it is full
@@ -166,9 +172,8 @@ class WorkerClient:
             if left <= 0 and whole:
                 raise self._cut()
             if left <= 0:
-                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
-                                 "cell or one call of a function): it stopped reading what the "
-                                 "grader sent")
+                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for "
+                                 f"{step}): it stopped reading what the grader sent")
             select.select([], [fd], [], left)
 
     def _reply(self, line: bytes) -> dict:
@@ -198,7 +203,8 @@ class WorkerClient:
             raise self._lose("its process sent something that is not a reply")
         return reply
 
-    def _read_line(self, deadline: float, timeout: float, whole: bool = False) -> bytes:
+    def _read_line(self, deadline: float, timeout: float, whole: bool = False,
+                   step: str = CALL) -> bytes:
         scanned = 0
         while self._buffer.find(b"\n", scanned) < 0:
             scanned = len(self._buffer)  # look only at new bytes next time
@@ -206,9 +212,9 @@ class WorkerClient:
             if left <= 0 and whole:
                 raise self._cut()
             if left <= 0:
-                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
-                                 "cell or one call of a function): look for an endless loop or "
-                                 "a very long computation")
+                raise self._lose(f"it was stopped after {timeout:g} s (the time limit for "
+                                 f"{step}): look for an endless loop or a very long "
+                                 "computation")
             ready, _, _ = select.select([self.replies], [], [], left)
             if not ready:
                 continue

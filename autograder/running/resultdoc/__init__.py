@@ -4,7 +4,7 @@ holds ``Question``s, their ``TestOutcome``s, each test's ``CheckRecord``s and th
 judge, the batch and the reports. No torch, no otter: the Docker runner's host side imports
 this."""
 
-from .document import KIND, SCHEMA_VERSION, DocumentError, ResultDoc
+from .document import KIND, SCHEMA_VERSION, DocumentError, ResultDoc, as_sentence, sentences
 from .parts import STOPPED, CellError, CellReport, CheckRecord, Notebook, Question, TestOutcome
 from .status import (
     COMPLETED,
@@ -21,4 +21,4 @@ from .status import (
 __all__ = ["KIND", "SCHEMA_VERSION", "DocumentError", "ResultDoc", "STOPPED", "CellError", "CellReport",
            "CheckRecord", "Notebook", "Question", "TestOutcome", "COMPLETED", "GRADED",
            "GRADER_ERROR", "REJECTED", "TIMED_OUT", "TIMED_OUT_ROW", "WORKER_RESTARTS",
-           "Graded", "Status"]
+           "Graded", "Status", "as_sentence", "sentences"]

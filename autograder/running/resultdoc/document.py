@@ -37,6 +37,18 @@ _FIELDS = ("file", "status", "questions", "assignment", "seed", "error", "proble
            "notebook", "output", "cut")
 
 
+def as_sentence(text: str) -> str:
+    """``text`` as one sentence: its first letter capitalised, ending in one full stop (a
+    problem joined with others into a message must not run on into the next)."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def sentences(texts: tuple[str, ...] | list[str]) -> str:
+    """``texts`` (problems) joined into one message, each ``as_sentence``."""
+    return " ".join(as_sentence(t) for t in texts if t.strip())
+
+
 class DocumentError(ValueError):
     """A file under ``results/`` that is not a result document of this grader (one line)."""
 
@@ -214,9 +226,9 @@ class ResultDoc:
         if self.status.is_clean:
             status = COMPLETED
         elif self.status.is_timed_out:  # never "Completed": what ran out of time scored 0
-            status = f"{TIMED_OUT_ROW}: {'; '.join(self.problems)}"
+            status = f"{TIMED_OUT_ROW}: {sentences(self.problems)}"
         elif self.status.is_graded:
-            status = f"Completed with problems: {'; '.join(self.problems)}"
+            status = f"Completed with problems: {sentences(self.problems)}"
         elif self.status.is_rejected:  # the vetting problem, as the batch says it
             status = self.error or ""
         else:

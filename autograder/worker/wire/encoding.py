@@ -42,7 +42,10 @@ def encode(x: Any, depth: int = 0) -> dict:
     if isinstance(x, float):  # includes numpy float64 (a float subclass)
         return {"t": "float", "v": _float(float.__float__(x))}
     if isinstance(x, (np.generic,)) and not isinstance(x, np.ndarray):
-        return {"t": "npscalar", "dtype": str(x.dtype), "v": encode(x.item(), depth + 1)}
+        item = x.item()
+        if isinstance(item, np.generic):  # longdouble, clongdouble: no Python number holds it
+            return _opaque(x)
+        return {"t": "npscalar", "dtype": str(x.dtype), "v": encode(item, depth + 1)}
     if isinstance(x, str):
         return {"t": "str", "v": str.__str__(x)[:MAX_TEXT]}
     if isinstance(x, torch.Tensor):
@@ -68,6 +71,11 @@ def encode(x: Any, depth: int = 0) -> dict:
         return encode_module(x)
     if isinstance(x, torch.optim.Optimizer):
         return encode_optimizer(x, depth)
+    return _opaque(x)
+
+
+def _opaque(x: Any) -> dict:
+    """``x`` as a type name only: nothing of it the judge could read as a value."""
     return {"t": "opaque", "type": f"{type(x).__module__}.{type(x).__qualname__}"[:200],
             "callable": callable(x)}
 
