@@ -17,6 +17,7 @@ from ...checks.calling import WorkerLost
 from ..limits import Limits
 from . import cgroups, sandbox, zygote, zygotes
 from .cuda_report import cuda_mismatch
+from .disk_budget import POLL, DiskBudget
 from .reply_budget import (
     MAX_REPLY_BYTES,
     MAX_REPLY_CONTAINERS,
@@ -67,6 +68,10 @@ class WorkerClient:
         self.cut = False  # lost to the whole submission's time limit
         self.closed = False
         self._buffer = bytearray()
+        # the container's disk is the host's: the judge keeps the worker's files to a budget
+        # (the other confinements give it tmpfs of a fixed size)
+        self.disk = (DiskBudget(uid, limits) if limits.confinement == "container"
+                     and (limits.disk_bytes > 0 or limits.disk_files > 0) else None)
         if limits.confinement == "namespaces":  # the containers of the others have their own
             try:
                 self.cpu_group = cgroups.place(self.proc.pid)
@@ -154,6 +159,10 @@ class WorkerClient:
         that deadline is the submission's own."""
         data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
         fd = self.requests.fileno()
+        if self.disk is not None:  # measured from its first request (a spare waits idle)
+            if not self.disk.started:
+                self.disk.start()
+            self._watch_disk(force=True)  # what it wrote between requests (a thread of its)
         while data:  # written at once while the pipe has room: the wait only when it is full
             try:
                 data = data[os.write(fd, data):]
@@ -169,7 +178,8 @@ class WorkerClient:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
                                  "cell or one call of a function): it stopped reading what the "
                                  "grader sent")
-            select.select([], [fd], [], left)
+            select.select([], [fd], [], left if self.disk is None else min(left, POLL))
+            self._watch_disk()
 
     def _reply(self, line: bytes) -> dict:
         """One line of the worker's, parsed within the reply caps."""
@@ -209,7 +219,9 @@ class WorkerClient:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for one "
                                  "cell or one call of a function): look for an endless loop or "
                                  "a very long computation")
-            ready, _, _ = select.select([self.replies], [], [], left)
+            ready, _, _ = select.select([self.replies], [], [],
+                                        left if self.disk is None else min(left, POLL))
+            self._watch_disk()
             if not ready:
                 continue
             chunk = os.read(self.replies, READ_CHUNK)
@@ -219,6 +231,7 @@ class WorkerClient:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise self._lose(f"its reply was larger than the grader accepts (at most "
                                  f"{MAX_REPLY_BYTES // 2**20} MiB for one reply)")
+        self._watch_disk(force=True)  # a reply, or the files it wrote before: the last counts
         end = self._buffer.find(b"\n")
         with memoryview(self._buffer) as view:  # one copy of the line, not two
             line = bytes(view[:end])
@@ -239,6 +252,15 @@ class WorkerClient:
         return (f"its process exited with status {code} (sys.exit, os._exit, a KeyboardInterrupt "
                 "it raised, or a crash) "
                 "before the grader finished")
+
+    def _watch_disk(self, force: bool = False) -> None:
+        """Lose the worker, and delete its files at once, when they are over the disk
+        budget (``disk_budget``: a ``statvfs`` a filesystem, at most every ``POLL`` s)."""
+        why = self.disk.check(force) if self.disk is not None else None
+        if why:
+            error = self._lose(why)
+            self.disk.clean()
+            raise error
 
     def _cut(self) -> WorkerLost:
         """Lost to the submission's own time limit (not one step's): ``cut`` says so."""
@@ -290,6 +312,8 @@ class WorkerClient:
         except OSError:
             pass
         self.kill()
+        if self.disk is not None:  # what it left on the container's disk (its uid's)
+            self.disk.clean()
         cgroups.release(self.cpu_group)
         os.close(self.replies)
         self.output.close()
