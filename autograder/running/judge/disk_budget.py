@@ -16,7 +16,7 @@ folders, by ``lstat``, never following a link): the worker is stopped when its o
 the budget, when that count cannot be made (a folder of its that the judge cannot open, a tree
 too large or too deep to count), or when the filesystems grew past ``hard_limit`` however it
 came (files deleted while held open cannot be counted by their owner). Growth that is not its
-own raises the bar by as much, once it was counted.
+own, once counted, raises the bar by as much for as long as the disk still holds it.
 
 After a worker of this confinement is closed (killed or not), ``clean`` deletes what its uid
 left in those folders: bounded (``MAX_ENTRIES`` entries, ``MAX_SECONDS``, ``MAX_DEPTH``
@@ -205,7 +205,7 @@ class DiskBudget:
                 devices.setdefault(st.st_dev, path)
         self.roots, self.paths = roots, list(devices.values())
         self.baseline: tuple[int, int] | None = None
-        self.bars = (limits.disk_bytes, limits.disk_files)  # growth that triggers a count
+        self.noise = (0, 0)  # growth the last count found not the uid's (bytes, files)
         self.next_poll = 0.0
         self.peak = (0, 0)  # the largest growth seen (for the log and the tests)
 
@@ -241,7 +241,10 @@ class DiskBudget:
         self.peak = (max(self.peak[0], grown[0]), max(self.peak[1], grown[1]))
         limits = self.limits
         on = (limits.disk_bytes > 0, limits.disk_files > 0)
-        if not any(on[i] and grown[i] >= self.bars[i] for i in (0, 1)):
+        # the others' share can only have shrunk to what the disk still holds of the growth
+        self.noise = (min(self.noise[0], max(grown[0], 0)), min(self.noise[1], max(grown[1], 0)))
+        if not (on[0] and grown[0] >= limits.disk_bytes + self.noise[0]
+                or on[1] and grown[1] >= limits.disk_files + self.noise[1]):
             return None
         if on[0] and grown[0] >= hard_limit(limits.disk_bytes, 2**30):
             return over_bytes(limits)
@@ -254,10 +257,9 @@ class DiskBudget:
             return over_bytes(limits)
         if on[1] and own.files >= limits.disk_files:
             return over_files(limits)
-        # growth from elsewhere on the filesystem: the bar rises by it, what is the uid's
-        # still counts against the budget
-        self.bars = (grown[0] + limits.disk_bytes - own.bytes,
-                     grown[1] + limits.disk_files - own.files)
+        # growth from elsewhere on the filesystem: the bar rises by it while the disk holds
+        # it; what is the uid's still counts against the budget
+        self.noise = (max(grown[0] - own.bytes, 0), max(grown[1] - own.files, 0))
         print(f"note: the disk grew by {size_text(grown[0])} and {grown[1]:,} files while "
               f"worker uid {self.uid} ran; its own files hold {size_text(own.bytes)} in "
               f"{own.files:,}: the rest is another process's, not counted", file=sys.stderr)
