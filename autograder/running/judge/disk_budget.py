@@ -187,6 +187,16 @@ def _as_uid(uid: int, roots: list[str]) -> None:
     os.waitpid(pid, 0)
 
 
+def _read_only(path: str) -> bool:
+    """Whether ``path``'s filesystem is mounted read-only (the root of our own containers,
+    where ``/var/tmp`` sits): no one writes it, and its ``statvfs`` would measure the host's
+    disk, other containers' writes and all."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return True
+
+
 class DiskBudget:
     """The disk budget of one worker (``uid``) under ``limits``: ``start`` at its first
     request, ``check`` while waiting on it (O(1) but when over), ``clean`` when it is gone."""
@@ -202,7 +212,8 @@ class DiskBudget:
                 continue
             if stat.S_ISDIR(st.st_mode) and path not in roots:
                 roots.append(path)
-                devices.setdefault(st.st_dev, path)
+                if st.st_dev not in devices and not _read_only(path):
+                    devices[st.st_dev] = path
         self.roots, self.paths = roots, list(devices.values())
         self.baseline: tuple[int, int] | None = None
         self.noise = (0, 0)  # growth the last count found not the uid's (bytes, files)
