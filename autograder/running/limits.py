@@ -20,6 +20,10 @@ class Limits:
     open_files: int = 256
     output_bytes: int = 64 * 2**10
     tmp_bytes: int = 256 * 2**20
+    # "container" only (the others' /tmp and /student are tmpfs of tmp_bytes): what one
+    # worker's files may take on the disk its container writes (``judge.disk_budget``); 0: none
+    disk_bytes: int = 2**30
+    disk_files: int = 100_000
     call_timeout: float = 30.0
     cell_timeout: float = 120.0
     submission_timeout: float = 300.0
@@ -34,6 +38,31 @@ class Limits:
         pod's environment): a notebook cell may take four calls' time."""
         return cls(call_timeout=call_timeout, cell_timeout=4 * call_timeout,
                    submission_timeout=submission_timeout, **rest)
+
+
+DISK_VARIABLES = {"AUTOGRADER_DISK_BYTES": "disk_bytes", "AUTOGRADER_DISK_FILES": "disk_files"}
+_SUFFIXES = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def disk_from(environ) -> dict[str, int]:
+    """The disk budget the grading containers' entry points take from their environment:
+    ``AUTOGRADER_DISK_BYTES`` (default 1G; a number of bytes, or with K, M, G or T for
+    powers of 1024) and ``AUTOGRADER_DISK_FILES`` (100000); 0 turns that budget off.
+    ``ValueError`` naming the variable."""
+    found = {}
+    for name, field in DISK_VARIABLES.items():
+        text = environ.get(name, "").strip()
+        if not text:
+            continue
+        scale = _SUFFIXES.get(text[-1].upper(), 1) if field == "disk_bytes" else 1
+        try:
+            value = int(text[:-1] if scale > 1 else text) * scale
+        except ValueError:
+            raise ValueError(f"{name}={text}: not a whole number") from None
+        if value < 0:
+            raise ValueError(f"{name}={text}: out of range")
+        found[field] = value
+    return found
 
 
 def with_gpu(limits: Limits) -> Limits:

@@ -20,7 +20,9 @@ Environment (``deploy/kubernetes/`` sets it; docs/beyond-one-machine.md):
   (``/grading/zips``, laid out like the project's ``build/``:
   ``<assignment>/<assignment>-autograder.zip``), ``AUTOGRADER_RESULTS``
   (``/grading/results``; this shard writes ``shard-I-of-N/`` in it).
-- ``AUTOGRADER_JOBS`` (1), ``AUTOGRADER_TIMEOUT`` (30), ``AUTOGRADER_SUBMISSION_TIMEOUT`` (300).
+- ``AUTOGRADER_JOBS`` (1), ``AUTOGRADER_TIMEOUT`` (30), ``AUTOGRADER_SUBMISSION_TIMEOUT`` (300),
+  ``AUTOGRADER_DISK_BYTES`` (1G), ``AUTOGRADER_DISK_FILES`` (100000): each worker's disk budget
+  (``judge.disk_budget``).
 
 Isolation inside one container differs from one container per submission in two ways, both
 handled here: every submission's files are in the container, so the folders must sit under a
@@ -37,7 +39,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..limits import Limits
+from ..limits import Limits, disk_from
 
 if TYPE_CHECKING:  # imported in ``settings``: the first run only checks the environment
     from ..batch.options import Options
@@ -105,6 +107,10 @@ def settings(env: dict[str, str]) -> Options:
             raise PodError(f"{name}={path}: student code could reach it (mount it under "
                            f"{GRADING}, which is root-only in the grading image)")
     seconds = number("AUTOGRADER_TIMEOUT", "30", float)
+    try:
+        disk = disk_from(env)
+    except ValueError as exc:
+        raise PodError(str(exc)) from None
     return Options(
         folder=folders["AUTOGRADER_SUBMISSIONS"],
         # the zips folder is laid out as a build folder; there is no project (no masters) here
@@ -112,7 +118,7 @@ def settings(env: dict[str, str]) -> Options:
         out=folders["AUTOGRADER_RESULTS"] / f"shard-{index}-of-{count}", seed=seed,
         runner="pod", jobs=number("AUTOGRADER_JOBS", "1"),
         limits=Limits.timed(seconds, number("AUTOGRADER_SUBMISSION_TIMEOUT", "300", float),
-                            confinement="container"),
+                            confinement="container", **disk),
         shard=Shard(index, count))
 
 

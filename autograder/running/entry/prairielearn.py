@@ -112,7 +112,7 @@ def grade(root: Path, seed: int | None = None) -> "ResultDoc":
     sub = notebook(root, assignment)  # before torch is imported: a bad file is told at once
     from ..judge.core import judge
     from ..judge.tests_zip import load_tests
-    from ..limits import Limits
+    from ..limits import Limits, disk_from
     from ..submissions import read_notebook_bytes
     from .run_autograder import STUDENT_UID
 
@@ -122,7 +122,7 @@ def grade(root: Path, seed: int | None = None) -> "ResultDoc":
                            f"{wanted} is in {zip_path.name}")
     seconds = float(os.environ.get("AUTOGRADER_TIMEOUT", "30"))
     limits = Limits.timed(seconds, float(os.environ.get("AUTOGRADER_SUBMISSION_TIMEOUT", "300")),
-                          confinement="container")
+                          confinement="container", **disk_from(os.environ))
     if seed is None:
         seed = seed_for(root, read_notebook_bytes(sub.path))
     print(f"seed {seed} (AUTOGRADER_SEED={seed} grades this attempt again)")

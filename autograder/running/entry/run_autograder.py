@@ -121,7 +121,7 @@ def grade(root: Path, seed: int | None = None) -> ResultDoc:
     ``seed_for``); return our result document."""
     from ..judge.core import judge
     from ..judge.tests_zip import load_test_folder
-    from ..limits import Limits
+    from ..limits import Limits, disk_from
     from ..submissions import read_notebook_bytes
 
     notebook = submitted_notebook(root)
@@ -130,7 +130,7 @@ def grade(root: Path, seed: int | None = None) -> ResultDoc:
     config = json.loads((root / "source" / "otter_config.json").read_text())
     return judge(notebook, text(notebook.name), config.get("assignment_name", ""),
                  load_test_folder(root / "source" / "tests"), seed=seed, uid=STUDENT_UID,
-                 limits=Limits(confinement="container"))
+                 limits=Limits(confinement="container", **disk_from(os.environ)))
 
 
 def grader_error_message(detail: str) -> str:

@@ -17,6 +17,7 @@ from ...checks.calling import WorkerLost
 from ..limits import Limits
 from . import cgroups, sandbox, zygote, zygotes
 from .cuda_report import cuda_mismatch
+from .disk_budget import POLL, DiskBudget
 from .reply_budget import (
     MAX_REPLY_BYTES,
     MAX_REPLY_CONTAINERS,
@@ -70,6 +71,10 @@ class WorkerClient:
         self.cut = False  # lost to the whole submission's time limit
         self.closed = False
         self._buffer = bytearray()
+        # the container's disk is the host's: the judge keeps the worker's files to a budget
+        # (the other confinements give it tmpfs of a fixed size)
+        self.disk = (DiskBudget(uid, limits) if limits.confinement == "container"
+                     and (limits.disk_bytes > 0 or limits.disk_files > 0) else None)
         if limits.confinement == "namespaces":  # the containers of the others have their own
             try:
                 self.cpu_group = cgroups.place(self.proc.pid)
@@ -160,6 +165,10 @@ class WorkerClient:
         that deadline is the submission's own; ``step``: what ``timeout`` limits."""
         data = memoryview(json.dumps(message, allow_nan=False).encode() + b"\n")
         fd = self.requests.fileno()
+        if self.disk is not None:  # measured from its first request (a spare waits idle)
+            if not self.disk.started:
+                self.disk.start()
+            self._watch_disk(force=True)  # what it wrote between requests (a thread of its)
         while data:  # written at once while the pipe has room: the wait only when it is full
             try:
                 data = data[os.write(fd, data):]
@@ -174,7 +183,8 @@ class WorkerClient:
             if left <= 0:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for "
                                  f"{step}): it stopped reading what the grader sent")
-            select.select([], [fd], [], left)
+            select.select([], [fd], [], left if self.disk is None else min(left, POLL))
+            self._watch_disk()
 
     def _reply(self, line: bytes) -> dict:
         """One line of the worker's, parsed within the reply caps."""
@@ -215,7 +225,9 @@ class WorkerClient:
                 raise self._lose(f"it was stopped after {timeout:g} s (the time limit for "
                                  f"{step}): look for an endless loop or a very long "
                                  "computation")
-            ready, _, _ = select.select([self.replies], [], [], left)
+            ready, _, _ = select.select([self.replies], [], [],
+                                        left if self.disk is None else min(left, POLL))
+            self._watch_disk()
             if not ready:
                 continue
             chunk = os.read(self.replies, READ_CHUNK)
@@ -225,6 +237,7 @@ class WorkerClient:
             if len(self._buffer) > MAX_REPLY_BYTES:
                 raise self._lose(f"its reply was larger than the grader accepts (at most "
                                  f"{MAX_REPLY_BYTES // 2**20} MiB for one reply)")
+        self._watch_disk(force=True)  # a reply, or the files it wrote before: the last counts
         end = self._buffer.find(b"\n")
         with memoryview(self._buffer) as view:  # one copy of the line, not two
             line = bytes(view[:end])
@@ -245,6 +258,15 @@ class WorkerClient:
         return (f"its process exited with status {code} (sys.exit, os._exit, a KeyboardInterrupt "
                 "it raised, or a crash) "
                 "before the grader finished")
+
+    def _watch_disk(self, force: bool = False) -> None:
+        """Lose the worker, and delete its files at once, when they are over the disk
+        budget (``disk_budget``: a ``statvfs`` a filesystem, at most every ``POLL`` s)."""
+        why = self.disk.check(force) if self.disk is not None else None
+        if why:
+            error = self._lose(why)
+            self.disk.clean()
+            raise error
 
     def _cut(self) -> WorkerLost:
         """Lost to the submission's own time limit (not one step's): ``cut`` says so."""
@@ -296,6 +318,8 @@ class WorkerClient:
         except OSError:
             pass
         self.kill()
+        if self.disk is not None:  # what it left on the container's disk (its uid's)
+            self.disk.clean()
         cgroups.release(self.cpu_group)
         os.close(self.replies)
         self.output.close()
