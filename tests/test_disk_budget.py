@@ -89,7 +89,7 @@ def test_a_flood_is_stopped_told_and_deleted_and_other_questions_keep_their_poin
     reason = "it wrote more than 64 MiB to disk"
     # the cell: stopped, marked, told; the notebook's other cells ran again without it
     cell = [p for p in doc.problems if reason in p]
-    assert len(cell) == 1 and cell[0].startswith("the cell defining os, chunk "), doc.problems
+    assert len(cell) == 1 and cell[0].startswith("The cell defining os, chunk "), doc.problems
     assert next(e for e in doc.notebook.cells if e.status == "stopped").reason.startswith(
         reason)
     # the call: q3's tests fail with the reason, every other question keeps its points
