@@ -281,6 +281,7 @@ def _client_reading(reply: bytes) -> worker_client.WorkerClient:
     os.set_blocking(write, True)
     client.replies, client.requests = read, os.fdopen(requests_write, "wb", buffering=0)
     client._buffer, client.lost, client.deadline = bytearray(), None, math.inf
+    client.disk = None  # no disk budget: the judge's reading side only
     client.kill = lambda: None
     client._unread = requests_read  # kept open: the request is written, never read
 
