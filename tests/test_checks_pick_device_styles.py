@@ -48,10 +48,25 @@ def cuda_index_from_count():
     return torch.device("mps") if torch.backends.mps.is_available() else torch.device("cpu")
 
 
+#: torch's own functions, held before any call (blind round zzu: a correct pick_device that
+#: looped over such a tuple picked cpu under every simulated availability)
+PROBES = (("cuda", torch.cuda.is_available), ("mps", torch.backends.mps.is_available))
+
+
+def by_probes_held():
+    for name, available in PROBES:
+        if available():
+            return torch.device(name)
+    return torch.device("cpu")
+
+
 STYLES = [by_count, by_current_device, mps_built_and_available, by_accelerator,
-          cuda_index_from_count]
+          cuda_index_from_count, by_probes_held]
 SOURCE = {fn.__name__: f"import torch\n\n{__import__('inspect').getsource(fn)}"
           for fn in STYLES}
+SOURCE["by_probes_held"] = ("import torch\n\nPROBES = ((\"cuda\", torch.cuda.is_available), "
+                            "(\"mps\", torch.backends.mps.is_available))\n\n"
+                            + __import__("inspect").getsource(by_probes_held))
 
 
 def _untouched():
@@ -74,6 +89,19 @@ def test_each_way_of_asking_is_simulated_in_the_worker(name):
     fn = Loopback(SOURCE[name]).function(name)
     result = device.check_pick_device(fn, np.random.default_rng(11))
     assert result.passed, result.message
+
+
+def test_torch_answers_as_before_once_the_call_ends():
+    """The functions' own code is put back, and mps's cached answer forgotten: after a
+    simulated call, torch answers for this machine again."""
+    truth = (torch.cuda.is_available(), torch.backends.mps.is_available(),
+             torch.cuda.device_count())
+    codes = [f.__code__ for f in (torch.cuda.is_available, torch.cuda.device_count,
+                                  torch.backends.mps.is_available.__wrapped__)]
+    assert device.check_pick_device(by_probes_held, np.random.default_rng(0)).passed
+    assert (PROBES[0][1](), PROBES[1][1](), torch.cuda.device_count()) == truth
+    assert codes == [f.__code__ for f in (torch.cuda.is_available, torch.cuda.device_count,
+                                          torch.backends.mps.is_available.__wrapped__)]
 
 
 def test_a_gpu_asked_for_when_none_is_simulated_raises_as_on_a_machine_without_one():

@@ -15,13 +15,19 @@ simulated):
   ``current_accelerator()`` (cuda before mps, as a build has one accelerator), and
   ``current_device_index()``.
 
-Each is a plain attribute of its module, put back when the call ends. Which of these, and of
-torch's other device questions, the call asked is heard apart (``asked_devices``).
+Each is a plain attribute of its module, put back when the call ends; and where it is a plain
+Python function, that function's own code answers as told too, so that a reference the notebook
+took before the call (``PROBES = (torch.cuda.is_available, ...)`` at module level, asked on every
+call) hears the simulation as well (blind round zzu: a correct ``pick_device`` that looped over
+such a tuple picked cpu under every simulated availability). Which of these, and of torch's
+other device questions, the call asked is heard apart (``asked_devices``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import types
 from typing import Any, Callable, Iterator
 
 import torch
@@ -31,37 +37,83 @@ def _no_gpu(*_args: Any, **_kwargs: Any) -> int:
     raise RuntimeError("No CUDA GPUs are available")
 
 
-def _answers(cuda: bool, mps: bool) -> list[tuple[Any, str, Callable[..., Any]]]:
-    """(module, attribute, stand-in) for every question about the devices."""
+#: The body of a function that raises as a CUDA build without a GPU does
+_NO_GPU = "raise RuntimeError('No CUDA GPUs are available')"
+
+
+def _answers(cuda: bool, mps: bool) -> list[tuple[Any, str, Callable[..., Any], str]]:
+    """(module, attribute, stand-in, the stand-in's body as code of no free names) for every
+    question about the devices."""
     accelerator = torch.device("cuda") if cuda else torch.device("mps") if mps else None
-    answers: list[tuple[Any, str, Callable[..., Any]]] = [
-        (torch.cuda, "is_available", lambda: cuda),
-        (torch.cuda, "device_count", lambda: 1 if cuda else 0),
-        (torch.cuda, "current_device", (lambda: 0) if cuda else _no_gpu),
-        (torch.backends.mps, "is_available", lambda: mps),
-        (torch.backends.mps, "is_built", lambda: True),
+    picked = ("return None" if accelerator is None else
+              f"return __import__('torch').device({accelerator.type!r})")
+    answers: list[tuple[Any, str, Callable[..., Any], str]] = [
+        (torch.cuda, "is_available", lambda: cuda, f"return {cuda!r}"),
+        (torch.cuda, "device_count", lambda: 1 if cuda else 0, f"return {int(cuda)}"),
+        (torch.cuda, "current_device", (lambda: 0) if cuda else _no_gpu,
+         "return 0" if cuda else _NO_GPU),
+        (torch.backends.mps, "is_available", lambda: mps, f"return {mps!r}"),
+        (torch.backends.mps, "is_built", lambda: True, "return True"),
     ]
     module = getattr(torch, "accelerator", None)
     if module is not None:
         answers += [
-            (module, "is_available", lambda *a, **k: accelerator is not None),
-            (module, "device_count", lambda: 0 if accelerator is None else 1),
-            (module, "current_accelerator", lambda *a, **k: accelerator),
+            (module, "is_available", lambda *a, **k: accelerator is not None,
+             f"return {accelerator is not None!r}"),
+            (module, "device_count", lambda: 0 if accelerator is None else 1,
+             f"return {int(accelerator is not None)}"),
+            (module, "current_accelerator", lambda *a, **k: accelerator, picked),
             (module, "current_device_index", (lambda: 0) if accelerator is not None
-             else _no_gpu),
+             else _no_gpu, "return 0" if accelerator is not None else _NO_GPU),
         ]
-    return [(m, name, fn) for m, name, fn in answers if hasattr(m, name)]
+    return [answer for answer in answers if hasattr(answer[0], answer[1])]
+
+
+@functools.lru_cache(maxsize=32)
+def _code(body: str) -> types.CodeType:
+    """The code of ``def f(*args, **kwargs): <body>`` (no free names: it can replace the code
+    of any function without a closure)."""
+    space: dict[str, Any] = {}
+    exec(compile(f"def f(*args, **kwargs):\n    {body}\n", "<simulated device>", "exec"), space)
+    return space["f"].__code__
+
+
+def _own_function(value: Any) -> types.FunctionType | None:
+    """The plain Python function behind torch's ``value`` (itself, or what an ``lru_cache``
+    wraps), when its code can be replaced (no closure); else ``None``."""
+    target = getattr(value, "__wrapped__", value) if hasattr(value, "cache_clear") else value
+    if isinstance(target, types.FunctionType) and not target.__code__.co_freevars:
+        return target
+    return None
 
 
 @contextlib.contextmanager
 def simulated_devices(cuda: Any, mps: Any) -> Iterator[None]:
-    """Every availability question torch answers says cuda is ``cuda``, mps is ``mps``."""
+    """Every availability question torch answers says cuda is ``cuda``, mps is ``mps``: its
+    modules' attributes, and the functions they held, whoever holds them."""
     answers = _answers(bool(cuda), bool(mps))
-    saved = [(module, name, getattr(module, name)) for module, name, _ in answers]
+    saved = [(module, name, getattr(module, name)) for module, name, *_ in answers]
+    swapped: list[tuple[Any, types.FunctionType, types.CodeType]] = []
     try:
-        for module, name, fn in answers:
+        for (module, name, fn, body), (_, _, original) in zip(answers, saved):
+            target = _own_function(original)
+            if target is not None and all(t is not target for _, t, _ in swapped):
+                swapped.append((original, target, target.__code__))
+                target.__code__ = _code(body)
+                _forget(original)
             setattr(module, name, fn)
         yield
     finally:
+        for original, target, code in swapped:
+            target.__code__ = code
+            _forget(original)
         for module, name, fn in saved:
             setattr(module, name, fn)
+
+
+def _forget(function: Any) -> None:
+    """Drop what an ``lru_cache`` kept (torch caches ``mps.is_available``): asked in the
+    block, the simulated answer; after it, torch's own again."""
+    clear = getattr(function, "cache_clear", None)
+    if callable(clear):
+        clear()
