@@ -89,3 +89,23 @@ def test_does_two_graphs_need_a_gradient(porting, seed):
                        "q3_gradcheck/two_graphs", seed)
     assert not result.passed and result.misconception == "no-gradient", result.message
     assert run_check(porting, "autograd-porting", "q3_gradcheck/two_graphs", seed).passed
+
+
+_buffers: dict = {}
+
+
+def _reused_buffer(t):  # a copy, into one buffer per shape: the values check's to name
+    values = t.detach().cpu().numpy()
+    out = _buffers.setdefault((values.shape, values.dtype), np.empty_like(values))
+    out[...] = values
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_is_a_reused_buffer_no_answer_that_ignores_its_input(exercises, seed):
+    """The same array object back from both calls is not the same answer: in-process, as
+    through the sealed judge's worker (whose replies are copies), independence is judged on
+    what each call returned when it returned (otter run and the judge gave 1.0 and 2.5)."""
+    result = run_check({**exercises, "export_numpy": _reused_buffer}, "autograd-exercises",
+                       "q5_numpy/export_numpy_independent", seed)
+    assert result.passed, result.message

@@ -232,7 +232,9 @@ def test_solution_gets_full_marks_on_the_plain_base(plain_base_image):
     questions = [t for t in results["tests"] if t["name"].startswith("q")]
     assert len(questions) == 5, results
     assert sum(t["score"] for t in questions) == EXERCISES, results
-    assert "output" not in results, results  # no grader error, no submission problem
+    # the points line alone: no grader error, no submission problem, no cell that raised
+    assert results["output"].startswith("21 of 21 auto-graded points; ") \
+        and "\n" not in results["output"], results
 
 
 @_apply

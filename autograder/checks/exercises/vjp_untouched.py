@@ -117,6 +117,8 @@ def depends_on_x(vjp_square: Callable, rng: np.random.Generator) -> Verdict:
     weights = torch.from_numpy(rng.uniform(0.5, 3.0, size=x.shape))
     other = x + torch.from_numpy(rng.uniform(1.0, 2.0, size=x.shape))
     first, failure = call(vjp_square, "vjp_square", x.clone(), weights.clone())
+    # as it was returned: a tensor the function reuses is the same object after the next call
+    first = first.detach().clone() if isinstance(first, torch.Tensor) else first
     again, failure_again = call(vjp_square, "vjp_square", other.clone(), weights.clone())
     if failure or failure_again or not (isinstance(first, torch.Tensor)
                                         and isinstance(again, torch.Tensor)):
