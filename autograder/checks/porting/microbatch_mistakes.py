@@ -265,4 +265,26 @@ def scaled_mistake(got: torch.Tensor, expected: torch.Tensor, J: int, B: int,
         for factor, name, text in factors(J, B):
             if abs(c - factor) <= MATCH_RTOL * abs(factor):
                 return name, text + also
+        k = other_count(c, B)
+        if k is not None:
+            return WRONG_COUNT, (
+                f"It is the full-batch mean gradient times {c:.4g} = {B} / {k}: each "
+                f"micro-batch's weight was b_j / {k}, not b_j / B with B = {B}, the number of "
+                "examples in this call (sum(sizes)). Take B from the sizes on every call, not "
+                "from a global such as the data set's m." + also)
     return None, ""  # no guessed cause: the probes look for one (check_accumulated_grad)
+
+
+#: A gradient whose weights were divided by another count than B (blind round zzv:
+#: ``b_j / m``, the notebook's global m = 200, told only "a constant factor")
+WRONG_COUNT = "weights-divided-by-wrong-count"
+
+
+def other_count(c: float, B: int) -> int | None:
+    """The whole count ``k`` (1 to 100 000, not ``B``) with ``c`` = B / k to 1e-4, if any."""
+    if c <= 0:
+        return None
+    k = round(B / c)
+    if not 1 <= k <= 100_000 or k == B or abs(B / c - k) > 1e-4 * k:
+        return None
+    return k
