@@ -15,7 +15,7 @@ from .logreg import draw_problem, labelled_data
 from .logreg_runs import LOGIT_CLAMP, reference_run
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
-REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows")
+REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows", "overflow")
 
 
 def draw_regime(rng: np.random.Generator, kind: str
@@ -39,6 +39,11 @@ def draw_regime(rng: np.random.Generator, kind: str
     - ``many-rows``: an ordinary problem of 300-700 rows and 2-4 features, 4-8 steps: more
       rows than a batch holds, where a loop on mini-batches or on a row subset parts from
       gradient descent on every row (``logreg_batched``).
+    - ``overflow``: drawn last (the regimes above keep their draws), ``large-logits``'s
+      problem with the farthest misclassified logit sent to 100-150, past 88.7 where float32's
+      exp overflows, and 2 steps: the second loss is taken there, so ``log1p(exp(z)) - y·z``
+      is inf (``large-logits`` reaches 60-150, and that form passed every check on the seeds
+      whose reach was drawn under 88.7: blind round s's student_03, one seed in eight).
     """
     if kind == "one-step":
         X, y, lr, _ = draw_problem(rng)
@@ -55,6 +60,8 @@ def draw_regime(rng: np.random.Generator, kind: str
         return draw_large_logits(rng)
     if kind == "many-rows":
         return draw_many_rows(rng)
+    if kind == "overflow":
+        return draw_large_logits(rng, reach=(100.0, 150.0), steps=(2, 3))
     m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
@@ -68,17 +75,20 @@ def draw_regime(rng: np.random.Generator, kind: str
     return torch.tensor(X, dtype=torch.float32), torch.tensor(y), lr, steps
 
 
-def draw_large_logits(rng: np.random.Generator
+def draw_large_logits(rng: np.random.Generator, reach: tuple[float, float] = (60.0, 150.0),
+                      steps: tuple[int, int] = (3, 6)
                       ) -> tuple[torch.Tensor, torch.Tensor, float, int]:
-    """``draw_regime``'s ``large-logits`` problem."""
+    """``draw_regime``'s ``large-logits`` problem (``overflow``'s with other ``reach`` and
+    ``steps``: the range of the farthest misclassified logit after one step, and of the
+    steps, high end excluded)."""
     X, y, _, _ = draw_problem(rng)
     X = X * float(rng.uniform(4.0, 10.0))
     flipped = torch.tensor(rng.random(X.shape[0]) < rng.uniform(0.1, 0.2))
     y = torch.where(flipped, 1 - y, y)
     first = first_logits(X, y)
     misclassified = (first > 0) != (y > 0.5)
-    reach = float(first[misclassified].abs().max()) if misclassified.any() else 1.0
-    return X, y, float(rng.uniform(60.0, 150.0)) / reach, int(rng.integers(3, 6))
+    farthest = float(first[misclassified].abs().max()) if misclassified.any() else 1.0
+    return X, y, float(rng.uniform(*reach)) / farthest, int(rng.integers(*steps))
 
 
 def draw_many_rows(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, float, int]:
