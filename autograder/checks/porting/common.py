@@ -85,6 +85,18 @@ def max_error(got: torch.Tensor, expected: torch.Tensor) -> float:
     return float(diff.max())
 
 
+def whole_count(m: int, factor: float, rtol: float = 1e-3, most: int | None = None
+                ) -> int | None:
+    """The whole count ``k`` (1 to ``most``, not ``m``) with ``factor`` = m / k to ``rtol``:
+    a sum divided by ``k`` where ``m`` was meant; else ``None``."""
+    if factor <= 0:
+        return None
+    k = round(m / factor)
+    if k < 1 or (most is not None and k > most) or k == m or abs(m / factor - k) > rtol * k:
+        return None
+    return k
+
+
 def allclose(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> bool:
     """``|g - e| <= atol + rtol * |e|`` elementwise in float64; NaN never matches."""
     return within(got.detach().cpu().double().numpy(), expected.detach().cpu().double().numpy(),

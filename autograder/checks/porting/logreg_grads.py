@@ -14,7 +14,7 @@ from ..describing import describe, plain
 from ..probes import explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import allclose, call_named, first_failure, judge_tensor, with_diagnosis
+from .common import allclose, call_named, first_failure, judge_tensor, whole_count, with_diagnosis
 from .logreg import QUESTION, draw_problem
 from .logreg_diagnosis import ATOL, MATCH_ATOL, MATCH_RTOL, RTOL
 from .logreg_marked import left_marked
@@ -124,10 +124,8 @@ def wrong_count(got: torch.Tensor, ref: torch.Tensor, m: int) -> tuple[float, in
     factor = float(got @ ref) / float(ref @ ref)
     if factor <= 0 or not allclose(got, factor * ref, MATCH_RTOL, MATCH_ATOL):
         return None
-    k = round(m / factor)
-    if k < 1 or k == m or abs(m / factor - k) > 1e-3 * k:
-        return None
-    return factor, k
+    k = whole_count(m, factor)
+    return None if k is None else (factor, k)
 
 
 def diagnose_bias_grad(got_b: Any, ref_b: torch.Tensor, m: int,

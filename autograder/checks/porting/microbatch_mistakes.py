@@ -13,7 +13,7 @@ from typing import Callable
 import torch
 
 from . import microbatch_repeated as repeated
-from .common import allclose
+from .common import allclose, whole_count
 from .microbatch_shapes import ADVICE as BROADCAST_ADVICE
 from .microbatch_shapes import NAME as BROADCAST
 from .microbatch_shapes import broadcast_grad
@@ -265,7 +265,7 @@ def scaled_mistake(got: torch.Tensor, expected: torch.Tensor, J: int, B: int,
         for factor, name, text in factors(J, B):
             if abs(c - factor) <= MATCH_RTOL * abs(factor):
                 return name, text + also
-        k = other_count(c, B)
+        k = whole_count(B, c, rtol=1e-4, most=100_000)
         if k is not None:
             return WRONG_COUNT, (
                 f"It is the full-batch mean gradient times {c:.4g} = {B} / {k}: each "
@@ -279,12 +279,3 @@ def scaled_mistake(got: torch.Tensor, expected: torch.Tensor, J: int, B: int,
 #: ``b_j / m``, the notebook's global m = 200, told only "a constant factor")
 WRONG_COUNT = "weights-divided-by-wrong-count"
 
-
-def other_count(c: float, B: int) -> int | None:
-    """The whole count ``k`` (1 to 100 000, not ``B``) with ``c`` = B / k to 1e-4, if any."""
-    if c <= 0:
-        return None
-    k = round(B / c)
-    if not 1 <= k <= 100_000 or k == B or abs(B / c - k) > 1e-4 * k:
-        return None
-    return k

@@ -18,8 +18,7 @@ MAX_ERROR = 200
 def points_line(doc: ResultDoc, written: list[tuple[str, float]]) -> str:
     """``"17 of 21 points."``; with written questions, the points said to be the auto-graded
     ones and the written ones named, with their points, as graded by hand later."""
-    earned = sum(q.points for q in doc.questions.values())
-    possible = sum(q.possible for q in doc.questions.values())
+    earned, possible = doc.points, sum(q.possible for q in doc.questions.values())
     if not written:
         return f"{earned:g} of {possible:g} points."
     names = [name for name, _ in written]
