@@ -49,11 +49,11 @@ class Client:
         self.worker = Worker(ask=lambda question: _json(self.answer(_json(question))))
         self.answer = None
 
-    def request(self, message: dict, timeout: float, answer=None) -> dict:
+    def request(self, message: dict, timeout: float, answer=None, step: str = "") -> dict:
         self.answer, message = answer, _json(message)
         return _json(_handled(lambda: _handle(self.worker, message)))
 
-    def stream(self, message: dict, count: int, timeout: float):
+    def stream(self, message: dict, count: int, timeout: float, step: str = ""):
         message = _json(message)
         if message["op"] == "run_cells":
             for entry in self.worker.each_cell(message["cells"]):
