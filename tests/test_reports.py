@@ -311,3 +311,17 @@ def test_mistake_redaction_takes_out_what_the_code_said(words, cut, how):
     out = redact(message, [said])
     assert out.startswith("multipath_grads(…, …) ")
     assert not set(out.replace("_", " ").replace("'", " ").split()) & set(SPELLED_WORDS), out
+
+
+def test_does_feedback_show_hiding_characters_as_escapes():
+    """What a submission raised, with an ANSI escape, a right-to-left override and a carriage
+    return (red team rt-4), is quoted in the feedback files: ``cat`` on the Markdown must not
+    run it in a terminal, and neither page may reorder or hide text with it."""
+    d = doc()
+    d["questions"]["q1_accumulation"]["tests"][1] = {
+        **HIDDEN_FAIL, "message": "raised \x1b[32mAll hidden tests passed\x1b[0m \u202etxt.exe"
+        "\rfake\nTraceback (your code only):\n  \x1b[2J"}
+    for text in (feedback.render_markdown(feedback.build(typed(d))),
+                 feedback.render_html(feedback.build(typed(d)))):
+        assert not any(ch in text for ch in "\x1b\u202e\r"), repr(text)
+        assert "\\x1b[32mAll hidden tests passed" in text and "\\u202e" in text, text

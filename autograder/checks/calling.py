@@ -18,6 +18,7 @@ import torch
 
 from ..worker import wire
 from ..worker.arrangements import arranged
+from ..worker.kept_answers import hand_over
 from . import context, modes
 from .describing import big_int_text, describe, plain, quoted, sentence, without_values
 from .raised_hints import hint_for
@@ -119,6 +120,7 @@ def call(fn: Any, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Verdict | 
     try:
         with _arranged_here(fn, args) as observed:
             value = fn(*args, **kwargs)
+            hand_over(observed, value)
         modes.note(name, observed or getattr(fn, "last_observed", {}))
     except WorkerLost as exc:
         return None, Verdict(False, f"{call_text(name, args, kwargs)} did not return: {exc}",
@@ -181,13 +183,22 @@ def unreadable_part(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def call_then_again(fn: Any, name: str, args: tuple, again: tuple) -> tuple[Any, Verdict | None]:
+def call_then_again(fn: Any, name: str, args: tuple, again: tuple
+                    ) -> tuple[Any, Verdict | None, int | None]:
     """``call(fn, name, *args)``, with ``fn`` called once more on ``again`` (the grader's other
     inputs, tensors) before the answer is read: call context ``call_again``, the same here and
     in a worker, where the answer is encoded after the second call. An answer that the later
-    call changes (an object kept between calls and returned each time) is judged changed."""
-    with context.call_context(call_again=[wire.encode(a) for a in again]):
-        return call(fn, name, *args)
+    call changes (an object kept between calls and returned each time) is judged changed.
+
+    The third value: how many answers of ``fn`` back the one is whose memory the answer
+    shares (call context ``observe_reuse``: a pool of buffers handed out in turn, which the
+    one later call here does not overwrite), or None. Heard from where the student's code
+    runs: it decides points only as a ``.copy()`` would (``worker/kept_answers``)."""
+    with context.call_context(call_again=[wire.encode(a) for a in again], observe_reuse=name):
+        value, observed, failure = call_observed(fn, name, *args)
+    back = observed.get("answer_reused")
+    shared = isinstance(back, int) and not isinstance(back, bool) and back > 0
+    return value, failure, back if shared and failure is None else None
 
 
 def _arranged_here(fn: Any, args: tuple) -> Any:
@@ -216,7 +227,9 @@ def call_observed(fn: Any, name: str, *args: Any,
         seen: dict = {}
         try:
             with arranged(fn, request, args=a) as seen:
-                return fn(*a, **k)
+                value = fn(*a, **k)
+                hand_over(seen, value)
+                return value
         finally:  # after the arrangements' own exits, which observe too
             observed.update(seen)
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ..checks import descriptions
+from ..running.names import visible
 from ..running.resultdoc import CheckRecord, ResultDoc, TestOutcome
 from .redaction import redact
 from .templating import environment
@@ -196,13 +197,17 @@ def _cells(doc: ResultDoc) -> list[dict]:
 
 
 def render_markdown(fb: Feedback) -> str:
-    """The feedback file's Markdown."""
-    return environment(False).get_template("feedback.md.j2").render(fb=fb)
+    """The feedback file's Markdown, with every character that could move, hide or reorder
+    what a reader sees shown as an escape (``names.visible``): what a submission printed or
+    raised (an ANSI escape, a right-to-left override, a carriage return) is quoted in it, and
+    ``cat`` on the file must not run it in a terminal (red team rt-4)."""
+    return visible(environment(False).get_template("feedback.md.j2").render(fb=fb))
 
 
 def render_html(fb: Feedback) -> str:
-    """The feedback file's self-contained HTML page."""
-    return environment(True).get_template("feedback.html.j2").render(fb=fb)
+    """The feedback file's self-contained HTML page, its hiding characters shown as escapes
+    as in the Markdown."""
+    return visible(environment(True).get_template("feedback.html.j2").render(fb=fb))
 
 
 def with_written(fb: Feedback, written: list[dict]) -> Feedback:

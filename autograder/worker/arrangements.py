@@ -37,6 +37,10 @@
 - ``call_again``: ``[encoded args...]`` (``wire``): after the call, before its answer is
   encoded, the same function called once more on these (the grader's other inputs), that
   answer discarded: a check sees whether a later call changes the first answer as returned.
+- ``observe_reuse``: the function's name (for the reader): ``observed["answer_reused"]``, when
+  the call's answer lives in memory an earlier answer of the function holds (a pool of
+  buffers handed out in turn), how many answers back that one is (``kept_answers``; the
+  caller hands the answer over with ``kept_answers.hand_over``).
 
 Whatever the request, every call runs inside ``fenced_modes``: autograd on, torch's other
 global modes (default dtype and device, anomaly detection) as the notebook's cells left them,
@@ -60,9 +64,10 @@ import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from . import wire
+from . import kept_answers, wire
 from .asked_devices import heard_devices
 from .called_first import call_first
+from .kept_answers import observed_reuse
 from .modes import fenced_modes
 from .module_moves import observed_moves
 from .simulated_devices import simulated_devices
@@ -190,13 +195,17 @@ def observed_forward(observed: dict, model: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def called_again(fn: Callable, encoded_args: list) -> Iterator[None]:
-    """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded."""
+def called_again(fn: Callable, encoded_args: list, observed: dict) -> Iterator[None]:
+    """After the block (unless it raised), ``fn`` on the decoded ``encoded_args``, discarded
+    (kept among the answers ``observe_reuse`` compares, when the call asked for that)."""
     yield
     try:
-        fn(*[wire.decode(a) for a in encoded_args])
+        args = [wire.decode(a) for a in encoded_args]
+        value = fn(*args)
     except (Exception, SystemExit):  # noqa: BLE001 - the first call's answer is what is judged
-        pass
+        return
+    if kept_answers.wanted(observed):
+        kept_answers.shared_with_earlier(fn, value, tuple(args))
 
 
 @contextlib.contextmanager
@@ -239,6 +248,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 index = value if isinstance(value, int) and 0 <= value < len(args) else None
                 stack.enter_context(observed_forward(
                     observed, None if index is None else args[index]))
+            elif key == "observe_reuse":
+                stack.enter_context(observed_reuse(observed, fn, tuple(args)))
             elif key == "observe_moves":
                 index = value if isinstance(value, int) and 0 <= value < len(args) else None
                 module = None if index is None else args[index]
@@ -249,5 +260,5 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
         if "call_first" in (request or {}):  # inside the fence, before the call
             call_first(fn, request["call_first"], args)
         if "call_again" in (request or {}):  # entered last: it runs first after the call
-            stack.enter_context(called_again(fn, list(request["call_again"])))
+            stack.enter_context(called_again(fn, list(request["call_again"]), observed))
         yield observed

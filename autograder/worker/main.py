@@ -40,6 +40,7 @@ from . import wire
 from .after_call import args_after, encode_result, param_refs
 from .arrangements import arranged
 from .cells import prepare
+from .kept_answers import hand_over
 from .stand_in import no_judge
 
 CELL_FILE = "<cell {}>"
@@ -141,6 +142,7 @@ class Worker:
                         out.backward(wire.decode(backward))
                 else:
                     result = fn(*args, **kwargs)
+                    hand_over(observed, result)
                     if backward is not None:
                         result.backward(wire.decode(backward))
         except BaseException as exc:  # SystemExit in a call is a result too

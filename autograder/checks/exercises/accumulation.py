@@ -169,6 +169,10 @@ def subject(square_grads: Callable, p0: float, repeats: int, clear: bool) -> Sub
                    classes=input_classes, kwargs={"clear": clear})
 
 
+#: The repeats of the one longer run each check makes, beyond the others' 1 to 8
+LONGEST_RUN = (9, 16)
+
+
 def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clear: bool,
                        points: float = 1.0) -> CheckResult:
     """Call ``square_grads`` on fresh leaf values and repeat counts, cleared or not.
@@ -191,6 +195,10 @@ def check_square_grads(square_grads: Callable, rng: np.random.Generator, *, clea
     # zzs)
     cases += [(draw_small_p0(rng, 0.0011, 0.0049), int(rng.integers(2, 6))),
               (draw_small_p0(rng, 0.011, 0.049), int(rng.integers(2, 6)))]
+    # drawn last for the same reason: a longer run than the others' 1 to 8 (red team rt-4: a
+    # fixed buffer of 8 slots passed every call above)
+    cases.append((float(rng.choice([-1, 1]) * np.round(rng.uniform(0.1, 3.0), 3)),
+                  int(rng.integers(LONGEST_RUN[0], LONGEST_RUN[1] + 1))))
     cases.append(cases[0])  # the first call again: identical calls must give identical answers
     verdict = PASS
     for p0, repeats in cases:

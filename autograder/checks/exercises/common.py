@@ -107,6 +107,20 @@ def reused(shown: str, name: str, what: str, advice: str, evidence: Any) -> Verd
                    f"answer. {advice}", "result-reused", evidence)
 
 
+def handed_out_again(verdict: Verdict, back: int | None, shown: str, what: str,
+                     advice: str) -> Verdict:
+    """``verdict`` (right so far), failed as ``result-reused`` when the answer of ``shown``
+    lives in memory an answer ``back`` calls before it holds (``calling.call_then_again``): a
+    pool of buffers handed out in turn, which the next call alone does not overwrite (red
+    team rt-4: a ring of two)."""
+    if not verdict.ok or back is None:
+        return verdict
+    return Verdict(False, f"{shown} returned {what} in memory that an earlier call's answer "
+                   "also holds: answers kept between calls and handed out in turn are "
+                   f"overwritten when their turn comes round again. {advice}", "result-reused",
+                   verdict.evidence)
+
+
 def flat(t: torch.Tensor) -> torch.Tensor:
     """``t``'s entries in one dimension, a leaf of their own that requires grad as ``t`` does:
     the nearest input outside a probe's ``multi-dimensional`` class."""

@@ -17,7 +17,7 @@ from ..describing import describe, plain
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import NUMPY_DTYPES, dtype_name, flat, renamed, reused, short
+from .common import NUMPY_DTYPES, dtype_name, flat, handed_out_again, renamed, reused, short
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
@@ -186,15 +186,16 @@ def judge_called_again(verdict: Verdict, got: Any, t: torch.Tensor, twin: torch.
 
 
 def _export(export_numpy: Callable, t: torch.Tensor, twin: torch.Tensor | None = None
-            ) -> tuple[Any, Verdict | None]:
+            ) -> tuple[Any, Verdict | None, int | None]:
     """Call the student (then, with ``twin``, once more on it before the answer is read); a
-    tracked tensor refused by ``.numpy()`` is a named mistake."""
-    got, failure = (call(export_numpy, "export_numpy", t) if twin is None else
-                    call_then_again(export_numpy, "export_numpy", (t,), (twin,)))
+    tracked tensor refused by ``.numpy()`` is a named mistake. The third value: how many
+    answers back one is whose memory the answer shares (``call_then_again``), with ``twin``."""
+    got, failure, back = ((*call(export_numpy, "export_numpy", t), None) if twin is None else
+                          call_then_again(export_numpy, "export_numpy", (t,), (twin,)))
     if failure and failure.misconception == "raised" and t.requires_grad and \
             "requires grad" in failure.message:
-        return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT)
-    return got, failure and raised_cause(failure, t, EXPORT)
+        return None, renamed(failure, "numpy-on-tracked", TRACKED_HINT), None
+    return got, failure and raised_cause(failure, t, EXPORT), back
 
 
 def input_classes(args: tuple) -> list[InputClass]:
@@ -246,10 +247,18 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     twins += draw_twins(rng, cases[-1:])
     cases.append(draw_offset_view(rng))  # last: a view that starts inside its storage
     twins += draw_twins(rng, cases[-1:])
+    # last: the first plain tensor's class again, fresh values, after every other case: by then
+    # an answer handed out from a pool of buffers per shape and dtype has come round again
+    # (red team rt-4: a ring of two kept 4/4; ``handed_out_again``)
+    plain = next(i for i, (_, base) in enumerate(cases) if base is None)
+    cases.append((draw_twins(rng, cases[plain:plain + 1])[0], None))
+    twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t
-        got, failure = _export(export_numpy, t, twin)
+        got, failure, back = _export(export_numpy, t, twin)
         verdict = failure or judge_called_again(judge_export(got, t, expected), got, t, twin)
+        verdict = handed_out_again(verdict, back, f"export_numpy({describe_tensor(t)})",
+                                   "an array", f"Return a new array each call, {EXPORT}.")
         verdict = confirm(verdict, export_numpy, got, t, expected,
                           f"export_numpy({describe_tensor(t)})", EXPORT)
         if not verdict.ok:
@@ -298,7 +307,7 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
         base_before = None if base is None else base.detach().clone()
         layout = layout_of(t, base)
         expected = expected_array(t)
-        got, failure = _export(export_numpy, t)
+        got, failure, _ = _export(export_numpy, t)
         failure = failure or judge_layout(layout, t, base,
                                           f"export_numpy({describe_tensor(t)})")
         if failure is None and not isinstance(got, np.ndarray):

@@ -16,7 +16,8 @@ from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import array_error, arrays_close, dtype_name, first_match, flat, reused, short
+from .common import (array_error, arrays_close, dtype_name, first_match, flat, handed_out_again,
+                     reused, short)
 from .vjp_dtype import LEAF_HINT
 from .vjp_dtype import lost as dtype_lost
 from .vjp_flattened import named as reshaped_named
@@ -259,8 +260,10 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
         # a second call on other inputs comes before the answer is read (``call_again``)
         given = (replica(x), weights.clone())
         stale = None if given[0].grad is None else given[0].grad.clone()
-        got, failure = call_then_again(vjp_square, "vjp_square", given, twin)
+        got, failure, back = call_then_again(vjp_square, "vjp_square", given, twin)
         verdict = failure or judge_called_again(judge_vjp(got, x, weights), got, x, twin)
+        verdict = handed_out_again(verdict, back, shown_call(x), "a tensor",
+                                   "Return a fresh leaf's gradient each call.")
         # None, and the pullback in x.grad: a leaf cloned from x without detach (vjp_leaf)
         verdict = leaf_named(verdict, got, given[0], stale, expected_vjp(x, weights), TOLERANCES)
         # the right values in another layout: transposed, rearranged, x's sizes reversed

@@ -27,6 +27,11 @@ MISTAKES = {
     "sigmoid-log": "The losses match sigmoid followed by log, which loses precision when "
                    "probabilities round to 0 or 1: use F.binary_cross_entropy_with_logits on the "
                    "raw logits.",
+    "sigmoid-bce": "The losses match F.binary_cross_entropy(torch.sigmoid(z), y), a sigmoid "
+                   "then log: in float32 sigmoid(z) rounds to exactly 1 (or 0) past a logit of "
+                   "about 17, its log is then clamped at -100, so a wrongly classified row "
+                   "costs a flat 100 and gives no gradient. Use "
+                   "F.binary_cross_entropy_with_logits on the raw logits, exact for any logit.",
     "logits-clamped": "The losses match a loss on logits clamped to [-30, 30]: past the clamp a "
                       "misclassified example's loss stops growing and its gradient is 0, so "
                       "training ignores it. F.binary_cross_entropy_with_logits is exact for any "

@@ -23,7 +23,7 @@ from .logreg_penalty import penalty_added
 from .logreg_recorded import ADVICE as RECORD_ADVICE
 from .logreg_recorded import running_statistic
 from .logreg_rounded import rounded_losses
-from .logreg_runs import reference_run, replayed_losses, update_path
+from .logreg_runs import SIGMOID_BCE, reference_run, replayed_losses, update_path
 from .logreg_unstable import unstable_loss
 
 #: float32 training against a float64 oracle: observed gaps are ~1e-6 after 80 steps.
@@ -108,10 +108,12 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
 
     # b's step scaled by 1/m after b left out, which a few such steps look like
     for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
-                 "logits-clamped", "bias-left-out", *scaled.SCALINGS, *loops.RESCALINGS):
+                 SIGMOID_BCE, "logits-clamped", "bias-left-out", *scaled.SCALINGS,
+                 *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr
         replay = None if name == "lr-ignored" else name
-        dtype = torch.float32 if name == "sigmoid-log" else torch.float64  # its error is rounding
+        # their error is rounding
+        dtype = torch.float32 if name in ("sigmoid-log", SIGMOID_BCE) else torch.float64
         # A summed loss multiplies the step size by m and often turns chaotic, so float32
         # rounding decides the tail: its first steps are the evidence.
         keep = 3 if name == "sum-not-mean" or name.endswith("times-m") else steps
@@ -206,6 +208,8 @@ def _told(replay: str, m: int) -> tuple[str, str]:
         return "features-rescaled", loops.rescaled_advice(replay)
     if replay in scaled.SCALINGS:
         return scaled.NAME, scaled.advice(replay, m)
+    if replay == SIGMOID_BCE:  # the same mistake as a sigmoid then log, by torch's own BCE
+        return "sigmoid-log", MISTAKES[SIGMOID_BCE]
     return replay, MISTAKES[replay]
 
 

@@ -38,6 +38,8 @@ KINK_PREFIX = "kink-at-zero:"
 
 #: ``reference_run``'s answer: the final ``w`` and ``b`` and the per-step losses
 Run = tuple[torch.Tensor, torch.Tensor, list[float]]
+#: The replay of ``F.binary_cross_entropy(torch.sigmoid(z), y)``, told as ``sigmoid-log``
+SIGMOID_BCE = "sigmoid-bce"
 _RUNS = threading.local()  # the judge grades submissions on threads of one process
 #: Data sets whose runs a thread keeps (q1's checks draw 3 + 3 + 4 + 2, the first three twice)
 KEPT_DATA_SETS = 8
@@ -58,6 +60,8 @@ def _loss(X: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
     if mistake == "sigmoid-log":
         p = torch.sigmoid(logits)
         return -(y * torch.log(p) + (1 - y) * torch.log(1 - p)).mean()
+    if mistake == SIGMOID_BCE:  # torch's BCE on a sigmoid: its log clamped at -100, finite
+        return F.binary_cross_entropy(torch.sigmoid(logits), y)
     reduction = "sum" if mistake == "sum-not-mean" else "mean"
     return F.binary_cross_entropy_with_logits(logits, y, reduction=reduction)
 

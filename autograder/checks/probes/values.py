@@ -20,16 +20,19 @@ _NOISE = 2e-6
 
 
 def rounded(got: list[float], expected: list[float]) -> Diagnosis | None:
-    """The answer is the reference rounded to 1..6 decimals (and rounding changed something):
+    """The answer is the reference rounded to 1..8 decimals (and rounding changed something):
     every value a number of that many decimals (within float32's precision) and within half a
     step of the reference (with float32's noise), the fewest decimals that fit."""
     if not got or len(got) != len(expected) or not all(map(math.isfinite, [*got, *expected])):
         return None
-    for decimals in range(1, 7):
+    for decimals in range(1, 9):
         scale = 10.0 ** decimals
         changed = []
         for g, e in zip(got, expected):
-            grid = _SAME * max(1.0, abs(g)) * scale  # off the grid by float32's rounding
+            # off the grid by float32's rounding, which is relative to the value itself: a
+            # small gradient rounded to 6 decimals (0.000199 for 0.000198364, blind round zzx)
+            # is on its grid to far better than a quarter step
+            grid = _SAME * abs(g) * scale
             if grid >= 0.5 and abs(g - e) > _NOISE * max(1.0, abs(e)):
                 break  # too large for its decimals to show (1e308: no grid to be on)
             if grid < 0.5 and abs(g * scale - round(g * scale)) > grid or \

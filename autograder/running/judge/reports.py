@@ -40,6 +40,9 @@ def clean_observed(observed: dict) -> dict:
     graphs = observed.get("graph_backwards")
     if isinstance(graphs, int) and not isinstance(graphs, bool):  # words a failure, never points
         clean["graph_backwards"] = graphs
+    reused = observed.get("answer_reused")
+    if isinstance(reused, int) and not isinstance(reused, bool):  # a .copy() undoes a forgery
+        clean["answer_reused"] = reused
     if isinstance(observed.get("tf32"), bool):  # names a cause of a failure, never points
         clean["tf32"] = observed["tf32"]
     steps = observed.get("optimizer_steps")
