@@ -16,8 +16,16 @@ from ..describing import EXPECTED_DIGITS, describe, error_text, plain, tolerance
 from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
-from .common import (array_error, arrays_close, dtype_name, first_match, flat, handed_out_again,
-                     reused, short)
+from .common import (
+    array_error,
+    arrays_close,
+    dtype_name,
+    first_match,
+    flat,
+    handed_out_again,
+    reused,
+    short,
+)
 from .vjp_dtype import LEAF_HINT
 from .vjp_dtype import lost as dtype_lost
 from .vjp_flattened import named as reshaped_named
