@@ -49,11 +49,17 @@ QUESTION = "q2_microbatch"
 LARGE = 10.0
 
 
-def draw_problem(rng: np.random.Generator, stale: bool, scale: float = 1.0
+#: How many micro-batches the last problem of each check has (red team rt-4: a loop over the
+#: first four passed every problem of 2-4 micro-batches)
+MANY_PARTS = (6, 9)
+
+
+def draw_problem(rng: np.random.Generator, stale: bool, scale: float = 1.0,
+                 parts: tuple[int, int] = (2, 4)
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[int]]:
-    """A leaf ``w`` (with a stale ``.grad`` when asked), data, and 2-4 unequal sizes; with
-    ``scale``, the features times it and ``w`` divided by it (the same logits)."""
-    parts, n = int(rng.integers(2, 5)), int(rng.integers(2, 7))
+    """A leaf ``w`` (with a stale ``.grad`` when asked), data, and ``parts`` (2-4) unequal
+    sizes; with ``scale``, the features times it and ``w`` divided by it (the same logits)."""
+    parts, n = int(rng.integers(parts[0], parts[1] + 1)), int(rng.integers(2, 7))
     sizes = sorted(set(int(s) for s in rng.integers(3, 40, size=parts)))
     while len(sizes) < 2:  # equal sizes would hide the weighting mistake
         sizes = sorted(set(sizes + [int(rng.integers(3, 40))]))
@@ -120,10 +126,16 @@ def input_classes(args: tuple) -> list[InputClass]:
     out = []
     if 1 in sizes:
         i = sizes.index(1)
-        j = i + 1 if i + 1 < len(sizes) else i - 1
-        merged = [s for k, s in enumerate(sizes) if k != i]
-        merged[j if j < i else j - 1] += 1  # the row joins its neighbour: same slices otherwise
-        out.append(InputClass("micro-batch-of-one", (w, X, y, merged),
+        big = [k for k in range(len(sizes)) if sizes[k] >= 3]
+        if big:  # a row from the nearest micro-batch of 3 or more: as many micro-batches
+            j = min(big, key=lambda k: abs(k - i))
+            nearest = list(sizes)
+            nearest[i], nearest[j] = 2, sizes[j] - 1
+        else:  # the row joins its neighbour: same slices otherwise, one micro-batch fewer
+            j = i + 1 if i + 1 < len(sizes) else i - 1
+            nearest = [s for k, s in enumerate(sizes) if k != i]
+            nearest[j if j < i else j - 1] += 1
+        out.append(InputClass("micro-batch-of-one", (w, X, y, nearest),
                               "Does a micro-batch of one row take another path (.squeeze(), a "
                               "shape test)?"))
     if len(set(sizes)) > 1:  # as many micro-batches of one size, on the first rows
@@ -160,9 +172,10 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
     """
     seed = seed_of(rng)
     verdict = PASS
-    for i in range(9):  # later problems drawn after earlier ones, which stay the seed's own
+    for i in range(10):  # later problems drawn after earlier ones, which stay the seed's own
         w, X, y, sizes = (draw_problem(rng, stale, LARGE if i == 4 else 1.0) if i < 8
-                          else draw_repeated(rng, stale))  # a size repeated (last)
+                          else draw_repeated(rng, stale) if i == 8  # a size repeated
+                          else draw_problem(rng, stale, parts=MANY_PARTS))  # many (last)
         if i == 6:  # logits far past ±20 on misclassified rows (microbatch_saturated)
             saturate(rng, w, X, y, sizes)
         if i == 7:  # logits past float32's exp limit (microbatch_overflow)

@@ -195,6 +195,9 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
                         if slicing in (repeated.FIRST_OF_SIZE, repeated.LAST_OF_SIZE) else OFFSETS
                     return "wrong-offsets", (f"It matches micro-batches sliced as {how}: "
                                              f"{told}.{also}")
+    dropped = micro_batches_dropped(got, parts, sizes, stale)
+    if dropped is not None:
+        return DROPPED, dropped
     rescaled = accumulated_rescaled(got, parts, reference(w, X, y), sizes, stale)
     if rescaled is not None:
         return "accumulated-grad-rescaled", rescaled
@@ -204,6 +207,34 @@ def diagnose(got: torch.Tensor, w: torch.Tensor, X: torch.Tensor, y: torch.Tenso
     if placed:
         return placed
     return scaled_mistake(got, reference(w, X, y), len(sizes), X.shape[0], stale)
+
+
+#: Only some of the micro-batches accumulated (red team rt-4: a loop over the first four)
+DROPPED = "micro-batches-dropped"
+
+
+def micro_batches_dropped(got: torch.Tensor, parts: list[torch.Tensor], sizes: list[int],
+                          stale: torch.Tensor | None) -> str | None:
+    """What a gradient accumulated over the first or the last ``k`` micro-batches only (each
+    weighted by b_j / B, or by b_j over their own rows), the stale grad kept or not, is told;
+    None when no such replay matches."""
+    total, count = sum(sizes), len(sizes)
+    for k in range(1, count):
+        for part, which in ((slice(0, k), "first"), (slice(count - k, count), "last")):
+            kept = list(zip(parts[part], sizes[part]))
+            rows = sum(b for _, b in kept)
+            for scale in (total, rows):
+                replay = sum(g * (b / scale) for g, b in kept)
+                for extra, also in ((None, ""), (stale, ALSO_STALE)):
+                    if extra is not None and stale is None:
+                        continue
+                    pattern = replay if extra is None else replay + extra.double()
+                    if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
+                        return (f"It matches the gradient of the {which} {k} of the {count} "
+                                f"micro-batches only (sizes={sizes}): the others were never "
+                                "accumulated. Loop over every size in sizes (for b_j in sizes, "
+                                f"or torch.split(X, sizes)), not a fixed count.{also}")
+    return None
 
 
 def accumulated_rescaled(got: torch.Tensor, parts: list[torch.Tensor], expected: torch.Tensor,
