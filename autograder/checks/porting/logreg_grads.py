@@ -157,8 +157,10 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
     """Compare the closed-form gradient with autograd at random points of random problems."""
     seed = seed_of(rng)
     verdict = PASS
-    for _ in range(3):
+    for i in range(4):
         X, y, _, _ = draw_problem(rng)
+        if i == 3:  # last: one row (red team rt-5: half the gradient at m = 1 kept the point)
+            X, y = X[:1].clone(), y[:1].clone()
         w = torch.tensor(rng.normal(0.0, 1.0, X.shape[1]), dtype=torch.float32)
         b = torch.tensor([rng.normal(0.0, 1.0)], dtype=torch.float32)
         ref_w, ref_b = reference_grads(X, y, w, b)
