@@ -133,6 +133,13 @@ def judge_optimizer(opt: Any, model: nn.Module, device: torch.device, lr: float,
         before: ids of the model's parameters before ``make_optimizer`` ran.
     """
     shown = f"make_optimizer(model, {device}, lr={fmt(lr)})"
+    if isinstance(opt, torch.optim.SGD) and type(opt) is not torch.optim.SGD:
+        # a class of the notebook's own: its step() is its own too (red team rt-5: a subclass
+        # named SGD whose step added momentum, weight decay and a larger lr kept 6/6)
+        return Verdict(False, f"{shown} returned a subclass of SGD ({type(opt).__qualname__[:80]}"
+                       "), whose step() may do anything; expected torch.optim.SGD itself: "
+                       "return torch.optim.SGD(model.parameters(), lr=lr).", "not-sgd",
+                       Evidence(got=type(opt).__qualname__[:80]))
     if not isinstance(opt, torch.optim.SGD):
         return Verdict(False, f"{shown} returned {describe(opt)}; expected a torch.optim.SGD.",
                        "not-sgd", Evidence(got=describe(opt)))
