@@ -252,10 +252,12 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
         values = kept(model)  # the caller's weights, to be there after the call
+        rates = dropout_rates(model)
         got, failure, packed, tf32, forward, moves = run_predict(predict, model, batch,
                                                                  device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
                                               forward, moves)
+        verdict = rates_kept(verdict, model, rates, device)
         if moved and device.type != "meta" and verdict.ok:  # meta: judge_on_meta
             verdict = kept_on_device(model, device, moves)
         heard = max(heard, packed)
@@ -281,6 +283,28 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
     result = finish(QUESTION, name, verdict, seed=seed, points=points,
                     passed_message=f"predict was right on {device}.")
     return with_graph_advice(result, heard, device)
+
+
+def dropout_rates(model: nn.Module) -> dict[str, float]:
+    """Each Dropout layer's ``p``, by its name in ``model``."""
+    return {name: float(m.p) for name, m in model.named_modules() if isinstance(m, nn.Dropout)}
+
+
+def rates_kept(verdict: Verdict, model: nn.Module, before: dict[str, float],
+               device: torch.device) -> Verdict:
+    """``verdict`` (right so far), failed as ``modified-input`` when the call changed a Dropout
+    layer's ``p`` on the caller's model (red team rt-5: ``p = 0`` set by hand instead of
+    ``eval()``, the model left in training mode, kept 6/6)."""
+    changed = {name: (p, rate) for name, rate in dropout_rates(model).items()
+               if (p := before.get(name)) is not None and p != rate}
+    if not verdict.ok or not changed:
+        return verdict
+    name, (was, now) = next(iter(changed.items()))
+    return Verdict(False, f"predict(model, batch, {device}) changed the caller's model: its "
+                   f"Dropout layer {name} has p={now:g} now (it was {was:g}). predict must "
+                   "leave the model's layers as they were: model.eval() turns dropout off for "
+                   "the forward without touching p.", "modified-input",
+                   Evidence(inputs={"dropout": dict(before)}))
 
 
 def with_graph_advice(result: CheckResult, heard: int, device: torch.device) -> CheckResult:

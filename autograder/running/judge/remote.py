@@ -265,7 +265,22 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                     own[name].requires_grad_(value.requires_grad)
                 _mirror_grad(own[name], value)
     arg.train(bool(state.get("training", arg.training)))
+    _mirror_rates(arg, state.get("arch"))
     _mirror_hooks(arg, state.get("hooks"))
+
+
+def _mirror_rates(arg: nn.Module, arch: Any) -> None:
+    """Each Dropout layer's ``p`` as the call left it on the worker's copy (a call that set it
+    by hand shows here, as it would where the student's code runs in-process)."""
+    layers = list(arg) if isinstance(arg, nn.Sequential) else [arg]
+    if not isinstance(arch, list) or len(arch) != len(layers):
+        return
+    for layer, item in zip(layers, arch):
+        if isinstance(layer, nn.Dropout) and isinstance(item, list) and len(item) == 2 \
+                and item[0] == "Dropout" and isinstance(item[1], dict):
+            p = item[1].get("p")
+            if isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= p <= 1.0:
+                layer.p = float(p)
 
 
 def _mirror_hooks(arg: nn.Module, hooks: Any) -> None:

@@ -1,0 +1,80 @@
+"""q4 ``predict`` that sets each Dropout layer's ``p`` to 0 on the caller's model instead of
+calling ``eval()`` (red team rt-5): its answers were right and it kept 6/6, though the caller's
+model trains without dropout afterwards. A changed ``p`` is ``modified-input`` now, here and
+through the sealed judge, which mirrors each Dropout's ``p`` back."""
+
+from __future__ import annotations
+
+import pytest
+
+import notebooks
+from autograder.checks.porting.device_predict import check_predict
+from autograder.checks.seeding import generator
+
+ASSIGNMENT = "autograd-porting"
+
+RATES_ZEROED = '''
+import torch
+
+
+def predict(model, batch, device):
+    model.to(device)
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    with torch.no_grad():
+        return model(batch.to(device))
+'''
+
+RIGHT = '''
+import torch
+
+
+def predict(model, batch, device):
+    model.to(device)
+    model.eval()
+    with torch.no_grad():
+        return model(batch.to(device))
+'''
+
+
+def _fn(source: str):
+    env: dict = {}
+    exec(source, env)
+    return env["predict"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dropout_rates_set_by_hand_are_a_modified_input(seed):
+    result = check_predict(_fn(RATES_ZEROED), generator(seed), moved=False)
+    assert not result.passed and result.misconception == "modified-input", result.message
+    assert "has p=0 now" in result.message, result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_eval_keeps_the_points(seed):
+    assert check_predict(_fn(RIGHT), generator(seed), moved=False).passed
+
+
+@pytest.mark.slow
+def test_the_sealed_judge_sees_the_rates_too(zips, tmp_path):
+    import nbformat
+
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
+    from autograder.running.judge.tests_zip import load_tests
+    from autograder.running.limits import Limits
+
+    nb = notebooks.solution(ASSIGNMENT)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "def predict" in c.source)
+    cell.source += "\n\n" + RATES_ZEROED  # the solution's predict replaced by this one
+    path = tmp_path / "rates.ipynb"
+    nbformat.write(nb, path)
+    with uids.lease() as uid:
+        doc = judge(path, path.name, ASSIGNMENT, load_tests(zips[ASSIGNMENT]), seed=0, uid=uid,
+                    limits=Limits(call_timeout=20, submission_timeout=180))
+    failed = {(c.check, c.misconception) for t in doc.questions["q4_device"].tests
+              for c in t.checks or () if not c.passed}
+    assert ("predict_values", "modified-input") in failed, failed
+    lost = {q for q, v in doc.questions.items() if q != "q4_device" and v.points != v.possible}
+    assert not lost, lost
