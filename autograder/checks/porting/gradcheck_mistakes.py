@@ -133,6 +133,9 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor, upstream: float,
     if allclose(got, analytic_grad(x), MATCH_RTOL, MATCH_ATOL):
         return "upstream-ignored", MISTAKES["upstream-ignored"]
     right = analytic_grad(x)
+    dropped = upstream_sign_dropped(got, x, upstream, right, at)
+    if dropped is not None:
+        return dropped
     for slip, (name, _, told) in SLIPS.items():
         wrong = analytic_grad(x, slip)
         if allclose(wrong, right, MATCH_RTOL, MATCH_ATOL):
@@ -163,6 +166,32 @@ def diagnose_backward(got: torch.Tensor, x: torch.Tensor, upstream: float,
         return layout
     return None, (rounding_sized_advice(got, x, upstream, analytic_grad)
                   or "Derive it with the quotient rule: 3x²/(1+A) - S·sign(x)/(1+A)².")
+
+
+#: The upstream gradient's sign dropped (``grad_output.abs()``): at a negative upstream it
+#: gives what the whole gradient's sign flipped gives, so it is named only where the same
+#: backward at the upstream negated (positive) is right (red team rt-5)
+UPSTREAM_SIGN = ("upstream-sign-dropped",
+                 "It is right at a positive upstream and has the opposite sign at this negative "
+                 "one: the upstream gradient's sign is dropped (grad_output.abs(), or a square "
+                 "root of its square). The chain rule multiplies by grad_output itself, sign "
+                 f"and all: {WHOLE}.")
+
+
+def upstream_sign_dropped(got: torch.Tensor, x: torch.Tensor, upstream: float,
+                          right: torch.Tensor, at: At | None) -> tuple[str, str] | None:
+    """``UPSTREAM_SIGN`` when ``got`` is ``|upstream|`` times the right gradient at a negative
+    upstream and the student's backward at ``-upstream`` is right (one more call, ``at``);
+    None otherwise (no ``at``: the flipped quotient rule's replay may name it)."""
+    if at is None or upstream >= -0.1 or allclose(right, -right, MATCH_RTOL, MATCH_ATOL) \
+            or not allclose(got, -upstream * right, MATCH_RTOL, MATCH_ATOL):
+        return None
+    other, failure = at(x, -upstream)
+    if failure is not None or not isinstance(other, torch.Tensor) or other.shape != x.shape:
+        return None
+    if not allclose(other.detach().cpu().double(), -upstream * right, MATCH_RTOL, MATCH_ATOL):
+        return None
+    return UPSTREAM_SIGN
 
 
 def diagnose_upstream(got: torch.Tensor, x: torch.Tensor,
