@@ -71,7 +71,7 @@ def test_rounding_to_six_decimals_loses_its_point(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_every_seed_has_a_path_below_a_millionth_both_ways(seed):
     points = multipath_points.draw_points(generator(seed))
-    ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points[-2:]]
+    ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points[-3:-1]]  # the equal pair is last
     assert ratios[0] < 10 ** -6.2 and ratios[1] > 10 ** 6.2, points
     assert ratios[0] >= 10 ** -6.5 and ratios[1] <= 10 ** 6.5, points  # within the contract
 

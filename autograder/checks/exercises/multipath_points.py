@@ -74,9 +74,10 @@ def far_apart(rng: np.random.Generator, square_small: bool,
 
 def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     """Floats (negative, fractional, large), then a pair of ints, which must be accepted too,
-    then one path's gradient orders of magnitude below the other's, both ways round, and last
+    then one path's gradient orders of magnitude below the other's, both ways round, then
     both ways round again with the small path below a millionth of the other (``TINY_ORDERS``),
-    where a gradient zeroed as "noise" is told from the right one on every seed."""
+    where a gradient zeroed as "noise" is told from the right one on every seed, and last a
+    point whose two inputs are equal."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -94,7 +95,17 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         # appended, so that the points above stay those of earlier runs with the same seed
         far_apart(rng, square_small=True, orders=TINY_ORDERS),
         far_apart(rng, square_small=False, orders=TINY_ORDERS),
+        # last: x0 equal to y0 (red team rt-6: leaves made through a dict keyed by value became
+        # one leaf there, and no point above has them equal); the mistakes ``distinct`` keeps
+        # apart were judged at every point before it
+        equal_pair(rng),
     ]
+
+
+def equal_pair(rng: np.random.Generator) -> tuple[float, float]:
+    """``(v, v)``: one fractional value of either sign for both inputs."""
+    v = float(rng.choice([-1, 1]) * np.round(rng.uniform(0.5, 9.0), 3))
+    return v, v
 
 
 def expected_multipath(x0: float, y0: float) -> tuple[float, float]:
