@@ -87,8 +87,10 @@ def draw_twins(rng: np.random.Generator,
 
 
 def expected_array(t: torch.Tensor) -> np.ndarray:
-    """t's values in the numpy dtype matching t's, built without sharing any memory."""
-    return np.array(t.detach().cpu().tolist(), dtype=NUMPY_DTYPES[t.dtype])
+    """t's values in the numpy dtype matching t's, built without sharing any memory, in t's
+    shape (a list loses an empty tensor's: ``(0, 3)`` would come back ``(0,)``)."""
+    return np.array(t.detach().cpu().tolist(), dtype=NUMPY_DTYPES[t.dtype]).reshape(
+        tuple(t.shape))
 
 
 def describe_tensor(t: torch.Tensor) -> str:
