@@ -200,6 +200,10 @@ def every_other_row(batch: torch.Tensor) -> torch.Tensor:
     return base[::2]
 
 
+#: The Linear layers of the deep network each count_saved check ends its first calls with
+DEEP = (6, 9)
+
+
 def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track: bool,
                       points: float = 1.0) -> CheckResult:
     """Call ``count_saved`` on fresh networks and batches, float32 and float64.
@@ -238,6 +242,10 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     dtype_case = draw_other_dtype(rng, cases)
     # drawn last: a frozen network and one with its first Linear frozen (saved_frozen)
     frozen = draw_frozen(rng)
+    # drawn last: a deep network, 6 to 9 Linear layers, which saves more tensors than any
+    # above (red team rt-6: a count kept in a ring of 16 slots passed every smaller network)
+    cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=DEEP[0],
+                                  max_linear=DEEP[1]))
     verdict = PASS
     tracked_answers: list[tuple[Any, Predictions]] = []  # the other mode's, when track=False
     for index, (net, inputs, pred) in enumerate(cases):

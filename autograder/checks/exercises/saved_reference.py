@@ -171,13 +171,13 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
 
 
 def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1,
-              batch: int | None = None, one_output: bool = False) -> tuple[
-        nn.Sequential, torch.Tensor]:
+              batch: int | None = None, one_output: bool = False,
+              max_linear: int = 3) -> tuple[nn.Sequential, torch.Tensor]:
     """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``
     (``batch`` rows, else a drawn number). With ``one_output``, the last Linear has one output
     and an activation follows it: on a one-row batch it saves a (1, 1) tensor, of one
     element."""
-    n_linear = int(rng.integers(min_linear, 4))
+    n_linear = int(rng.integers(min_linear, max_linear + 1))
     widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
     if one_output:
         widths[-1] = 1
@@ -209,11 +209,12 @@ def unambiguous(pred: Predictions) -> bool:
 
 def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int,
                      batch: int | None = None, tracked_inputs: bool = False,
-                     one_output: bool = False) -> tuple[nn.Sequential, torch.Tensor, Predictions]:
+                     one_output: bool = False, max_linear: int = 3
+                     ) -> tuple[nn.Sequential, torch.Tensor, Predictions]:
     """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
     for _ in range(50):
         net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch,
-                                one_output=one_output)
+                                one_output=one_output, max_linear=max_linear)
         inputs.requires_grad_(tracked_inputs)
         pred = predict(net, inputs)
         if unambiguous(pred):
