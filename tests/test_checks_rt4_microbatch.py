@@ -57,3 +57,40 @@ def test_the_nearest_input_out_of_micro_batch_of_one_keeps_the_count():
     assert one.args[3] == [3, 2, 6, 9]  # the nearest of 3 or more (the first, at a tie)
     (one,) = [c for c in input_classes((w, X, y, [2, 1, 2])) if c.name == "micro-batch-of-one"]
     assert one.args[3] == [2, 3]  # none of 3 or more: merged into the next, as before
+
+
+def _cleared_inside(w, X, y, sizes):
+    """Blind round a's student_10: w.grad cleared before every micro-batch."""
+    B, start = X.shape[0], 0
+    for b in sizes:
+        w.grad = None
+        loss = F.binary_cross_entropy_with_logits(X[start:start + b] @ w, y[start:start + b])
+        (loss * b / B).backward()
+        start += b
+    return w.grad.detach().clone()
+
+
+def _ones_skipped(w, X, y, sizes):
+    """Blind round z's student_02: micro-batches of one row skipped."""
+    w.grad = None
+    B, start = X.shape[0], 0
+    for b in sizes:
+        if b > 1:
+            loss = F.binary_cross_entropy_with_logits(X[start:start + b] @ w,
+                                                      y[start:start + b])
+            (loss * b / B).backward()
+        start += b
+    return w.grad.detach().clone()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_grad_cleared_inside_the_loop_is_told_so(seed):
+    result = check_accumulated_grad(_cleared_inside, generator(seed), stale=False)
+    assert not result.passed and result.misconception == DROPPED, result.message
+    assert "cleared (or assigned) inside the loop" in result.message, result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_micro_batches_of_one_skipped_stay_the_probes(seed):
+    result = check_accumulated_grad(_ones_skipped, generator(seed), stale=False)
+    assert not result.passed and result.misconception != DROPPED, result.message

@@ -217,11 +217,16 @@ def micro_batches_dropped(got: torch.Tensor, parts: list[torch.Tensor], sizes: l
                           stale: torch.Tensor | None) -> str | None:
     """What a gradient accumulated over the first or the last ``k`` micro-batches only (each
     weighted by b_j / B, or by b_j over their own rows), the stale grad kept or not, is told;
-    None when no such replay matches."""
+    None when no such replay matches, or when the ones left out are all of one row (a
+    micro-batch of one skipped: the probes' ``micro-batch-of-one`` tells that)."""
     total, count = sum(sizes), len(sizes)
     for k in range(1, count):
-        for part, which in ((slice(0, k), "first"), (slice(count - k, count), "last")):
-            kept = list(zip(parts[part], sizes[part]))
+        for kept_part, left_part, which in ((slice(0, k), slice(k, count), "first"),
+                                            (slice(count - k, count), slice(0, count - k),
+                                             "last")):
+            if all(b == 1 for b in sizes[left_part]):
+                continue
+            kept = list(zip(parts[kept_part], sizes[kept_part]))
             rows = sum(b for _, b in kept)
             for scale in (total, rows):
                 replay = sum(g * (b / scale) for g, b in kept)
@@ -230,11 +235,21 @@ def micro_batches_dropped(got: torch.Tensor, parts: list[torch.Tensor], sizes: l
                         continue
                     pattern = replay if extra is None else replay + extra.double()
                     if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
-                        return (f"It matches the gradient of the {which} {k} of the {count} "
-                                f"micro-batches only (sizes={sizes}): the others were never "
-                                "accumulated. Loop over every size in sizes (for b_j in sizes, "
-                                f"or torch.split(X, sizes)), not a fixed count.{also}")
+                        return _dropped_told(which, k, count, sizes) + also
     return None
+
+
+def _dropped_told(which: str, k: int, count: int, sizes: list[int]) -> str:
+    """What accumulating the first or last ``k`` of ``count`` micro-batches only is told."""
+    if which == "last" and k == 1:  # each backward's gradient replaced the ones before
+        return (f"It matches the last micro-batch's share alone (sizes={sizes}): w.grad was "
+                "cleared (or assigned) inside the loop, so each micro-batch's backward replaced "
+                "what the ones before had accumulated. Clear w.grad once, before the loop, and "
+                "let backward() add each micro-batch's share into it.")
+    return (f"It matches the gradient of the {which} {k} of the {count} micro-batches only "
+            f"(sizes={sizes}): the others were never accumulated (a loop that starts late, "
+            "stops early or runs a fixed count). Accumulate every micro-batch: for b_j in "
+            "sizes, or torch.split(X, sizes).")
 
 
 def accumulated_rescaled(got: torch.Tensor, parts: list[torch.Tensor], expected: torch.Tensor,
