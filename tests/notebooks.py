@@ -184,6 +184,32 @@ def same_up_to_float32(got: str, pinned: str) -> bool:
                for a, b in zip(_DECIMAL.findall(got), _DECIMAL.findall(pinned)))
 
 
+def judged_sealed(nb: nbformat.NotebookNode, path: Path, assignment: str, zip_path: Path,
+                  seed: int = 0) -> Any:
+    """``nb`` written to ``path`` and graded by the sealed judge (a worker under a leased uid,
+    as a grading run forks it; needs root): its ``ResultDoc``."""
+    from autograder.running.judge import uids
+    from autograder.running.judge.core import judge
+    from autograder.running.judge.tests_zip import load_tests
+    from autograder.running.limits import Limits
+
+    nbformat.write(nb, path)
+    with uids.lease() as uid:
+        return judge(path, path.name, assignment, load_tests(zip_path), seed=seed, uid=uid,
+                     limits=Limits(call_timeout=20, submission_timeout=180))
+
+
+def failed_checks(doc: Any, question: str) -> set[tuple[str, str | None]]:
+    """``(check, misconception)`` of every failed check of ``question`` in ``doc``."""
+    return {(c.check, c.misconception) for t in doc.questions[question].tests
+            for c in t.checks or () if not c.passed}
+
+
+def lost_elsewhere(doc: Any, question: str) -> set[str]:
+    """The questions other than ``question`` that lost points in ``doc``."""
+    return {q for q, v in doc.questions.items() if q != question and v.points != v.possible}
+
+
 def graded_here(notebook: Path, zip_path: Path, seed: int) -> dict[str, tuple[float, float]]:
     """Question -> (points, possible) of ``notebook`` graded in this process as the sealed
     judge grades it: its code cells run by the worker's own code (``Worker.run_cells``: otter

@@ -120,22 +120,8 @@ def test_an_answer_that_views_its_own_input_is_not_counted():
 def test_the_sealed_judge_names_the_pool_too(question, source, zips, tmp_path):
     """The answers kept in the worker, the observation cleaned by the judge: the same verdict
     as in this process, and no other question touched."""
-    import nbformat
-
-    from autograder.running.judge import uids
-    from autograder.running.judge.core import judge
-    from autograder.running.judge.tests_zip import load_tests
-    from autograder.running.limits import Limits
-
-    path = tmp_path / "ring.ipynb"
-    nbformat.write(notebooks.with_answer(notebooks.solution(ASSIGNMENT), question,
-                                         source.replace("SIZE", "2")), path)
-    with uids.lease() as uid:
-        doc = judge(path, path.name, ASSIGNMENT, load_tests(zips[ASSIGNMENT]), seed=0, uid=uid,
-                    limits=Limits(call_timeout=20, submission_timeout=180))
-    named = {c.misconception for t in doc.questions[question].tests for c in t.checks or ()
-             if not c.passed}
-    assert "result-reused" in named, named
-    lost = {q: v.points for q, v in doc.questions.items()
-            if q != question and v.points != v.possible}
-    assert not lost, lost
+    nb = notebooks.with_answer(notebooks.solution(ASSIGNMENT), question,
+                               source.replace("SIZE", "2"))
+    doc = notebooks.judged_sealed(nb, tmp_path / "ring.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    assert "result-reused" in {name for _, name in notebooks.failed_checks(doc, question)}
+    assert not notebooks.lost_elsewhere(doc, question)

@@ -58,23 +58,10 @@ def test_eval_keeps_the_points(seed):
 
 @pytest.mark.slow
 def test_the_sealed_judge_sees_the_rates_too(zips, tmp_path):
-    import nbformat
-
-    from autograder.running.judge import uids
-    from autograder.running.judge.core import judge
-    from autograder.running.judge.tests_zip import load_tests
-    from autograder.running.limits import Limits
-
     nb = notebooks.solution(ASSIGNMENT)
     cell = next(c for c in nb.cells if c.cell_type == "code" and "def predict" in c.source)
     cell.source += "\n\n" + RATES_ZEROED  # the solution's predict replaced by this one
-    path = tmp_path / "rates.ipynb"
-    nbformat.write(nb, path)
-    with uids.lease() as uid:
-        doc = judge(path, path.name, ASSIGNMENT, load_tests(zips[ASSIGNMENT]), seed=0, uid=uid,
-                    limits=Limits(call_timeout=20, submission_timeout=180))
-    failed = {(c.check, c.misconception) for t in doc.questions["q4_device"].tests
-              for c in t.checks or () if not c.passed}
+    doc = notebooks.judged_sealed(nb, tmp_path / "rates.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    failed = notebooks.failed_checks(doc, "q4_device")
     assert ("predict_values", "modified-input") in failed, failed
-    lost = {q for q, v in doc.questions.items() if q != "q4_device" and v.points != v.possible}
-    assert not lost, lost
+    assert not notebooks.lost_elsewhere(doc, "q4_device")

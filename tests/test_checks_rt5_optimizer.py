@@ -59,22 +59,9 @@ def test_the_wire_names_a_subclass_by_its_module():
 
 @pytest.mark.slow
 def test_the_sealed_judge_takes_the_points_too(zips, tmp_path):
-    import nbformat
-
-    from autograder.running.judge import uids
-    from autograder.running.judge.core import judge
-    from autograder.running.judge.tests_zip import load_tests
-    from autograder.running.limits import Limits
-
-    path = tmp_path / "subclass.ipynb"
-    nbformat.write(notebooks.with_answer(notebooks.solution(ASSIGNMENT), "q4_device", SUBCLASS),
-                   path)
-    with uids.lease() as uid:
-        doc = judge(path, path.name, ASSIGNMENT, load_tests(zips[ASSIGNMENT]), seed=0, uid=uid,
-                    limits=Limits(call_timeout=20, submission_timeout=180))
-    failed = {(c.check, c.misconception) for t in doc.questions["q4_device"].tests
-              for c in t.checks or () if not c.passed}
+    nb = notebooks.with_answer(notebooks.solution(ASSIGNMENT), "q4_device", SUBCLASS)
+    doc = notebooks.judged_sealed(nb, tmp_path / "subclass.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    failed = notebooks.failed_checks(doc, "q4_device")
     assert ("make_optimizer", "not-sgd") in failed, failed
     assert ("make_optimizer_after_move", "not-sgd") in failed, failed
-    lost = {q for q, v in doc.questions.items() if q != "q4_device" and v.points != v.possible}
-    assert not lost, lost
+    assert not notebooks.lost_elsewhere(doc, "q4_device")
