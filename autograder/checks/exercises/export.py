@@ -252,8 +252,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
     # last: the first plain tensor's class again, fresh values, after every other case: by then
     # an answer handed out from a pool of buffers per shape and dtype has come round again
     # (red team rt-4: a ring of two kept 4/4; ``handed_out_again``)
-    plain = next(i for i, (_, base) in enumerate(cases) if base is None)
-    cases.append((draw_twins(rng, cases[plain:plain + 1])[0], None))
+    first = next(i for i, (_, base) in enumerate(cases) if base is None)
+    cases.append((draw_twins(rng, cases[first:first + 1])[0], None))
     twins += draw_twins(rng, cases[-1:])
     for (t, _), twin in zip(cases, twins):
         expected = expected_array(t)  # before the call, in case the student's code changes t

@@ -77,15 +77,16 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
     evidence = Evidence(inputs, list(expected), list(got), err, tolerance_shown)
     if pair_close(got, expected, 0.0, atol):
         return Verdict(True, evidence=evidence)
+    head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
+            f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
+            f"{tolerance_shown}).")
     zeroed = tiny_zeroed(got, expected, atol, ("a.grad", "b.grad") if split
                          else ("x.grad", "y.grad")) if tiny else None
     # a rounding to a few decimals before the float32 namers: rounded to 6 decimals, a small
     # path's gradient is off by as much as a cancellation leaves (blind round zzx)
     rounding = rounded(list(got), list(expected)) if not zeroed else None
     if rounding is not None:
-        return Verdict(False, f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
-                       f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
-                       f"{tolerance_shown}). {rounding.message}", rounding.id,
+        return Verdict(False, f"{head} {rounding.message}", rounding.id,
                        dataclasses.replace(evidence, probes=[rounding.record()]))
     name, hint = zeroed or (cancellation(got, x0, y0, atol) if split else None) or first_match(
         got, expected, patterns, lambda a, b: pair_close(tuple(a), tuple(b), 0.0, atol))
@@ -99,9 +100,6 @@ def _judge(got: Any, expected: tuple[float, float], shown: str, what: str,
         name, hint = halved(got, x0, y0, atol) or (None, "")
     if name is None and not hint and repeated:
         name, hint = repeated_backward(got, expected, atol, split) or (None, "")
-    head = (f"{shown} returned ({fmt(got[0])}, {fmt(got[1])}); expected "
-            f"{expected_text(tuple(expected))} (largest error {error_text(err)}, "
-            f"{tolerance_shown}).")
     # no fallback cause here: an unmatched answer goes to the probes (check_grads)
     return Verdict(False, f"{head} {hint}".rstrip(), name, evidence)
 

@@ -220,6 +220,7 @@ def micro_batches_dropped(got: torch.Tensor, parts: list[torch.Tensor], sizes: l
     None when no such replay matches, or when the ones left out are all of one row (a
     micro-batch of one skipped: the probes' ``micro-batch-of-one`` tells that)."""
     total, count = sum(sizes), len(sizes)
+    extras = [(None, "")] + ([(stale.double(), ALSO_STALE)] if stale is not None else [])
     for k in range(1, count):
         for kept_part, left_part, which in ((slice(0, k), slice(k, count), "first"),
                                             (slice(count - k, count), slice(0, count - k),
@@ -230,10 +231,8 @@ def micro_batches_dropped(got: torch.Tensor, parts: list[torch.Tensor], sizes: l
             rows = sum(b for _, b in kept)
             for scale in (total, rows):
                 replay = sum(g * (b / scale) for g, b in kept)
-                for extra, also in ((None, ""), (stale, ALSO_STALE)):
-                    if extra is not None and stale is None:
-                        continue
-                    pattern = replay if extra is None else replay + extra.double()
+                for extra, also in extras:
+                    pattern = replay if extra is None else replay + extra
                     if allclose(got, pattern, MATCH_RTOL, MATCH_ATOL):
                         return _dropped_told(which, k, count, sizes) + also
     return None
