@@ -41,6 +41,7 @@ from .after_call import args_after, encode_result, param_refs
 from .arrangements import arranged
 from .cells import prepare
 from .kept_answers import hand_over
+from .kept_arguments import KeptArguments
 from .stand_in import no_judge
 
 CELL_FILE = "<cell {}>"
@@ -85,6 +86,8 @@ class Worker:
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
         #: puts a question to the judge during a call (``stand_in.asked_backward``)
         self.ask = ask or no_judge
+        #: the judge's tensors and modules, the same objects call after call
+        self.kept = KeptArguments()
 
     def run_cells(self, cells: list) -> dict:
         return {"ok": list(self.each_cell(cells))}
@@ -123,15 +126,27 @@ class Worker:
         return {"ok": {"kind": "value", "value": wire.encode(value)}}
 
     def call(self, target: str, args: list, kwargs: dict, context: dict,
-             backward: dict | None = None, per_argument: bool = False) -> dict:
+             backward: dict | None = None, per_argument: bool = False,
+             keep: list | None = None) -> dict:
         """Call ``target``; with ``backward`` (an encoded upstream gradient), also run
         ``result.backward(upstream)`` so that the arguments' gradients come back. With
         ``per_argument`` (and ``backward``), call ``target`` once per argument, every forward
         before the first backward, then each result's backward in order; the results come
-        back as a list."""
+        back as a list. ``keep``: the judge's handle per argument, for the tensors and
+        modules it keeps as the same objects between calls (``kept_arguments``)."""
         fn = self.resolve(target)
-        sent, args = args, [wire.decode(a) for a in args]
+        sent, args = args, self.kept.arguments(args, keep)
         kwargs = {str(k): wire.decode(v) for k, v in kwargs.items()}
+        reply: dict = {}
+        try:
+            reply = self._called(fn, args, kwargs, context, backward, per_argument, sent)
+        finally:  # a reply never built (its answer could not be encoded): nothing is kept
+            after = reply.get("args_after")
+            self.kept.settle(args, keep, sent, after if isinstance(after, list) else [])
+        return reply
+
+    def _called(self, fn: Any, args: list, kwargs: dict, context: dict, backward: Any,
+                per_argument: bool, sent: list) -> dict:
         before = param_refs(args, "before")
         observed: dict = {}
         try:
@@ -152,6 +167,7 @@ class Worker:
                     "observed": observed}
         return {"ok": encode_result(result, args, before),
                 "args_after": args_after(args, before, sent), "observed": observed}
+
 
 def ask_judge(rfile: Any, wfile: Any, question: dict) -> dict:
     """Put ``question`` to the judge in the middle of a call (``{"ask": question}`` on the
@@ -195,7 +211,8 @@ def _handle(worker: Worker, request: dict) -> dict:
     if op == "call":
         return worker.call(request["target"], request.get("args", []),
                            request.get("kwargs", {}), request.get("context", {}),
-                           request.get("backward"), request.get("per_argument") is True)
+                           request.get("backward"), request.get("per_argument") is True,
+                           request.get("keep"))
     return {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}", "traceback": ""}}
 
 

@@ -20,6 +20,7 @@ from ...checks import context
 from ...checks.calling import UnreadableAnswer
 from ...worker import stand_in, wire
 from .aliasing import rebuilt_view
+from .handles import handles_of
 from .reports import clean_observed, remote_error, worker_text
 from .worker_client import WorkerClient
 
@@ -53,6 +54,10 @@ class RemoteFunction:
                    "args": [wire.encode(a) for a in args],
                    "kwargs": {k: wire.encode(v) for k, v in kwargs.items()},
                    "context": context.for_worker(request)}
+        handles = handles_of(self.client)
+        keep = [handles.of(a) for a in args]  # the same objects there, call after call
+        if any(handle is not None for handle in keep):
+            message["keep"] = keep
         if self.backward is not None:
             message["backward"] = wire.encode(self.backward)
             if self.per_argument:
