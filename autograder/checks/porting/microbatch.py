@@ -13,6 +13,7 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
+from .microbatch_cached import after_step
 from .microbatch_clamped import NAME as CLAMPED
 from .microbatch_clamped import clamped, saturated
 from .microbatch_clipped import clipped
@@ -256,9 +257,12 @@ def _left_on(before: list, args: tuple, sizes_before: list[int]) -> list[str]:
 
 def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
                        points: float = 1.0) -> CheckResult:
-    """Two calls on the same ``w``, ``X``, ``y`` and ``sizes`` list: both answers right, and
+    """Three calls on the same ``w``, ``X``, ``y`` and ``sizes`` list: every answer right, and
     everything the caller handed over left as it was (``w.grad`` apart: the function clears
-    and fills it), the plain ``sizes`` list and hooks on ``w`` included."""
+    and fills it), the plain ``sizes`` list and hooks on ``w`` included. Before the third, the
+    grader changes ``w``'s values in place, as a training step does: an answer kept between
+    calls for the same ``w`` (keyed by ``id(w)`` or ``w.data_ptr()``) is stale there
+    (``answer-cached``; red team rt-5)."""
     seed = seed_of(rng)
     w, X, y, sizes = draw_problem(rng, stale=True)
     w_before = w.detach().clone()
@@ -267,12 +271,19 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
     sizes_before = list(sizes)
     before = [snapshot(a) for a in args[:3]]
     shown = f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes_before})"
-    verdict = PASS
-    for k in (1, 2):
+    step = torch.tensor(rng.uniform(0.3, 0.8, w.shape[0]) * rng.choice([-1, 1], w.shape[0]),
+                        dtype=w.dtype)  # drawn last: the problem stays the seed's own
+    verdict, previous = PASS, None
+    for k in (1, 2, 3):
+        if k == 3:  # a training step between calls: the same w, new values
+            with torch.no_grad():
+                w.add_(step)
+            w_before = w.detach().clone()
+            before = [snapshot(a) for a in args[:3]]
         stale = w.grad.detach().clone() if w.grad is not None else None
         got, failure = call_named(accumulated_grad, "accumulated_grad", RAISES, *args)
         got = copied(got)
-        if failure is None and k == 2:  # the formula was right once: no replayed mistake
+        if failure is None and k > 1:  # the formula was right once: no replayed mistake
             verdict = judge_tensor(got, reference(w_before, X0, y0), shown, dtype=w.dtype,
                                    rtol=RTOL, atol=ATOL, inputs={"sizes": sizes_before})
         else:
@@ -286,7 +297,12 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
                     f"Called a second time on the same objects: {verdict.message.rstrip()} "
                     "The first call gave the right answer: something it left behind changed "
                     "the second."), misconception=verdict.misconception or "second-call-differs")
+            if k == 3:
+                verdict = after_step(verdict, got, previous)
             break
+        previous = got
     return finish(QUESTION, "same_objects_twice", verdict, seed=seed, points=points,
                   passed_message="accumulated_grad gave the same right answer twice on the same "
-                                 "objects and left them as they were.")
+                                 "objects, the right one again after w changed in place, and "
+                                 "left them as they were.")
+

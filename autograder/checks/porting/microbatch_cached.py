@@ -1,0 +1,35 @@
+"""q2_microbatch: an answer kept between calls on the same objects (red team rt-5: a cache
+keyed by ``w.data_ptr()``), told when the grader's third call, after it changed ``w``'s values
+in place as a training step does, gets the answer of the call before back."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import torch
+
+from ..result import Verdict
+
+NAME = "answer-cached"
+
+
+def after_step(verdict: Verdict, got: Any, previous: Any) -> Verdict:
+    """A wrong answer of the third call on the same objects, after the grader changed ``w``'s
+    values in place: ``answer-cached`` when it is the answer of the call before (the gradient
+    at ``w``'s old values)."""
+    if verdict.misconception is not None:
+        return verdict
+    cached = (isinstance(got, torch.Tensor) and isinstance(previous, torch.Tensor)
+              and got.shape == previous.shape and torch.equal(got, previous))
+    head = ("Called a third time on the same objects, after w's values were changed in place "
+            f"(as a training step changes them): {verdict.message.rstrip()} ")
+    if not cached:
+        return dataclasses.replace(verdict, message=head + "The first two calls gave the right "
+                                   "answer: something they left behind changed this one.",
+                                   misconception="second-call-differs")
+    return dataclasses.replace(verdict, message=head + (
+        "It is exactly the answer of the call before, the gradient at w's old values: an answer "
+        "kept between calls for the same w (a cache keyed by id(w) or w.data_ptr()) goes stale "
+        "when w changes in place, as it does at every training step. Compute the gradient from "
+        "w's values at each call."), misconception=NAME)
