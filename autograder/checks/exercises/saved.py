@@ -254,7 +254,10 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
             given = layout_copy(inputs)
             before = snapshot(net), snapshot(given)
             got, verdict = call(count_saved, "count_saved", net, given, mode)
-            verdict = verdict or judge_left_alone(net, given, before, shown)
+            # the call that changed them, in its own mode (round zzze: the untracked check
+            # blamed its track=False call for what the track=True call between them did)
+            verdict = verdict or judge_left_alone(net, given, before,
+                                                  describe_call(net, inputs, mode))
             if not verdict.ok:
                 break
             seq.append(got)
