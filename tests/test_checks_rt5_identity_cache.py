@@ -77,16 +77,22 @@ def _call(worker: Worker, handles: ArgumentHandles, target: str, *args) -> dict:
 
 
 SEEN = '''
-SEEN = []
+SEEN, HELD = [], []  # HELD keeps each object alive: no id is handed out again
 
 
 def look(*args):
+    HELD.append(args)
     SEEN.append([(id(a), a.data_ptr() if hasattr(a, "data_ptr") else None) for a in args])
     return 0
 
 
 def hook(t):
     t.register_hook(lambda g: g)
+    return 0
+
+
+def back(t):
+    (t * 3).sum().backward()
     return 0
 '''
 
@@ -130,6 +136,16 @@ def test_an_argument_left_with_a_hook_is_decoded_fresh_next_time():
     assert "ok" in _call(worker, handles, "look", x)
     first, second = worker.namespace["SEEN"]
     assert first == second  # kept again from the fresh copy on
+
+
+def test_a_tensor_with_a_history_arrives_with_a_graph_of_its_own_each_time():
+    worker, handles = _worker(), ArgumentHandles()
+    x = torch.randn(3, requires_grad=True) * 2  # not a leaf
+    for _ in range(2):
+        assert "ok" in _call(worker, handles, "back", x)
+        assert "ok" in _call(worker, handles, "look", x)
+    first, second = worker.namespace["SEEN"]
+    assert first[0][0] != second[0][0], "a non-leaf is decoded fresh, with its own graph"
 
 
 @pytest.mark.slow

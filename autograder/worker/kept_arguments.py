@@ -15,16 +15,16 @@ sides agreed on after that call (what the judge sent, when the call changed noth
 worker's own report of the object, when the call changed it without hooks or new
 parameters). When the judge sends that handle again:
 
-- with that very state, the kept object is passed again, not decoded (most calls);
+- with that very state, the kept object is passed again, not decoded;
 - with another state (the check changed its tensor between calls), a tensor of the same
   kind, shape, strides and dtype (not a view) takes the new values, gradient and flags in
   place, as the check's own tensor did; anything else is decoded fresh and kept from then on.
 
-An object whose call left hooks on it or replaced its parameters is not kept: the next call
-decodes a fresh one, as before. Nothing here changes what the worker reports; it only
-decides which object the student's function is given. The student's code can change a kept
-object between calls (it holds it): that changes its own answers only, as it would
-in-process, where the check's object is the one it holds.
+An object whose call left hooks on it or replaced its parameters is not kept, nor is a tensor
+with a history (a non-leaf): the next call decodes a fresh one, as before. Nothing here changes
+what the worker reports; it only decides which object the student's function is given. The
+student's code can change a kept object between calls (it holds it): that changes its own
+answers only, as it would in-process, where the check's object is the one it holds.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ from torch import nn
 
 from . import wire
 
-#: Objects kept per worker at most (each check sends a handful; the oldest go first)
-CAP = 256
+#: Objects kept per worker at most: a check passes the same object again within a few calls,
+#: so the most recent are enough, and what a worker holds stays small (the oldest go first)
+CAP = 64
 
 
 class KeptArguments:
@@ -71,7 +72,7 @@ class KeptArguments:
         if kept is not None and patched(kept, fresh):
             self._kept[handle] = (kept, None)
             return kept
-        if isinstance(fresh, (torch.Tensor, nn.Module)):
+        if keepable(fresh):
             self._keep(handle, fresh, None)
         return fresh
 
@@ -81,7 +82,7 @@ class KeptArguments:
         handles = handles if isinstance(handles, list) else []
         for i, arg in enumerate(args):
             handle = _handle(handles[i] if i < len(handles) else None)
-            if handle is None or not isinstance(arg, (torch.Tensor, nn.Module)):
+            if handle is None or not keepable(arg):
                 continue
             report = after[i] if i < len(after) else None
             if report == wire.UNCHANGED:
@@ -98,6 +99,12 @@ class KeptArguments:
         self._kept[handle] = (obj, state)
         while len(self._kept) > CAP:
             del self._kept[next(iter(self._kept))]
+
+
+def keepable(value: Any) -> bool:
+    """A module, or a tensor with no history: a non-leaf tensor arrives with a graph of its
+    own each time (``decode_tensor``), which a backward through a kept one would find freed."""
+    return isinstance(value, nn.Module) or (isinstance(value, torch.Tensor) and value.is_leaf)
 
 
 def _handle(value: Any) -> int | None:
