@@ -305,4 +305,3 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
                   passed_message="accumulated_grad gave the same right answer twice on the same "
                                  "objects, the right one again after w changed in place, and "
                                  "left them as they were.")
-
