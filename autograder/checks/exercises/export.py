@@ -18,6 +18,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import NUMPY_DTYPES, dtype_name, flat, handed_out_again, renamed, reused, short
+from .export_cached import changed_in_place
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
@@ -236,7 +237,8 @@ def subject(export_numpy: Callable, t: torch.Tensor) -> Subject:
 def check_export(export_numpy: Callable, rng: np.random.Generator, *,
                  points: float = 1.0) -> CheckResult:
     """Export fresh tensors (tracked or not, float32/float64/int64, views), each call followed
-    by one on another tensor of its class before its answer is read; compare exactly."""
+    by one on another tensor of its class before its answer is read; compare exactly. Last,
+    the first tensor again after its values changed in place (``export_cached``)."""
     seed = seed_of(rng)
     verdict = PASS
     cases = draw_tensors(rng)
@@ -266,8 +268,13 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
         if not verdict.ok:
             verdict = explain(verdict, subject(export_numpy, t), got)
             break
+    if verdict.ok:  # drawn last: the first tensor, the same object, changed in place (rt-7)
+        t = cases[0][0]
+        verdict = changed_in_place(export_numpy, rng, t, expected_array, judge_export,
+                                   f"export_numpy({describe_tensor(t)})", EXPORT)
     return finish(QUESTION, "export_numpy_values", verdict, seed=seed, points=points,
-                  passed_message="export_numpy kept values, shape and dtype on fresh tensors.")
+                  passed_message="export_numpy kept values, shape and dtype on fresh tensors, "
+                                 "and on one changed in place after its first export.")
 
 
 #: What an answer that is the same for every t is told (red-team round rt-3:
