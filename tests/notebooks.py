@@ -61,6 +61,22 @@ def with_answer(nb: nbformat.NotebookNode, question: str, source: str) -> nbform
     return nb
 
 
+def defined(source: str, name: str) -> Any:
+    """What ``source`` (a cell) defines as ``name``, run in a namespace of its own."""
+    env: dict[str, Any] = {}
+    exec(source, env)
+    return env[name]
+
+
+def solution_with(assignment: str, name: str, source: str) -> nbformat.NotebookNode:
+    """The solution notebook with ``source`` appended to the cell that defines ``name``: the
+    solution's function replaced by the one ``source`` defines, the rest as it was."""
+    nb = solution(assignment)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and f"def {name}" in c.source)
+    cell.source += "\n\n" + source
+    return nb
+
+
 def namespace(nb: nbformat.NotebookNode) -> dict[str, Any]:
     """Execute the notebook's code cells in one namespace, as a kernel would, skipping otter's
     own cells; a cell that raises is reported on stderr and execution goes on (like otter)."""

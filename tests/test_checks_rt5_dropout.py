@@ -38,29 +38,21 @@ def predict(model, batch, device):
 '''
 
 
-def _fn(source: str):
-    env: dict = {}
-    exec(source, env)
-    return env["predict"]
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_dropout_rates_set_by_hand_are_a_modified_input(seed):
-    result = check_predict(_fn(RATES_ZEROED), generator(seed), moved=False)
+    result = check_predict(notebooks.defined(RATES_ZEROED, "predict"), generator(seed), moved=False)
     assert not result.passed and result.misconception == "modified-input", result.message
     assert "has p=0 now" in result.message, result.message
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_eval_keeps_the_points(seed):
-    assert check_predict(_fn(RIGHT), generator(seed), moved=False).passed
+    assert check_predict(notebooks.defined(RIGHT, "predict"), generator(seed), moved=False).passed
 
 
 @pytest.mark.slow
 def test_the_sealed_judge_sees_the_rates_too(zips, tmp_path):
-    nb = notebooks.solution(ASSIGNMENT)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "def predict" in c.source)
-    cell.source += "\n\n" + RATES_ZEROED  # the solution's predict replaced by this one
+    nb = notebooks.solution_with(ASSIGNMENT, "predict", RATES_ZEROED)
     doc = notebooks.judged_sealed(nb, tmp_path / "rates.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     failed = notebooks.failed_checks(doc, "q4_device")
     assert ("predict_values", "modified-input") in failed, failed

@@ -50,23 +50,17 @@ CACHED_BY_ID = CACHED_BY_POINTER.replace("w.data_ptr()", "id(w)")
 RIGHT = CACHED_BY_POINTER.replace("if key in _CACHE:", "if False:")
 
 
-def _fn(source: str):
-    env: dict = {}
-    exec(source, env)
-    return env["accumulated_grad"]
-
-
 @pytest.mark.parametrize("source", [CACHED_BY_POINTER, CACHED_BY_ID])
 @pytest.mark.parametrize("seed", range(4))
 def test_an_answer_cached_for_the_same_w_is_named(seed, source):
-    result = check_same_objects(_fn(source), generator(seed))
+    result = check_same_objects(notebooks.defined(source, "accumulated_grad"), generator(seed))
     assert not result.passed and result.misconception == "answer-cached", result.message
     assert "training step" in result.message and "w.data_ptr()" in result.message
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_gradient_computed_each_call_keeps_the_point(seed):
-    assert check_same_objects(_fn(RIGHT), generator(seed)).passed
+    assert check_same_objects(notebooks.defined(RIGHT, "accumulated_grad"), generator(seed)).passed
 
 
 def _call(worker: Worker, handles: ArgumentHandles, target: str, *args) -> dict:
@@ -150,10 +144,7 @@ def test_a_tensor_with_a_history_arrives_with_a_graph_of_its_own_each_time():
 
 @pytest.mark.slow
 def test_the_sealed_judge_sees_the_stale_answer_too(zips, tmp_path):
-    nb = notebooks.solution(ASSIGNMENT)
-    cell = next(c for c in nb.cells
-                if c.cell_type == "code" and "def accumulated_grad" in c.source)
-    cell.source += "\n\n" + CACHED_BY_POINTER  # the solution's function replaced by this one
+    nb = notebooks.solution_with(ASSIGNMENT, "accumulated_grad", CACHED_BY_POINTER)
     doc = notebooks.judged_sealed(nb, tmp_path / "cached.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     failed = notebooks.failed_checks(doc, "q2_microbatch")
     assert failed == {("same_objects_twice", "answer-cached")}, failed

@@ -34,30 +34,22 @@ def export_numpy(t):
 '''
 
 
-def _fn(source: str):
-    env: dict = {}
-    exec(source, env)
-    return env["export_numpy"]
-
-
 @pytest.mark.parametrize("source", [BY_POINTER, BY_ID])
 @pytest.mark.parametrize("seed", range(4))
 def test_an_export_cached_for_the_same_tensor_is_named(seed, source):
-    result = check_export(_fn(source), generator(seed))
+    result = check_export(notebooks.defined(source, "export_numpy"), generator(seed))
     assert not result.passed and result.misconception == "answer-cached", result.message
     assert "changed in place" in result.message and "t.data_ptr()" in result.message
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_fresh_copy_each_call_keeps_the_point(seed):
-    assert check_export(_fn(RIGHT), generator(seed)).passed
+    assert check_export(notebooks.defined(RIGHT, "export_numpy"), generator(seed)).passed
 
 
 @pytest.mark.slow
 def test_the_sealed_judge_sees_the_stale_export_too(zips, tmp_path):
-    nb = notebooks.solution(ASSIGNMENT)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "def export_numpy" in c.source)
-    cell.source += "\n\n" + BY_POINTER  # the solution's function replaced by this one
+    nb = notebooks.solution_with(ASSIGNMENT, "export_numpy", BY_POINTER)
     doc = notebooks.judged_sealed(nb, tmp_path / "cached.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     failed = notebooks.failed_checks(doc, "q5_numpy")
     assert failed == {("export_numpy_values", "answer-cached")}, failed
