@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from ..checks import descriptions
+from ..checks import contract_names, descriptions
 from ..running.names import visible
 from ..running.resultdoc import CheckRecord, ResultDoc, TestOutcome
+from .near_names import difference, near_name
 from .redaction import redact
 from .templating import environment
 
@@ -98,7 +99,7 @@ def test_feedback(assignment: str, question: str, test: TestOutcome, detail: str
                   cells: list[dict] | None = None) -> TestFeedback:
     """One test of a result document, for the student, at the course's ``detail``."""
     results = test.checks or ()
-    message = _real_cause(test.message, results, cells or [])
+    message = _real_cause(test.message, results, cells or [], assignment)
     head, _, rest = message.partition("\n")
     rest = cell_names_in(rest, cells or [])
     checked = [p for c in results if (p := proves(assignment, question, c.check))]
@@ -124,9 +125,12 @@ def cell_names_in(traceback: str, cells: list[dict]) -> str:
                           traceback)
 
 
-def _real_cause(message: str, results: tuple[CheckRecord, ...], cells: list[dict]) -> str:
+def _real_cause(message: str, results: tuple[CheckRecord, ...], cells: list[dict],
+                assignment: str = "") -> str:
     """A "not defined" message replaced by why, when the student did write the name: the
-    cell defining it raised, or stopped the notebook's process (a crash, a time limit)."""
+    cell defining it raised, or stopped the notebook's process (a crash, a time limit); or,
+    when no cell defines it, the name a cell defines instead, misspelt or with a look-alike
+    character (``near_names``)."""
     found = _NOT_DEFINED.match(message)
     if not found or not any(c.misconception == "not-defined" for c in results):
         return message
@@ -142,6 +146,24 @@ def _real_cause(message: str, results: tuple[CheckRecord, ...], cells: list[dict
             continue
         return (f"{', '.join(names)} was never defined: {cell['name']} {why} before its "
                 f"definition ran. Fix that cell; your definition itself was not graded yet.")
+    return _defined_instead(message, names, cells, assignment)
+
+
+def _defined_instead(message: str, names: list[str], cells: list[dict], assignment: str) -> str:
+    """``message``, or what a cell defines in place of the first of ``names`` that no cell
+    defines (``near_names``): the tests look a name up exactly."""
+    defined = {name: cell for cell in cells for name in cell["defines"]}
+    for name in names:
+        found = None if name in defined else near_name(
+            name, defined, contract_names.NAMES.get(assignment, ()))
+        if found is None:
+            continue
+        alike = difference(name, found)
+        told = (f", which looks like {name} but is another name to Python: {alike}" if alike
+                else "")
+        return (f"{name} is not defined: {defined[found]['name']} defines {found}{told}. The "
+                f"tests look each name up exactly as the assignment spells it: rename it {name} "
+                "and run that cell again.")
     return message
 
 
