@@ -19,7 +19,8 @@ In order:
    ``--seed``: correct notebooks, ones with one of the project's wrong variants, ones whose
    answer cell crashes, and one that never finishes, stopped at ``--timeout`` seconds by
    every mode) graded by every mode at ``--jobs``; stock `otter grade` only at the sizes in
-   ``--stock-n`` (default: every size; N=1000 with stock takes about 25 minutes). Ratios vs
+   ``--stock-n`` (default: every size; stock grades about 5 s a submission at ``--jobs 2`` on
+   2 CPUs: N=1000 takes about 80 minutes). Ratios vs
    stock at the same N, the peak extra memory per N (it should stay flat), and whether every
    mode gave every notebook the same points.
 4. Cold start: ``benchmarks/cold_start.py``'s ``measure`` for the PrairieLearn and Gradescope

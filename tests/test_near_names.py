@@ -82,9 +82,10 @@ def test_does_a_graded_notebook_hear_which_name_it_misspelt(zips, tmp_path):
     assert doc.questions["q2_saved"].points == 0 and doc.questions["q1_accumulation"].points == 0
     assert doc.questions["q3_multipath"].points == doc.questions["q3_multipath"].possible
     md = feedback.render_markdown(feedback.build(doc))
-    assert (f"count_saved is not defined: the cell defining count_sav{CYRILLIC_E}d defines "
-            f"count_sav{CYRILLIC_E}d, which looks like count_saved but is another name to "
-            f"Python: character 10 is '{CYRILLIC_E}' (U+0435 CYRILLIC SMALL LETTER IE), not "
-            "'e'.") in md
-    assert "square_grads is not defined: the cell defining square_grad" in md
+    assert f"count_saved is not defined: the cell defining count_sav{CYRILLIC_E}d, " in md
+    assert (f" defines count_sav{CYRILLIC_E}d, which looks like count_saved but is another "
+            f"name to Python: character 10 is '{CYRILLIC_E}' (U+0435 CYRILLIC SMALL LETTER "
+            "IE), not 'e'.") in md
+    assert "square_grads is not defined: the cell defining square_grad, " in md
+    assert " defines square_grad. The tests look each name up" in md
     assert "rename it square_grads and run that cell again" in md
