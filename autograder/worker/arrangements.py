@@ -57,7 +57,9 @@ never decide points on it (docs/security.md, "What the judge measures and what i
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
+import types
 from typing import Any, Callable, Iterator
 
 import torch
@@ -80,14 +82,38 @@ from .stand_in import (
 )
 
 
+def globals_of(fn: Any) -> dict | None:
+    """The module namespace whose names ``fn``'s code reads, or None: a function's own; a
+    decorated function's (``@torch.no_grad()``, ``functools.wraps``), the function it wraps;
+    a bound method's, a ``functools.partial``'s and a callable instance's (its class's
+    ``__call__``: blind round zzzg's ``check_my_op = _GradChecker()``), the function behind."""
+    target = fn
+    for _ in range(8):  # each step goes one wrapper in: a chain that long is no checker
+        target = inspect.unwrap(target)
+        space = getattr(target, "__globals__", None)
+        if isinstance(space, dict):
+            return space
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif isinstance(target, types.MethodType):
+            target = target.__func__
+        elif not isinstance(target, type) and callable(target):
+            target = type(target).__call__  # a builtin's is a slot wrapper: None below
+        else:
+            return None
+    return None
+
+
 @contextlib.contextmanager
 def swapped_globals(fn: Callable, names: dict[str, Any]) -> Iterator[None]:
-    """Replace globals of ``fn`` (its module namespace) for the duration of the block."""
-    # a decorated function (``@torch.no_grad()``, ``functools.wraps``) reads the globals of
-    # the function it wraps, not the decorator's module
-    space = getattr(inspect.unwrap(fn), "__globals__", None)
+    """Replace globals of ``fn`` (its module namespace, ``globals_of``) for the duration of
+    the block."""
+    space = globals_of(fn)
     if space is None:
-        raise TypeError(f"{getattr(fn, '__name__', fn)!r} has no globals to swap")
+        told = " and ".join(names)
+        raise TypeError(f"{getattr(fn, '__name__', type(fn).__name__)} reads no module's "
+                        f"names, so the grader cannot put its test op in place of {told} for "
+                        f"the call: define it with def, looking {told} up when it is called")
     missing = object()
     saved = {k: space.get(k, missing) for k in names}
     space.update(names)
