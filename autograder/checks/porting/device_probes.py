@@ -11,7 +11,10 @@ and mps each on and off) and say only what those answers show.
   ``worker/simulated_devices.py``), or cpu came before it.
 - The first available device of some other fixed order (mps before cuda):
   ``wrong-preference-order``, naming the order the answers follow.
-- Anything else: no cause; the message lists the four answers.
+- A device with an index past the first (``cuda:1`` from ``cuda:{device_count()}``) where the
+  right type was picked: ``device-index`` (red team rt-8: the four answers' types were right,
+  and the message listed them as if they were).
+- Anything else: no cause; the message lists the four answers, each as returned.
 
 Each of these (and a ``pick_device`` that raised) is also told which question it asked torch
 that does not say whether a device is there (``torch.cuda.is_initialized()``,
@@ -59,6 +62,18 @@ def _shown(cuda: bool, mps: bool) -> str:
     return f"cuda {'on' if cuda else 'off'}, mps {'on' if mps else 'off'}"
 
 
+def _as_returned(answer: Any) -> str:
+    """An answer as the table shows it: a device with its index (``cuda:1``)."""
+    return str(answer) if isinstance(answer, torch.device) else str(_kind(answer))
+
+
+def _past_first(answers: dict) -> list[str]:
+    """The devices answered with an index past the first, where the type was the right one."""
+    return sorted({str(got) for (cuda, mps), got in answers.items()
+                   if isinstance(got, torch.device) and got.index not in (None, 0)
+                   and got.type == _first_available(RIGHT_ORDER, cuda, mps)})
+
+
 def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
     """``verdict`` (a wrong device or a raise, no named cause) with what more calls establish:
     the four availabilities asked again, and which question the function asked torch
@@ -67,16 +82,26 @@ def explain_pick(verdict: Verdict, pick_device: Callable) -> Verdict:
         return verdict
     if verdict.misconception == "raised":
         return _told_raised(verdict, heard_questions(pick_device))
-    answers = {}
+    answers, returned = {}, {}
     for cuda, mps in CASES:
         with call_context(simulate_devices={"cuda": cuda, "mps": mps}):
             got, failure = call(pick_device, "pick_device")
         if failure is not None:
             return verdict  # a call that failed establishes nothing
-        answers[(cuda, mps)] = _kind(got)
-    table = "; ".join(f"{_shown(c, m)}: {answers[(c, m)]}" for c, m in CASES)
+        answers[(cuda, mps)], returned[(cuda, mps)] = _kind(got), got
+    table = "; ".join(f"{_shown(c, m)}: {_as_returned(returned[(c, m)])}" for c, m in CASES)
     evidence = dataclasses.replace(verdict.evidence, probes=[{
-        "id": None, "answers": {_shown(c, m): answers[(c, m)] for c, m in CASES}}])
+        "id": None, "answers": {_shown(c, m): _as_returned(returned[(c, m)]) for c, m in CASES}}])
+    indexed = _past_first(returned)
+    if indexed and all(kind == _first_available(RIGHT_ORDER, c, m)
+                       for (c, m), kind in answers.items()):
+        return dataclasses.replace(
+            verdict, misconception="device-index", evidence=evidence,
+            message=f"{verdict.message} It picks the right kind of device under every simulated "
+            f"availability ({table}), but {' and '.join(indexed)} names a device past the "
+            "first: device indices count from 0, so with one GPU only cuda:0 exists (and "
+            "device_count() is how many there are, not the last index). Return "
+            "torch.device('cuda') (the current GPU) or cuda:0.")
     same, never = len(set(answers.values())) == 1, [d for d in ("cuda", "mps")
                                                      if d not in answers.values()]
     order = None if same or never else next(
