@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
-from autograder.checks.porting import device
+import notebooks
+from autograder.checks.porting import device, selfcheck
+from autograder.checks.seeding import generator
+
+ASSIGNMENT = "autograd-porting"
 
 
 def _off_by_one():
@@ -31,3 +36,38 @@ def test_is_cuda_zero_still_right():
                             "mps" if torch.backends.mps.is_available() else "cpu")
 
     assert device.check_pick_device(zero, np.random.default_rng(0)).passed
+
+
+FORMULA = '''
+def check_my_op(x):
+    """No gradcheck: autograd's gradient of my_op against the hand formula (rt-8, rt-5 p7)."""
+    x64 = x.detach().to(torch.float64).clone().requires_grad_(True)
+    (got,) = torch.autograd.grad(my_op(x64), x64)
+    with torch.no_grad():
+        A, S = x64.abs().sum(), (x64 ** 3).sum()
+        want = 3 * x64 ** 2 / (1 + A) - S * torch.sign(x64) / (1 + A) ** 2
+    return bool(torch.allclose(got, want, rtol=1e-3, atol=1e-8))
+'''
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_is_a_formula_compared_in_place_of_gradcheck_named(seed):
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, "check_my_op", FORMULA))
+    result = selfcheck.check_check_my_op(env["check_my_op"], generator(seed))
+    assert not result.passed and result.misconception == "compares-with-formula", result.message
+    assert "times the lesson's op, forward and backward, returned False" in result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_does_the_solutions_check_keep_its_point_on_the_scaled_op(seed):
+    env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
+    assert selfcheck.check_check_my_op(env["check_my_op"], generator(seed)).passed
+
+
+@pytest.mark.slow
+def test_does_the_sealed_judge_name_the_formula_too(zips, tmp_path):
+    nb = notebooks.solution_with(ASSIGNMENT, "check_my_op", FORMULA)
+    doc = notebooks.judged_sealed(nb, tmp_path / "formula.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    assert notebooks.failed_checks(doc, "q3_gradcheck") == {
+        ("check_my_op", "compares-with-formula")}
+    assert not notebooks.lost_elsewhere(doc, "q3_gradcheck")

@@ -6,7 +6,8 @@
   asked (``asked_devices.py``); with ``"as_available": True`` the others answer as told too.
 - ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
   the function's global ``name`` is the grader's stand-in op (``MyOp``-like: ``stand_in``) or its
-  ``apply``, so that a check can ask whether the student's own checker notices a broken op.
+  ``apply``, so that a check can ask whether the student's own checker notices a broken op;
+  with ``stand_in_scale``, a number, that op is the lesson's times it, forward and backward.
   Whether the stand-in's backward is the lesson's or a broken one is *not* in the request:
   its backward asks whoever holds the choice (``ask``: the judge, over the worker's pipe, or
   ``STAND_IN_BACKWARD`` when the student's code runs in the checks' own process), so nothing
@@ -75,6 +76,7 @@ from .module_moves import observed_moves
 from .simulated_devices import simulated_devices
 from .stand_in import (
     STAND_IN_BACKWARD,
+    STAND_IN_SCALE,
     asked_backward,
     fresh_stand_ins,
     no_judge,
@@ -125,6 +127,13 @@ def swapped_globals(fn: Callable, names: dict[str, Any]) -> Iterator[None]:
                 space.pop(k, None)
             else:
                 space[k] = v
+
+
+def _scale(value: Any) -> float | None:
+    """``stand_in_scale`` as a float in (0, 100], or None (the lesson's op itself)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 < value <= 100 else None
 
 
 @contextlib.contextmanager
@@ -255,10 +264,11 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 kind = (request or {}).get(STAND_IN_BACKWARD)
                 backward = (asked_backward(ask) if kind is None else
                             lambda x, g, kind=kind: stand_in_gradient(kind, x, g))
-                ops = fresh_stand_ins(observed, backward)
+                scale = (request or {}).get(STAND_IN_SCALE)
+                ops = fresh_stand_ins(observed, backward, _scale(scale))
                 stack.enter_context(swapped_globals(fn, {k: ops[v]
                                                          for k, v in value.items()}))
-            elif key in (STAND_IN_BACKWARD, "call_again", "call_first"):
+            elif key in (STAND_IN_BACKWARD, STAND_IN_SCALE, "call_again", "call_first"):
                 continue
             elif key == "overwrite_module_params":
                 stack.enter_context(overwrite_module_params(value))

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ...worker.stand_in import STAND_IN_BACKWARD
+from ...worker.stand_in import STAND_IN_BACKWARD, STAND_IN_SCALE
 from ..calling import call_observed
 from ..context import call_context
 from ..describing import describe, plain
@@ -29,6 +29,7 @@ from ..seeding import seed_of
 from .common import name_raised, sentence
 from .gradcheck import QUESTION, draw_x
 from .selfcheck_cached import cached
+from .selfcheck_scaled import draw_scaled, judge_scaled_op
 from .selfcheck_second import second_order
 
 #: Rounds per dtype, each a correct and a broken op in a drawn order.
@@ -127,17 +128,19 @@ def raised_without_autograd(failure: Verdict, seen: list, modes: list[str]) -> V
                                message=f"{sentence(failure.message)} {found[1]}")
 
 
-def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False
-                ) -> tuple[Any, Verdict | None, Seen, int]:
+def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False,
+                scale: float | None = None) -> tuple[Any, Verdict | None, Seen, int]:
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
-    lesson's op, or one whose backward lacks the quotient term as ``broken`` says); return the
+    lesson's op, or one whose backward lacks the quotient term as ``broken`` says; with
+    ``scale``, that op times ``scale``, forward and backward: ``selfcheck_scaled``); return the
     dtypes the stand-in was run in and the tensors autograd saved during the call too (heard
     from the worker: for messages only). A call
     that changed the caller's x (its values, requires_grad, .grad) fails as
     ``modified-input``: the contract checks a float64 copy."""
     arg = x.clone()
     before = side_effects.snapshot(arg)
-    with call_context(swap_globals=STAND_IN, count_saved_tensors=True,
+    scaled = {} if scale is None else {STAND_IN_SCALE: scale}
+    with call_context(swap_globals=STAND_IN, count_saved_tensors=True, **scaled,
                       **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
     seen = Seen([getattr(torch, name) for name in observed.get("dtypes", [])
@@ -247,6 +250,12 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
             break
     if verdict.ok:
         verdict = judge_half_precision(check_my_op, [telling_x(rng, d) for d in HALF_DTYPES])
+    if verdict.ok:  # drawn apart, so that the inputs above stay those of earlier runs
+        x, scale = draw_scaled(np.random.default_rng(None if seed is None else [seed, 2]),
+                               telling_x)
+        got, failure, seen, _ = run_with_op(check_my_op, x, scale=scale)
+        verdict = (raised_without_autograd(failure, seen, seen.modes) if failure
+                   else judge_scaled_op(got, x, scale))
     return finish(QUESTION, "check_my_op", verdict, seed=seed, points=points,
                   passed_message="check_my_op accepted a correct op and rejected a broken one.")
 
