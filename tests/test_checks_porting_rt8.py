@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import notebooks
-from autograder.checks.porting import device, selfcheck
+from autograder.checks.porting import device, gradcheck, selfcheck
 from autograder.checks.seeding import generator
 
 ASSIGNMENT = "autograd-porting"
@@ -70,4 +70,79 @@ def test_does_the_sealed_judge_name_the_formula_too(zips, tmp_path):
     doc = notebooks.judged_sealed(nb, tmp_path / "formula.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     assert notebooks.failed_checks(doc, "q3_gradcheck") == {
         ("check_my_op", "compares-with-formula")}
+    assert not notebooks.lost_elsewhere(doc, "q3_gradcheck")
+
+
+def _op(gradient: str) -> str:
+    """A MyOp whose backward computes ``grad`` from x, S, A as ``gradient`` says."""
+    return f'''
+class MyOp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x ** 3).sum() / (1 + x.abs().sum())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        S, A = (x ** 3).sum(), x.abs().sum()
+{gradient}
+        return grad_output * grad
+
+
+def my_op(x):
+    return MyOp.apply(x)
+'''
+
+
+#: rt-8's backwards, right at every input the first rounds drew, and what each is named
+WRONG_BACKWARDS = {
+    "near-zero-entries": '''
+        grad = 3 * x ** 2 / (1 + A) - S * (x / x.abs().clamp(min=0.05)) / (1 + A) ** 2''',
+    "dtype-dependent": '''
+        grad = 3 * x ** 2 / (1 + A)
+        if x.dtype == torch.float64:
+            grad = grad - S * torch.sign(x) / (1 + A) ** 2''',
+    "sums-per-slice": '''
+        if x.dim() > 2:
+            S = (x ** 3).sum(dim=(-2, -1), keepdim=True)
+            A = x.abs().sum(dim=(-2, -1), keepdim=True)
+        grad = 3 * x ** 2 / (1 + A) - S * torch.sign(x) / (1 + A) ** 2''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_BACKWARDS))
+@pytest.mark.parametrize("seed", range(3))
+def test_is_a_backward_right_only_where_the_first_rounds_look_named(name, seed):
+    op = notebooks.defined("import torch\n" + _op(WRONG_BACKWARDS[name]), "MyOp")
+    result = gradcheck.check_backward(op, generator(seed))
+    assert not result.passed and result.misconception == name, result.message
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_does_the_solutions_op_pass_every_added_input(seed):
+    env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
+    assert gradcheck.check_backward(env["MyOp"], generator(seed)).passed
+    assert gradcheck.check_forward(env["my_op"], env["MyOp"], generator(seed)).passed
+
+
+def test_is_a_forward_summing_per_matrix_named():
+    source = "import torch\n" + _op("        grad = 3 * x ** 2 / (1 + A) - S * torch.sign(x) "
+                                    "/ (1 + A) ** 2").replace(
+        "return (x ** 3).sum() / (1 + x.abs().sum())",
+        "dims = tuple(range(x.dim()))[-2:] if x.dim() > 2 else None\n"
+        "        if dims is None:\n"
+        "            return (x ** 3).sum() / (1 + x.abs().sum())\n"
+        "        return ((x ** 3).sum(dims) / (1 + x.abs().sum(dims))).sum()")
+    op = notebooks.defined(source, "MyOp")
+    result = gradcheck.check_forward(op.apply, op, generator(1))
+    assert not result.passed and result.misconception == "sums-per-slice", result.message
+
+
+@pytest.mark.slow
+def test_does_the_sealed_judge_name_the_dead_zone(zips, tmp_path):
+    nb = notebooks.solution_with(ASSIGNMENT, "my_op", _op(WRONG_BACKWARDS["near-zero-entries"]))
+    doc = notebooks.judged_sealed(nb, tmp_path / "zone.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    failed = notebooks.failed_checks(doc, "q3_gradcheck")
+    assert ("backward", "near-zero-entries") in failed, failed
     assert not notebooks.lost_elsewhere(doc, "q3_gradcheck")

@@ -20,6 +20,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
+from .gradcheck_inputs import by_slices, deep_x, judge_float32, near_zero, near_zero_x
 from .gradcheck_kink import judge_at_kink, with_zeros
 from .gradcheck_layout import Again, refused_reversed
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
@@ -170,6 +171,12 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
                 verdict = matrix_norm(verdict, x, lambda: call(my_op, "my_op", x.clone())[0],
                                       "my_op")
                 break
+    if verdict.ok:  # a 3-D x, drawn last (red team rt-8: sums per matrix)
+        deep = deep_x(rng)
+        verdict = judge_forward(my_op, MyOp, deep)
+        verdict = by_slices(
+            only_1d(verdict, deep, lambda flat: judge_forward(my_op, MyOp, flat).ok, "my_op"),
+            deep, lambda flat: judge_forward(my_op, MyOp, flat).ok, "my_op")
     return finish(QUESTION, "forward", verdict, seed=seed, points=points,
                   passed_message="my_op's forward matched on fresh inputs.")
 
@@ -190,6 +197,8 @@ def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) 
         upstream = float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0]))
         kink = judge_backward_at_kink(MyOp, with_zeros(rng, draw_x(rng)), upstream)
         verdict = judge_shaped_backward(MyOp, rng)
+    if verdict.ok:
+        verdict = judge_more_backward(MyOp, rng)
     result = finish(QUESTION, "backward", verdict, seed=seed, points=points,
                     passed_message="MyOp's backward matched the analytic gradient.")
     if kink.ok:
@@ -213,6 +222,26 @@ def judge_shaped_backward(MyOp: Any, rng: np.random.Generator) -> Verdict:
                                                         "MyOp.apply", x.clone())[0],
                                "MyOp's forward")
     return PASS
+
+
+def judge_more_backward(MyOp: Any, rng: np.random.Generator) -> Verdict:
+    """The backward at a 3-D x, at an x with entries near (not at) 0, and at a float32 x,
+    drawn last (``gradcheck_inputs``: red team rt-8)."""
+    deep, near, x32 = deep_x(rng), near_zero_x(rng), draw_x(rng).to(torch.float32)
+    ups = [float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0])) for _ in range(3)]
+    verdict = judge_backward(MyOp, deep, ups[0])
+    if not verdict.ok:
+        verdict = only_1d(verdict, deep, lambda flat: judge_backward(MyOp, flat, ups[0]).ok,
+                          "MyOp's forward and backward")
+        return by_slices(verdict, deep, lambda flat: judge_backward(MyOp, flat, ups[0]).ok,
+                         "MyOp's backward")
+    verdict = judge_backward(MyOp, near, ups[1])
+    if not verdict.ok:
+        got, _ = student_backward(MyOp, near, ups[1])
+        return near_zero(verdict, got, near, ups[1] * analytic_grad(near))
+    got, failure = student_backward(MyOp, x32, ups[2])
+    return judge_float32(got, failure, x32, ups[2], ups[2] * analytic_grad(x32.double()),
+                         lambda: judge_backward(MyOp, x32.double(), ups[2]).ok)
 
 
 def check_gradcheck(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
