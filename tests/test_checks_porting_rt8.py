@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import notebooks
+from autograder.checks import find
 from autograder.checks.porting import device, gradcheck, selfcheck
 from autograder.checks.seeding import generator
 
@@ -146,3 +147,81 @@ def test_does_the_sealed_judge_name_the_dead_zone(zips, tmp_path):
     failed = notebooks.failed_checks(doc, "q3_gradcheck")
     assert ("backward", "near-zero-entries") in failed, failed
     assert not notebooks.lost_elsewhere(doc, "q3_gradcheck")
+
+
+STEP_PRE_HOOK = '''
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def _flip(optimizer, args, kwargs):
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.neg_()
+
+    opt.register_step_pre_hook(_flip)
+    return opt
+'''
+STEP_REPLACED = '''
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    plain = opt.step
+    opt.step = lambda closure=None: [plain(closure) for _ in range(3)][-1]
+    return opt
+'''
+GRAD_HOOKS = '''
+def make_optimizer(model, device, lr=0.1):
+    model.to(device)
+    for p in model.parameters():
+        if p.requires_grad:
+            p.register_hook(lambda g: torch.zeros_like(g))
+    return torch.optim.SGD(model.parameters(), lr=lr)
+'''
+FORWARD_HOOK = '''
+def predict(model, batch, device):
+    model.to(device)
+    model.eval()
+    batch = batch.to(device)
+    with torch.no_grad():
+        out = model(batch)
+    if not getattr(model, "_hooked", False):
+        model.register_forward_hook(lambda m, inp, o: o * 2)
+        model._hooked = True
+    return out
+'''
+#: (source, the function's name, its checks, what each failing check is named)
+LEFT_BEHIND = {
+    "step-pre-hook": (STEP_PRE_HOOK, "make_optimizer", "step-changed"),
+    "step-replaced": (STEP_REPLACED, "make_optimizer", "step-changed"),
+    "grad-hooks": (GRAD_HOOKS, "make_optimizer", "modified-input"),
+    "forward-hook": (FORWARD_HOOK, "predict", "modified-input"),
+}
+CHECKS_OF = {"make_optimizer": ("q4_device/make_optimizer", "q4_device/make_optimizer_after_move"),
+             "predict": ("q4_device/predict_values", "q4_device/predict_after_move")}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_BEHIND))
+def test_is_code_left_registered_by_the_device_functions_named(case):
+    source, name, named = LEFT_BEHIND[case]
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, name, source))
+    for key in CHECKS_OF[name]:
+        result = find(ASSIGNMENT, key)({name: env[name]}, generator(2))
+        assert not result.passed and result.misconception == named, (key, result.message)
+
+
+@pytest.mark.slow
+def test_does_the_sealed_judge_see_what_was_left_registered(zips, tmp_path):
+    """Both make_optimizer cases and predict's hook, through the worker: the judge mirrors
+    the hooks and the replaced step the worker reports."""
+    for case in ("step-pre-hook", "step-replaced", "grad-hooks", "forward-hook"):
+        source, name, named = LEFT_BEHIND[case]
+        nb = notebooks.solution_with(ASSIGNMENT, name, source)
+        doc = notebooks.judged_sealed(nb, tmp_path / f"{case}.ipynb", ASSIGNMENT,
+                                      zips[ASSIGNMENT])
+        failed = notebooks.failed_checks(doc, "q4_device")
+        assert {check for check, _ in failed} == {k.split("/")[1] for k in CHECKS_OF[name]}, \
+            (case, failed)
+        assert {why for _, why in failed} == {named}, (case, failed)
+        assert not notebooks.lost_elsewhere(doc, "q4_device"), case

@@ -34,6 +34,10 @@ def args_after(args: list, before: dict[int, list], sent: list | None = None) ->
             # mirrors their number, for the checks that score what a call changed
             state["hooks"] = {name: count for name, m in arg.named_modules()
                               if (count := hook_count(m))}
+            # and on its parameters (gradient hooks: red team rt-8's make_optimizer zeroed
+            # every gradient with them)
+            state["param_hooks"] = {name: count for name, p in arg.named_parameters()
+                                    if (count := tensor_hook_count(p))}
             after.append(unless_unchanged(state, given))
         elif isinstance(arg, torch.Tensor):
             state = wire.encode(arg)

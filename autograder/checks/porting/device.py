@@ -28,6 +28,7 @@ from ..probes import PROBE_SEED
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .device_data import SET_DATA
+from .device_hooks import hooks_kept, judge_step, model_hooks
 from .device_probes import explain_optimizer, explain_pick, kept_optimizer
 from .device_weights import distinct, kept, lost_weights
 
@@ -265,6 +266,7 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
     model, _ = draw_model(rng)
     lr = float(np.round(rng.uniform(0.15, 0.9), 3))  # never the default 0.1
     before = {id(p) for p in model.parameters()}
+    hooks = model_hooks(model)
     values = None if moved else kept(distinct(model))  # values no other check's model has
     # moved: ``module.to`` makes new Parameter objects (as between CPU and CUDA it otherwise
     # would not), so an optimizer built before the move holds stale ones
@@ -288,6 +290,8 @@ def check_make_optimizer(make_optimizer: Callable, rng: np.random.Generator, *, 
         with call_context(overwrite_module_params=True) if moved else nullcontext():
             verdict = explain_optimizer(verdict, make_optimizer, drawn_again(state), device,
                                         lr)
+    shown = f"make_optimizer(model, {device}, lr={fmt(lr)})"
+    verdict = judge_step(hooks_kept(verdict, model, hooks, shown), opt, shown)
     if verdict.ok and not moved:  # the step's settings, judged once: not after the move
         verdict = judge_plain(opt, device, lr)
     if verdict.ok and not moved:  # its model drawn after the first case's inputs

@@ -37,6 +37,7 @@ from .common import judge_tensor, name_raised, with_diagnosis
 from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated, grading_device
 from .device_data import data_moved
 from .device_dtype import cast_batch, cast_model, in_float64
+from .device_hooks import hooks_kept, model_hooks
 from .device_placement import (
     MODEL_NOT_MOVED,
     after_forward,
@@ -252,12 +253,13 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
         if device.type == "meta":  # the grader's own forward there: its shape and dtype
             expected = on_meta(expected)
         values = kept(model)  # the caller's weights, to be there after the call
-        rates = dropout_rates(model)
+        rates, hooks = dropout_rates(model), model_hooks(model)
         got, failure, packed, tf32, forward, moves = run_predict(predict, model, batch,
                                                                  device)
         verdict = failure or judge_prediction(got, packed, model, expected, device, tf32,
                                               forward, moves)
         verdict = rates_kept(verdict, model, rates, device)
+        verdict = hooks_kept(verdict, model, hooks, f"predict(model, batch, {device})")
         if moved and device.type != "meta" and verdict.ok:  # meta: judge_on_meta
             verdict = kept_on_device(model, device, moves)
         heard = max(heard, packed)

@@ -12,7 +12,9 @@ import torch
 from torch import nn
 
 
-def _hooks(obj: Any) -> int:
+def hooks_on(obj: Any) -> int:
+    """Hooks registered on a module itself or on a tensor (forward, pre, backward,
+    post-accumulate)."""
     names = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
              "_post_accumulate_grad_hooks")
     return sum(len(getattr(obj, n, None) or {}) for n in names)
@@ -26,12 +28,12 @@ def snapshot(obj: Any) -> dict | None:
         return {"values": obj.detach().clone() if obj.device.type != "meta" else None,
                 "requires_grad": obj.requires_grad,
                 "grad": obj.grad.detach().clone() if obj.is_leaf and obj.grad is not None
-                else None, "hooks": _hooks(obj)}
+                else None, "hooks": hooks_on(obj)}
     if isinstance(obj, nn.Module):
         return {"params": {n: snapshot(p) for n, p in obj.named_parameters()},
                 "ids": {n: id(p) for n, p in obj.named_parameters()},
                 "training": {n: m.training for n, m in obj.named_modules()},
-                "hooks": {n: _hooks(m) for n, m in obj.named_modules()}}
+                "hooks": {n: hooks_on(m) for n, m in obj.named_modules()}}
     if isinstance(obj, torch.optim.Optimizer):
         return {"settings": [{k: v for k, v in g.items() if k != "params"}
                              for g in obj.param_groups], "state": len(obj.state)}
@@ -51,8 +53,8 @@ def _tensor_changes(before: dict, t: torch.Tensor, name: str) -> list[str]:
                                   or not torch.equal(grad, before["grad"]))):
         out.append(f"{name}.grad was {'set' if before['grad'] is None else 'changed'}"
                    if grad is not None else f"{name}.grad was cleared")
-    if _hooks(t) != before["hooks"]:
-        out.append(f"{name} has {_hooks(t) - before['hooks']:+d} hooks")
+    if hooks_on(t) != before["hooks"]:
+        out.append(f"{name} has {hooks_on(t) - before['hooks']:+d} hooks")
     return out
 
 
@@ -99,8 +101,8 @@ def changes(before: dict | None, obj: Any, name: str) -> list[str]:
             label = f"{name}.{n}" if n else name
             if n in before["training"] and m.training != before["training"][n]:
                 out.append(f"{label} was put in {'training' if m.training else 'eval'} mode")
-            if n in before["hooks"] and _hooks(m) != before["hooks"][n]:
-                out.append(f"{label} has {_hooks(m) - before['hooks'][n]:+d} hooks")
+            if n in before["hooks"] and hooks_on(m) != before["hooks"][n]:
+                out.append(f"{label} has {hooks_on(m) - before['hooks'][n]:+d} hooks")
         return out
     if isinstance(obj, torch.optim.Optimizer):
         now = snapshot(obj)

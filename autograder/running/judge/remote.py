@@ -272,6 +272,10 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
     arg.train(bool(state.get("training", arg.training)))
     _mirror_rates(arg, state.get("arch"))
     _mirror_hooks(arg, state.get("hooks"))
+    param_hooks = state.get("param_hooks")
+    if isinstance(param_hooks, dict):
+        for name, param in arg.named_parameters():
+            _mirror_tensor_hooks(param, param_hooks.get(name))
 
 
 def _mirror_rates(arg: nn.Module, arch: Any) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..optimizer_changes import METHODS
 from .decoding_arrays import decode_ndarray, decode_tensor
 from .decoding_modules import decode_module
 from .fields import guarded, integer, number, numpy_dtype, torch_dtype
@@ -154,4 +155,26 @@ def _optimizer(d: Any, depth: int, resolve, budget: Budget) -> Any:
                   if isinstance(k, str) and k != "params"}
         param_groups.append({**values, "params": params})
     opt = OPTIMIZERS[kind](param_groups)
+    _mirror_step_changes(opt, d.get("hooks"), d.get("replaced"))
     return opt
+
+
+def _mirror_step_changes(opt: torch.optim.Optimizer, hooks: Any, replaced: Any) -> None:
+    """As many no-op step hooks (at most 16) and stand-ins for the replaced methods as the
+    worker reported (``optimizer_changes``), so that the checks count them here as they would
+    where the student's code runs. A stand-in raises if called: its code stayed there."""
+    if isinstance(hooks, int) and not isinstance(hooks, bool):
+        for _ in range(max(0, min(hooks, 16))):
+            opt.register_step_pre_hook(_no_op_step_hook)
+    for name in replaced if isinstance(replaced, list) else ():
+        if name in METHODS:
+            setattr(opt, name, _replaced_method)
+
+
+def _no_op_step_hook(*_: Any) -> None:
+    return None
+
+
+def _replaced_method(*_: Any, **__: Any) -> None:
+    raise RuntimeError("the notebook replaced this method of its optimizer; its code stayed "
+                       "where the notebook ran")

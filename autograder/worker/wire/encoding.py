@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..optimizer_changes import replaced_methods, step_hooks
 from .limits import LAYERS, MAX_DEPTH, MAX_ELEMENTS, MAX_ITEMS, MAX_TEXT, WireError
 
 
@@ -198,7 +199,11 @@ def encode_optimizer(opt: torch.optim.Optimizer, depth: int,
                        "params": [{"ref": (refs or {}).get(id(p)),
                                    "tensor": encode_tensor(p, depth + 1)}
                                   for p in group["params"]]})
-    return {"t": "optimizer", "type": optimizer_type(opt), "groups": groups}
+    encoded = {"t": "optimizer", "type": optimizer_type(opt), "groups": groups}
+    hooks, replaced = step_hooks(opt), replaced_methods(opt)
+    if hooks or replaced:  # code of the notebook's around the step: the judge mirrors it
+        encoded.update(hooks=hooks, replaced=replaced)
+    return encoded
 
 
 def optimizer_type(opt: torch.optim.Optimizer) -> str:
@@ -215,4 +220,4 @@ def optimizer_type(opt: torch.optim.Optimizer) -> str:
 #: worker's reply; the judge then leaves its own object alone)
 UNCHANGED = {"t": "unchanged"}
 #: What the worker adds to an argument's state after a call: non-empty means it changed
-CHANGES = ("hooks", "replaced")
+CHANGES = ("hooks", "replaced", "param_hooks")
