@@ -225,3 +225,18 @@ def test_does_the_sealed_judge_see_what_was_left_registered(zips, tmp_path):
             (case, failed)
         assert {why for _, why in failed} == {named}, (case, failed)
         assert not notebooks.lost_elsewhere(doc, "q4_device"), case
+
+
+SWAP_FLAG = "\ntorch.__future__.set_swap_module_params_on_conversion(True)\n"
+
+
+@pytest.mark.slow
+def test_is_a_model_moved_with_torchs_swap_flag_on_seen_on_its_device(zips, tmp_path):
+    """With ``set_swap_module_params_on_conversion(True)`` (a notebook cell), ``model.to``
+    keeps each parameter object and swaps its contents: the judge mirrored the move through
+    ``.data``, which does not cross to meta, and read a correct predict and make_optimizer as
+    never moved (red team rt-8)."""
+    nb = notebooks.solution_with(ASSIGNMENT, "predict", SWAP_FLAG)
+    doc = notebooks.judged_sealed(nb, tmp_path / "swap.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    q4 = doc.questions["q4_device"]
+    assert q4.points == q4.possible, notebooks.failed_checks(doc, "q4_device")

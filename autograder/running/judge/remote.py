@@ -261,6 +261,12 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                     owner = arg.get_submodule(owner_name) if owner_name else arg
                     owner._parameters[leaf] = nn.Parameter(value.detach(),
                                                            requires_grad=value.requires_grad)
+                elif value.device.type != own[name].device.type:
+                    # moved in place: the same object there, its contents swapped
+                    # (``torch.__future__.set_swap_module_params_on_conversion(True)``, red
+                    # team rt-8: a correct model.to(device) read as never moved, since
+                    # ``.data =`` does not cross to meta)
+                    _swapped_in(arg, name, own[name], value, name in own_names)
                 elif value.device.type == "meta" or value.shape == own[name].shape:
                     own[name].data = value.detach()
                 if (isinstance(own[name], nn.Parameter)
@@ -276,6 +282,23 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
     if isinstance(param_hooks, dict):
         for name, param in arg.named_parameters():
             _mirror_tensor_hooks(param, param_hooks.get(name))
+
+
+def _swapped_in(arg: nn.Module, name: str, own: torch.Tensor, value: torch.Tensor,
+                parameter: bool) -> None:
+    """``own`` (the judge's parameter or buffer ``name``) made to hold ``value``, on another
+    device, as the same object where torch can swap its contents (``swap_tensors``), else as
+    a new one in its place."""
+    fresh = (nn.Parameter(value.detach(), requires_grad=own.requires_grad) if parameter
+             else value.detach())
+    try:
+        torch.utils.swap_tensors(own, fresh)
+        return
+    except (RuntimeError, TypeError):  # weak references to it, a subclass: replaced instead
+        pass
+    owner_name, _, leaf = name.rpartition(".")
+    owner = arg.get_submodule(owner_name) if owner_name else arg
+    (owner._parameters if parameter else owner._buffers)[leaf] = fresh
 
 
 def _mirror_rates(arg: nn.Module, arch: Any) -> None:
