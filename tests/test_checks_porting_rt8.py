@@ -240,3 +240,19 @@ def test_is_a_model_moved_with_torchs_swap_flag_on_seen_on_its_device(zips, tmp_
     doc = notebooks.judged_sealed(nb, tmp_path / "swap.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     q4 = doc.questions["q4_device"]
     assert q4.points == q4.possible, notebooks.failed_checks(doc, "q4_device")
+
+
+ALWAYS_TRUE = '''
+def check_my_op(x):
+    return True
+'''
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_is_a_constant_true_told_as_such_not_as_an_input_class(seed):
+    """rt-8's snoop fell back on True: the probes said "wrong for negative inputs"."""
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, "check_my_op", ALWAYS_TRUE))
+    result = find(ASSIGNMENT, "q3_gradcheck/check_my_op_at_x")(
+        {"check_my_op": env["check_my_op"]}, generator(seed))
+    assert not result.passed and result.misconception == "accepts-broken-op", result.message
+    assert "does not come from checking the op" in result.message

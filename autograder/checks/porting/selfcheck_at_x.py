@@ -166,6 +166,33 @@ def checked_elsewhere(verdict: Verdict, check_my_op: Callable, stand_in: str, x:
                                "gradcheck on a float64 copy of x itself, and only there.")
 
 
+#: The generator of the x a probe asks at (apart from the check's own draws).
+PROBE_SEED = 20261205
+
+
+def true_regardless(verdict: Verdict, check_my_op: Callable, got: Any,
+                    expected: bool) -> Verdict:
+    """A True where gradcheck says False (no named cause yet), named ``accepts-broken-op``
+    when ``check_my_op`` also says True for an op whose backward is wrong everywhere (the
+    quotient rule's second term missing) at an x of the grader's own, where that error is far
+    above gradcheck's tolerance: a True that follows no check (red team rt-8: a constant True
+    was told "wrong for negative inputs" by the probes). Asked with the judge's own choice of
+    backward: measured."""
+    if verdict.ok or verdict.misconception is not None or expected \
+            or not isinstance(got, (bool, np.bool_)) or not got:
+        return verdict
+    again = ask_at(check_my_op, telling_x(np.random.default_rng(PROBE_SEED), torch.float64),
+                   "broken")
+    if not isinstance(again, (bool, np.bool_)) or not again:
+        return verdict
+    return dataclasses.replace(verdict, misconception="accepts-broken-op", message=(
+        f"{verdict.message} Asked about an op whose backward is wrong everywhere (the quotient "
+        "rule's second term missing) at an x where gradcheck rejects it by far, it said True "
+        "too: its True does not come from checking the op. Return gradcheck's verdict on a "
+        "float64 copy of x: torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, "
+        "raise_exception=False)."))
+
+
 def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                            points: float = 1.0) -> CheckResult:
     """``check_my_op`` asked about ops wrong on part of the input space only, at inputs where
@@ -207,6 +234,7 @@ def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
                                     lambda x_: reference_verdict(stand_in, x_))
                 verdict = tolerance(verdict, stand_in, got, expected,
                                     lambda backward: ask_at(check_my_op, x, backward))
+                verdict = true_regardless(verdict, check_my_op, got, expected)
                 verdict = explain(verdict, region_subject(check_my_op, stand_in, x), got)
                 break
     return finish(QUESTION, "check_my_op_at_x", verdict, seed=seed, points=points,
