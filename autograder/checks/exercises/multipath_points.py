@@ -53,6 +53,10 @@ def subtracted_totals(x0: float, y0: float) -> tuple[float, float]:
 #: part of the contract's 5 to 6.5, so that every seed has a small path below a millionth of
 #: the other (where a "noise floor" of float32's resolution, 1e-6 of the total, zeroes it).
 TINY_ORDERS = (6.2, 6.5)
+#: And the last two far-apart points, further still: below float32's eps (1.2e-7) of the
+#: other, where a "noise floor" of eps times the total zeroes the small path (red team rt-8
+#: zeroed below it and kept 4/4 at 6.5 orders). A float32 leaf holds such a value exactly.
+BEYOND_EPS_ORDERS = (7.5, 9.0)
 
 
 def far_apart(rng: np.random.Generator, square_small: bool,
@@ -76,8 +80,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     """Floats (negative, fractional, large), then a pair of ints, which must be accepted too,
     then one path's gradient orders of magnitude below the other's, both ways round, then
     both ways round again with the small path below a millionth of the other (``TINY_ORDERS``),
-    where a gradient zeroed as "noise" is told from the right one on every seed, and last a
-    point whose two inputs are equal."""
+    where a gradient zeroed as "noise" is told from the right one on every seed, a point whose
+    two inputs are equal, and last both ways round below float32's eps of the other
+    (``BEYOND_EPS_ORDERS``)."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -99,6 +104,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         # one leaf there, and no point above has them equal); the mistakes ``distinct`` keeps
         # apart were judged at every point before it
         equal_pair(rng),
+        # appended after it: one path 7.5 to 9 orders below the other, both ways round
+        far_apart(rng, square_small=True, orders=BEYOND_EPS_ORDERS),
+        far_apart(rng, square_small=False, orders=BEYOND_EPS_ORDERS),
     ]
 
 

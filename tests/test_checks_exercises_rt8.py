@@ -1,0 +1,57 @@
+"""Red team rt-8 on the exercises: a "noise floor" at float32's eps times the total, below the
+6.5 orders of magnitude the tiny-path points reached, kept q3's 4 points. The last two points
+now put one path 7.5 to 9 orders below the other (``multipath_points.BEYOND_EPS_ORDERS``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import notebooks
+from autograder.checks import find
+from autograder.checks.seeding import generator
+
+ASSIGNMENT = "autograd-exercises"
+
+NOISE_FLOOR = '''
+import torch
+
+_FLOOR = float(torch.finfo(torch.float32).eps)
+
+
+def _floor(g, other):
+    return 0.0 if abs(g) <= _FLOOR * (abs(g) + abs(other)) else g
+
+
+def multipath_grads(x0, y0):
+    x = torch.tensor(float(x0), requires_grad=True)
+    y = torch.tensor(float(y0), requires_grad=True)
+    (x * y + x ** 2).backward()
+    gx, gy = x.grad.item(), y.grad.item()
+    return (_floor(gx, gy), _floor(gy, gx))
+
+
+def split_path_grads(x0, y0):
+    a = torch.tensor(float(x0), requires_grad=True)
+    b = torch.tensor(float(x0), requires_grad=True)
+    y = torch.tensor(float(y0), requires_grad=True)
+    (a * y.detach() + b ** 2).backward()
+    ga, gb = a.grad.item(), b.grad.item()
+    return (_floor(ga, gb), _floor(gb, ga))
+'''
+CHECKS = {"multipath_grads": "q3_multipath/multipath_grads",
+          "split_path_grads": "q3_multipath/split_path_grads"}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+@pytest.mark.parametrize("seed", range(5))
+def test_is_a_noise_floor_at_float32_eps_named(name, seed):
+    fn = notebooks.defined(NOISE_FLOOR, name)
+    result = find(ASSIGNMENT, CHECKS[name])({name: fn}, generator(seed))
+    assert not result.passed and result.misconception == "tiny-path-zeroed", result.message
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+@pytest.mark.parametrize("seed", range(5))
+def test_does_the_solution_keep_its_points_far_below_eps(name, seed):
+    env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
+    assert find(ASSIGNMENT, CHECKS[name])({name: env[name]}, generator(seed)).passed
