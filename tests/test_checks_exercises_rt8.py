@@ -1,6 +1,7 @@
 """Red team rt-8 on the exercises: a "noise floor" at float32's eps times the total, below the
 6.5 orders of magnitude the tiny-path points reached, kept q3's 4 points. The last two points
-now put one path 7.5 to 9 orders below the other (``multipath_points.BEYOND_EPS_ORDERS``)."""
+now put one path 27 to 30 orders below the other (``multipath_points.FAR_BELOW_ORDERS``), where
+a floor of any size a notebook would pick zeroes it (rt-9: 1e-10 of the total)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,16 @@ def split_path_grads(x0, y0):
     ga, gb = a.grad.item(), b.grad.item()
     return (_floor(ga, gb), _floor(gb, ga))
 '''
+FLOOR_1E10 = NOISE_FLOOR.replace("float(torch.finfo(torch.float32).eps)", "1e-10")
 CHECKS = {"multipath_grads": "q3_multipath/multipath_grads",
           "split_path_grads": "q3_multipath/split_path_grads"}
 
 
+@pytest.mark.parametrize("source", [NOISE_FLOOR, FLOOR_1E10])
 @pytest.mark.parametrize("name", sorted(CHECKS))
 @pytest.mark.parametrize("seed", range(5))
-def test_is_a_noise_floor_at_float32_eps_named(name, seed):
-    fn = notebooks.defined(NOISE_FLOOR, name)
+def test_is_a_noise_floor_named(name, seed, source):
+    fn = notebooks.defined(source, name)
     result = find(ASSIGNMENT, CHECKS[name])({name: fn}, generator(seed))
     assert not result.passed and result.misconception == "tiny-path-zeroed", result.message
 

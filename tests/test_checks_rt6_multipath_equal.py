@@ -1,6 +1,6 @@
 """q3 leaves made through a dict keyed by value (red team rt-6): where x0 equals y0 they are one
-leaf, which collects both paths, and no hidden point had them equal: it kept 4/4. The last point
-has x0 == y0 now."""
+leaf, which collects both paths, and no hidden point had them equal: it kept 4/4. One point has
+x0 == y0 now (after it come only the paths 27 to 30 orders apart: rt-8, rt-9)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ def _by_value(x0, y0):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_leaves_keyed_by_value_lose_the_point(seed):
-    assert multipath_points.draw_points(generator(seed))[-1][0] == \
-        multipath_points.draw_points(generator(seed))[-1][1]
+    assert any(x0 == y0 for x0, y0 in multipath_points.draw_points(generator(seed)))
     assert not multipath.check_grads(_by_value, generator(seed), split=False).passed
 
 

@@ -12,8 +12,9 @@ from typing import Any, Callable
 import numpy as np
 
 #: Each gradient is checked against its own size: float32 leaves (the contract's float(x0))
-#: round it by 6e-8 relative, far inside RTOL; ATOL only keeps a zero scale finite.
-RTOL, ATOL = 1e-5, 1e-12
+#: round it by 6e-8 relative, far inside RTOL; ATOL only keeps a zero scale above 0, below any
+#: gradient a point has (the smallest, ``FAR_BELOW_ORDERS``, is above 1e-30).
+RTOL, ATOL = 1e-5, 1e-40
 
 
 def distinct(x0: float, y0: float) -> bool:
@@ -53,10 +54,12 @@ def subtracted_totals(x0: float, y0: float) -> tuple[float, float]:
 #: part of the contract's 5 to 6.5, so that every seed has a small path below a millionth of
 #: the other (where a "noise floor" of float32's resolution, 1e-6 of the total, zeroes it).
 TINY_ORDERS = (6.2, 6.5)
-#: And the last two far-apart points, further still: below float32's eps (1.2e-7) of the
-#: other, where a "noise floor" of eps times the total zeroes the small path (red team rt-8
-#: zeroed below it and kept 4/4 at 6.5 orders). A float32 leaf holds such a value exactly.
-BEYOND_EPS_ORDERS = (7.5, 9.0)
+#: And the last two far-apart points, as far below as float32 still holds both paths: 27 to 30
+#: orders (the small path at least 1e-29, far above float32's smallest normal, 1.2e-38), where
+#: a "noise floor" of any size a notebook would pick zeroes it: float32's eps times the total
+#: (red team rt-8 kept 4/4 at 6.5 orders), 1e-10 of it (rt-9). A float32 leaf holds such a
+#: value exactly, and each path's gradient is computed apart from the other's.
+FAR_BELOW_ORDERS = (27.0, 30.0)
 
 
 def far_apart(rng: np.random.Generator, square_small: bool,
@@ -81,8 +84,8 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     then one path's gradient orders of magnitude below the other's, both ways round, then
     both ways round again with the small path below a millionth of the other (``TINY_ORDERS``),
     where a gradient zeroed as "noise" is told from the right one on every seed, a point whose
-    two inputs are equal, and last both ways round below float32's eps of the other
-    (``BEYOND_EPS_ORDERS``)."""
+    two inputs are equal, and last both ways round 27 to 30 orders apart
+    (``FAR_BELOW_ORDERS``)."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -104,9 +107,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         # one leaf there, and no point above has them equal); the mistakes ``distinct`` keeps
         # apart were judged at every point before it
         equal_pair(rng),
-        # appended after it: one path 7.5 to 9 orders below the other, both ways round
-        far_apart(rng, square_small=True, orders=BEYOND_EPS_ORDERS),
-        far_apart(rng, square_small=False, orders=BEYOND_EPS_ORDERS),
+        # appended after it: one path 27 to 30 orders below the other, both ways round
+        far_apart(rng, square_small=True, orders=FAR_BELOW_ORDERS),
+        far_apart(rng, square_small=False, orders=FAR_BELOW_ORDERS),
     ]
 
 
