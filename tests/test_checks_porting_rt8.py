@@ -96,26 +96,32 @@ def my_op(x):
 '''
 
 
-#: rt-8's backwards, right at every input the first rounds drew, and what each is named
+#: rt-8's and rt-9's backwards, right at every input the first rounds drew: (the backward's
+#: lines, what it is named)
 WRONG_BACKWARDS = {
-    "near-zero-entries": '''
+    "clamped at 0.05": ('''
         grad = 3 * x ** 2 / (1 + A) - S * (x / x.abs().clamp(min=0.05)) / (1 + A) ** 2''',
-    "dtype-dependent": '''
+                        "near-zero-entries"),
+    "clamped at 1e-3 (rt-9)": ('''
+        grad = 3 * x ** 2 / (1 + A) - S * (x / x.abs().clamp(min=1e-3)) / (1 + A) ** 2''',
+                               "near-zero-entries"),
+    "a term for float64 only": ('''
         grad = 3 * x ** 2 / (1 + A)
         if x.dtype == torch.float64:
-            grad = grad - S * torch.sign(x) / (1 + A) ** 2''',
-    "sums-per-slice": '''
+            grad = grad - S * torch.sign(x) / (1 + A) ** 2''', "dtype-dependent"),
+    "sums per matrix": ('''
         if x.dim() > 2:
             S = (x ** 3).sum(dim=(-2, -1), keepdim=True)
             A = x.abs().sum(dim=(-2, -1), keepdim=True)
-        grad = 3 * x ** 2 / (1 + A) - S * torch.sign(x) / (1 + A) ** 2''',
+        grad = 3 * x ** 2 / (1 + A) - S * torch.sign(x) / (1 + A) ** 2''', "sums-per-slice"),
 }
 
 
-@pytest.mark.parametrize("name", sorted(WRONG_BACKWARDS))
+@pytest.mark.parametrize("case", sorted(WRONG_BACKWARDS))
 @pytest.mark.parametrize("seed", range(3))
-def test_is_a_backward_right_only_where_the_first_rounds_look_named(name, seed):
-    op = notebooks.defined("import torch\n" + _op(WRONG_BACKWARDS[name]), "MyOp")
+def test_is_a_backward_right_only_where_the_first_rounds_look_named(case, seed):
+    gradient, name = WRONG_BACKWARDS[case]
+    op = notebooks.defined("import torch\n" + _op(gradient), "MyOp")
     result = gradcheck.check_backward(op, generator(seed))
     assert not result.passed and result.misconception == name, result.message
 
@@ -142,7 +148,7 @@ def test_is_a_forward_summing_per_matrix_named():
 
 @pytest.mark.slow
 def test_does_the_sealed_judge_name_the_dead_zone(zips, tmp_path):
-    nb = notebooks.solution_with(ASSIGNMENT, "my_op", _op(WRONG_BACKWARDS["near-zero-entries"]))
+    nb = notebooks.solution_with(ASSIGNMENT, "my_op", _op(WRONG_BACKWARDS["clamped at 0.05"][0]))
     doc = notebooks.judged_sealed(nb, tmp_path / "zone.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     failed = notebooks.failed_checks(doc, "q3_gradcheck")
     assert ("backward", "near-zero-entries") in failed, failed

@@ -7,7 +7,7 @@ Asked last (the earlier inputs stay the seed's own):
 - a 3-D ``x``: sums taken per matrix or along a dimension (``x.abs().sum(-1)``, a loop over
   ``x[i]``) are right at a 1-D ``x`` and wrong here: ``sums-per-slice`` when the same values
   flattened to 1-D are right;
-- an ``x`` with entries near 0 (``|x|`` in [0.002, 0.05], still thousands of gradcheck's
+- an ``x`` with entries near 0 (``|x|`` in [1e-4, 0.05], still at least 100 of gradcheck's
   ``eps`` from the kink): a derivative of ``|x|`` clamped or thresholded near 0
   (``x / x.abs().clamp(min=0.05)``) is right at the first rounds' ``|x| >= 0.2`` and wrong
   here: ``near-zero-entries`` when only those entries are off;
@@ -29,9 +29,9 @@ from ..result import Verdict
 from .common import judge_tensor
 from .gradcheck_partial import term_scale
 
-#: How near 0 the near entries are: far from the kink for gradcheck (eps=1e-6), under the
-#: first rounds' 0.2.
-NEAR = (0.002, 0.05)
+#: How near 0 the near entries are: at least 100 of gradcheck's eps (1e-6) from the kink,
+#: under the first rounds' 0.2; one below 1e-3 (red team rt-9 clamped |x| at 1e-3), one above.
+NEAR = (1e-4, 0.05)
 #: float32's tolerance for a gradient computed in float32: relative, and absolute as a share
 #: of the gradient's largest term (float32 rounds each term to about 6e-8 of itself).
 FLOAT32_RTOL, FLOAT32_SHARE = 1e-4, 1e-5
@@ -46,12 +46,14 @@ def deep_x(rng: np.random.Generator) -> torch.Tensor:
 
 
 def near_zero_x(rng: np.random.Generator) -> torch.Tensor:
-    """A float64 1-D ``x`` of 4-8 entries, two of them near 0 (``NEAR``, one of each sign),
-    the rest with |x| in [0.2, 3]."""
+    """A float64 1-D ``x`` of 4-8 entries, two of them near 0, one of each sign: |x| in
+    [1e-4, 1e-3] and in [1e-3, 0.05] (``NEAR``, log-uniform), the rest with |x| in [0.2, 3]."""
     size = int(rng.integers(4, 9))
     values = rng.uniform(0.2, 3.0, size) * rng.permutation(np.resize([-1.0, 1.0], size))
     near = rng.choice(size, 2, replace=False)
-    values[near] = rng.uniform(*NEAR, 2) * np.array([-1.0, 1.0])
+    low, mid, high = np.log10(NEAR[0]), -3.0, np.log10(NEAR[1])
+    values[near] = 10 ** np.array([rng.uniform(low, mid), rng.uniform(mid, high)]) \
+        * rng.permutation([-1.0, 1.0])
     return torch.tensor(values, dtype=torch.float64)
 
 
