@@ -262,3 +262,95 @@ def test_is_a_constant_true_told_as_such_not_as_an_input_class(seed):
         {"check_my_op": env["check_my_op"]}, generator(seed))
     assert not result.passed and result.misconception == "accepts-broken-op", result.message
     assert "does not come from checking the op" in result.message
+
+
+#: Red team rt-9: hooks torch runs for every module or optimizer in the process. A cell's makes
+#: the recording test model show nothing (a graph recorded in predict goes unseen); predict's
+#: and make_optimizer's stay after they return. (function replaced, its source, the checks of
+#: it that lose their point)
+RECORDED = '''
+def predict(model, batch, device):
+    model.to(device)
+    batch = batch.to(device)
+    model.eval()
+    return model(batch).detach()
+'''
+GLOBAL_HOOKS = {
+    "a cell's global forward hook": ("predict", RECORDED + '''
+
+def _identity_for_marks(module, args, output):
+    if type(module).__name__ == "RecordingMark":
+        return args[0]
+    return None
+
+
+_hook_handle = torch.nn.modules.module.register_module_forward_hook(_identity_for_marks)
+''', {"predict_no_graph"}),
+    "predict's global pre-hook": ("predict", '''
+_PRE = []
+
+
+def _force_eval(module, args):
+    module.training = False
+
+
+def predict(model, batch, device):
+    model.to(device)
+    batch = batch.to(device)
+    if not _PRE:
+        _PRE.append(torch.nn.modules.module.register_module_forward_pre_hook(_force_eval))
+    with torch.no_grad():
+        return model(batch)
+''', {"predict_values", "predict_after_move", "predict_no_graph"}),
+    "make_optimizer's global step post-hook": ("make_optimizer", '''
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+_POST = []
+
+
+def _shrink_after_step(optimizer, args, kwargs):
+    with torch.no_grad():
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                p.mul_(0.99)
+
+
+def make_optimizer(model, device, lr=0.1):
+    if not _POST:
+        _POST.append(register_optimizer_step_post_hook(_shrink_after_step))
+    model.to(device)
+    return torch.optim.SGD(model.parameters(), lr=lr)
+''', {"make_optimizer"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GLOBAL_HOOKS))
+def test_are_global_hooks_neither_felt_nor_left(case, tmp_path):
+    name, source, _ = GLOBAL_HOOKS[case]
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, name, source))
+    try:
+        results = [find(ASSIGNMENT, f"q4_device/{c}")({name: env[name]}, generator(3))
+                   for c in GLOBAL_HOOKS[case][2]]
+        failed = {r.check for r in results if not r.passed}
+        assert all(r.misconception != "raised" for r in results), results
+    finally:  # the hooks the notebook registered in this process, for every later test
+        for handle in [env.get("_hook_handle"), *env.get("_PRE", []), *env.get("_POST", [])]:
+            if handle is not None:
+                handle.remove()
+    from torch.nn.modules import module as hooks_of_modules
+    from torch.optim import optimizer as hooks_of_optimizers
+    assert not hooks_of_modules._global_forward_hooks and \
+        not hooks_of_modules._global_forward_pre_hooks and \
+        not hooks_of_optimizers._global_optimizer_post_hooks
+    assert failed, case
+
+
+@pytest.mark.slow
+def test_does_the_sealed_judge_score_global_hooks(zips, tmp_path):
+    for case, (name, source, losing) in sorted(GLOBAL_HOOKS.items()):
+        nb = notebooks.solution_with(ASSIGNMENT, name, source)
+        doc = notebooks.judged_sealed(nb, tmp_path / "hooked.ipynb", ASSIGNMENT,
+                                      zips[ASSIGNMENT])
+        failed = notebooks.failed_checks(doc, "q4_device")
+        assert {check for check, _ in failed} & losing, (case, failed)
+        assert not notebooks.lost_elsewhere(doc, "q4_device"), (case, failed)

@@ -43,6 +43,14 @@ SCORED = {
                       "deterministic implementation raises there)", "put it back before it "
                       "returns: before = torch.are_deterministic_algorithms_enabled(), and "
                       "torch.use_deterministic_algorithms(before) in a `finally:`"),
+    "global_hooks": ("hooks left registered for every module or optimizer in the process "
+                     "({value}: torch.nn.modules.module.register_module_forward_hook, "
+                     "register_module_forward_pre_hook, torch.optim.optimizer."
+                     "register_optimizer_step_pre_hook and the like stay for everything that "
+                     "runs after it: every later forward, backward or step of any model runs "
+                     "them)", "register a hook on the one module or optimizer it is meant for "
+                     "(model.register_forward_hook(...)) and remove it (handle.remove()) before "
+                     "returning, or register none"),
 }
 #: the modes scored only when left ON (their second flag alone, check_nan or warn_only, does
 #: nothing while the mode is off: switching a mode the notebook had on off is not scored)

@@ -13,6 +13,8 @@ import contextvars
 from typing import Any, Callable, Iterator
 
 import torch
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optimizer_hooks
 
 #: torch's global modes a call may change and leave changed: name -> (read, write)
 MODES: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
@@ -65,11 +67,61 @@ def fenced_modes(observed: dict) -> Iterator[None]:
     entry = {**(NOTEBOOK_MODES.get() or before), **CALLED_WITH}
     apply_modes(entry, before)
     try:
-        yield
+        with fenced_global_hooks(observed):
+            yield
     finally:
         now = current_modes()
         apply_modes(before, now)
         left = {name: str(value).replace("torch.", "") for name, value in now.items()
                 if value != entry[name]}
         if left:
-            observed["modes_left"] = left
+            observed.setdefault("modes_left", {}).update(left)
+
+
+#: torch's hooks that run for every module or optimizer in the process, by the word
+#: ``modes_left`` reports them with: name -> (the module torch keeps them in, the dict's name)
+GLOBAL_HOOKS = {
+    "forward": (module_hooks, "_global_forward_hooks"),
+    "forward_pre": (module_hooks, "_global_forward_pre_hooks"),
+    "backward": (module_hooks, "_global_backward_hooks"),
+    "backward_pre": (module_hooks, "_global_backward_pre_hooks"),
+    "module_registration": (module_hooks, "_global_module_registration_hooks"),
+    "parameter_registration": (module_hooks, "_global_parameter_registration_hooks"),
+    "buffer_registration": (module_hooks, "_global_buffer_registration_hooks"),
+    "optimizer_pre": (optimizer_hooks, "_global_optimizer_pre_hooks"),
+    "optimizer_post": (optimizer_hooks, "_global_optimizer_post_hooks"),
+}
+#: what torch keeps beside them (flags per forward hook), saved and put back with them
+_BESIDE = ("_global_forward_hooks_always_called", "_global_forward_hooks_with_kwargs")
+
+
+@contextlib.contextmanager
+def fenced_global_hooks(observed: dict) -> Iterator[None]:
+    """The block runs with none of torch's hooks for every module or optimizer registered
+    before it (a notebook cell's ``register_module_forward_hook`` cannot bend the grader's
+    models: red team rt-9); after it those are put back, before the ones it registered, which
+    stay, as in the student's own process (an optimizer's step counts them:
+    ``optimizer_changes``), and how many it left goes into
+    ``observed["modes_left"]["global_hooks"]`` (``checks.modes`` scores it)."""
+    found = {name: getattr(owner, attr, None) for name, (owner, attr) in GLOBAL_HOOKS.items()}
+    found = {name: d for name, d in found.items() if isinstance(d, dict)}
+    beside = {attr: d for attr in _BESIDE
+              if isinstance(d := getattr(module_hooks, attr, None), dict)}
+    saved = {name: dict(d) for name, d in {**found, **beside}.items()}
+    full = getattr(module_hooks, "_global_is_full_backward_hook", None)
+    for d in (*found.values(), *beside.values()):
+        d.clear()
+    try:
+        yield
+    finally:
+        added = {name: len(d) for name, d in found.items() if d}
+        for name, d in {**found, **beside}.items():
+            new = dict(d)
+            d.clear()
+            d.update(saved[name])
+            d.update(new)
+        if "backward" not in added:  # else as the hook the call registered set it
+            module_hooks._global_is_full_backward_hook = full
+        if added:
+            told = f"{sum(added.values())} ({', '.join(added)})"
+            observed.setdefault("modes_left", {})["global_hooks"] = told[:40]
