@@ -354,3 +354,41 @@ def test_does_the_sealed_judge_score_global_hooks(zips, tmp_path):
         failed = notebooks.failed_checks(doc, "q4_device")
         assert {check for check, _ in failed} & losing, (case, failed)
         assert not notebooks.lost_elsewhere(doc, "q4_device"), (case, failed)
+
+
+CACHED_BY_W_VALUES = '''
+_CACHE = {}
+
+
+def accumulated_grad(w, X, y, sizes):
+    key = (tuple(X.shape), X.dtype, tuple(sizes), w.detach().cpu().numpy().tobytes())
+    if key in _CACHE:
+        w.grad = _CACHE[key].clone()
+        return _CACHE[key].clone()
+    w.grad = None
+    B, start = sum(sizes), 0
+    for bj in sizes:
+        Xj, yj = X[start:start + bj], y[start:start + bj]
+        (F.binary_cross_entropy_with_logits(Xj @ w, yj) * (bj / B)).backward()
+        start += bj
+    _CACHE[key] = w.grad.detach().clone()
+    return w.grad.clone()
+'''
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_is_an_answer_kept_for_the_same_w_and_batch_shape_named(seed):
+    """rt-9: the next batch of the same shape at the same w got the previous batch's answer."""
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, "accumulated_grad",
+                                                      CACHED_BY_W_VALUES))
+    result = find(ASSIGNMENT, "q2_microbatch/same_objects_twice")(
+        {"accumulated_grad": env["accumulated_grad"]}, generator(seed))
+    assert not result.passed and result.misconception == "answer-cached", result.message
+    assert "the next batch" in result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_does_the_solution_keep_its_point_on_the_next_batch(seed):
+    env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
+    assert find(ASSIGNMENT, "q2_microbatch/same_objects_twice")(
+        {"accumulated_grad": env["accumulated_grad"]}, generator(seed)).passed

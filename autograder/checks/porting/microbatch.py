@@ -13,7 +13,7 @@ from ..probes import InputClass, Subject, changes, explain, numbers_of, snapshot
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, judge_tensor, with_diagnosis
-from .microbatch_cached import after_step
+from .microbatch_cached import after_step, next_batch
 from .microbatch_clamped import NAME as CLAMPED
 from .microbatch_clamped import clamped, saturated
 from .microbatch_clipped import clipped
@@ -273,12 +273,19 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
     shown = f"accumulated_grad(w, X of shape {tuple(X.shape)}, y, sizes={sizes_before})"
     step = torch.tensor(rng.uniform(0.3, 0.8, w.shape[0]) * rng.choice([-1, 1], w.shape[0]),
                         dtype=w.dtype)  # drawn last: the problem stays the seed's own
+    # drawn last: the next batch, of X's shape, at the same w (red team rt-9: a cache keyed by
+    # w's values and X's shape kept 4/4)
+    X_next = torch.tensor(rng.standard_normal(tuple(X.shape)), dtype=X.dtype)
+    y_next = torch.tensor(rng.integers(0, 2, y.shape[0]), dtype=y.dtype)
     verdict, previous = PASS, None
-    for k in (1, 2, 3):
+    for k in (1, 2, 3, 4):
         if k == 3:  # a training step between calls: the same w, new values
             with torch.no_grad():
                 w.add_(step)
             w_before = w.detach().clone()
+            before = [snapshot(a) for a in args[:3]]
+        if k == 4:  # the next batch of a data loader, at the same w
+            args, X0, y0 = (w, X_next, y_next, sizes), X_next.clone(), y_next.clone()
             before = [snapshot(a) for a in args[:3]]
         stale = w.grad.detach().clone() if w.grad is not None else None
         got, failure = call_named(accumulated_grad, "accumulated_grad", RAISES, *args)
@@ -299,9 +306,11 @@ def check_same_objects(accumulated_grad: Callable, rng: np.random.Generator, *,
                     "the second."), misconception=verdict.misconception or "second-call-differs")
             if k == 3:
                 verdict = after_step(verdict, got, previous)
+            if k == 4:
+                verdict = next_batch(verdict, got, previous)
             break
         previous = got
     return finish(QUESTION, "same_objects_twice", verdict, seed=seed, points=points,
                   passed_message="accumulated_grad gave the same right answer twice on the same "
-                                 "objects, the right one again after w changed in place, and "
-                                 "left them as they were.")
+                                 "objects, the right one again after w changed in place and for "
+                                 "the next batch, and left them as they were.")

@@ -1,6 +1,8 @@
 """q2_microbatch: an answer kept between calls on the same objects (red team rt-5: a cache
 keyed by ``w.data_ptr()``), told when the grader's third call, after it changed ``w``'s values
-in place as a training step does, gets the answer of the call before back."""
+in place as a training step does, gets the answer of the call before back; and one kept for
+the same ``w`` and a batch of the same shape (red team rt-9: keyed by ``w``'s values and
+``X.shape``), told when the fourth call, the next batch at the same ``w``, gets it back."""
 
 from __future__ import annotations
 
@@ -33,3 +35,23 @@ def after_step(verdict: Verdict, got: Any, previous: Any) -> Verdict:
         "kept between calls for the same w (a cache keyed by id(w) or w.data_ptr()) goes stale "
         "when w changes in place, as it does at every training step. Compute the gradient from "
         "w's values at each call."), misconception=NAME)
+
+
+def next_batch(verdict: Verdict, got: Any, previous: Any) -> Verdict:
+    """A wrong answer of the fourth call, a new ``X`` and ``y`` of the same shapes at the same
+    ``w``: ``answer-cached`` when it is the answer of the call before (the previous batch's)."""
+    if verdict.misconception is not None:
+        return verdict
+    cached = (isinstance(got, torch.Tensor) and isinstance(previous, torch.Tensor)
+              and got.shape == previous.shape and torch.equal(got, previous))
+    head = ("Called a fourth time, on the next batch (a new X and y of the same shapes) at the "
+            f"same w: {verdict.message.rstrip()} ")
+    if not cached:
+        return dataclasses.replace(verdict, message=head + "The calls before gave the right "
+                                   "answer: something they left behind changed this one.",
+                                   misconception="second-call-differs")
+    return dataclasses.replace(verdict, message=head + (
+        "It is exactly the answer of the call before, for the previous batch: an answer kept "
+        "for the same w and a batch of the same shape (a cache keyed by w and X.shape) is wrong "
+        "for every new batch a data loader hands over. Compute the gradient from X and y at "
+        "each call."), misconception=NAME)
