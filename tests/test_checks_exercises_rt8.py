@@ -58,3 +58,30 @@ def test_is_a_noise_floor_named(name, seed, source):
 def test_does_the_solution_keep_its_points_far_below_eps(name, seed):
     env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
     assert find(ASSIGNMENT, CHECKS[name])({name: env[name]}, generator(seed)).passed
+
+
+NAN_TO_NUM = '''
+import numpy as np
+
+
+def export_numpy(t):
+    out = t.detach().cpu().numpy().copy()
+    if out.dtype.kind == "f":
+        np.nan_to_num(out, copy=False)
+    return out
+'''
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_is_an_export_that_replaces_nan_and_inf_named(seed):
+    """rt-9: np.nan_to_num on the copy, right on every finite tensor."""
+    result = find(ASSIGNMENT, "q5_numpy/export_numpy_values")(
+        {"export_numpy": notebooks.defined(NAN_TO_NUM, "export_numpy")}, generator(seed))
+    assert not result.passed and result.misconception == "non-finite-changed", result.message
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_does_the_solutions_export_copy_nan_and_inf(seed):
+    env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
+    assert find(ASSIGNMENT, "q5_numpy/export_numpy_values")(
+        {"export_numpy": env["export_numpy"]}, generator(seed)).passed

@@ -22,6 +22,7 @@ from .export_cached import changed_in_place
 from .export_causes import dims_added, draw_one_element, draw_zero_dim, one_number, raised_cause
 from .export_float import draw_large, large_ints
 from .export_layout import judge_layout, layout_of
+from .export_nonfinite import non_finite
 from .export_offset import draw_offset_view
 from .export_scalar import ZERO_DIM_SCALAR, zero_dim_scalar
 from .export_shape import arranged, confirm, shape_cause
@@ -272,6 +273,8 @@ def check_export(export_numpy: Callable, rng: np.random.Generator, *,
         t = cases[0][0]
         verdict = changed_in_place(export_numpy, rng, t, expected_array, judge_export,
                                    f"export_numpy({describe_tensor(t)})", EXPORT)
+    if verdict.ok:  # drawn after it: NaN and infinities among the values (rt-9)
+        verdict = non_finite(export_numpy, rng, EXPORT)
     return finish(QUESTION, "export_numpy_values", verdict, seed=seed, points=points,
                   passed_message="export_numpy kept values, shape and dtype on fresh tensors, "
                                  "and on one changed in place after its first export.")
