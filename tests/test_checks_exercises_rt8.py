@@ -85,3 +85,15 @@ def test_does_the_solutions_export_copy_nan_and_inf(seed):
     env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
     assert find(ASSIGNMENT, "q5_numpy/export_numpy_values")(
         {"export_numpy": env["export_numpy"]}, generator(seed)).passed
+
+
+@pytest.mark.slow
+def test_does_the_sealed_judge_name_nan_made_finite_in_a_strict_json_document(zips, tmp_path):
+    import json
+
+    nb = notebooks.solution_with(ASSIGNMENT, "export_numpy", NAN_TO_NUM)
+    doc = notebooks.judged_sealed(nb, tmp_path / "nan.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
+    assert notebooks.failed_checks(doc, "q5_numpy") == {("export_numpy_values",
+                                                         "non-finite-changed")}
+    assert not notebooks.lost_elsewhere(doc, "q5_numpy")
+    json.dumps(doc.to_dict(), allow_nan=False)  # its evidence holds no NaN number

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from ..calling import call
-from ..describing import describe, plain
+from ..describing import describe
 from ..result import PASS, Evidence, Verdict
 
 NAME = "non-finite-changed"
@@ -37,7 +37,8 @@ def non_finite(export_numpy: Callable, rng: np.random.Generator, export: str) ->
     if failure is not None:
         return failure
     shown = f"export_numpy(a {str(t.dtype).replace('torch.', '')} tensor holding NaN and inf)"
-    evidence = Evidence({"t": plain(t)}, plain(expected), plain(got), tolerance="exact")
+    # as text: NaN and the infinities are no JSON numbers
+    evidence = Evidence({"t": describe(t)}, describe(expected), describe(got), tolerance="exact")
     if not isinstance(got, np.ndarray) or got.shape != expected.shape \
             or got.dtype != expected.dtype:
         return Verdict(False, f"{shown} returned {describe(got)}; expected an array of shape "
