@@ -105,6 +105,9 @@ WRONG_BACKWARDS = {
     "clamped at 1e-3 (rt-9)": ('''
         grad = 3 * x ** 2 / (1 + A) - S * (x / x.abs().clamp(min=1e-3)) / (1 + A) ** 2''',
                                "near-zero-entries"),
+    "an eps of 1e-12 added to |x|": ('''
+        grad = 3 * x ** 2 / (1 + A) - S * (x / (x.abs() + 1e-12)) / (1 + A) ** 2''',
+                                     "near-zero-entries"),
     "a term for float64 only": ('''
         grad = 3 * x ** 2 / (1 + A)
         if x.dtype == torch.float64:

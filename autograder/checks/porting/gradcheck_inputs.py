@@ -72,18 +72,22 @@ def by_slices(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor
 
 
 def near_zero(verdict: Verdict, got: Any, x: torch.Tensor, right: torch.Tensor) -> Verdict:
-    """``verdict`` (wrong gradient at ``near_zero_x``) named ``near-zero-entries`` when every
-    entry that is off is one of those near 0."""
+    """``verdict`` (wrong gradient at ``near_zero_x``) named ``near-zero-entries`` when the
+    entries near 0 are off by over 100 times more than any other: the derivative of ``|x|``
+    is off near 0 (a clamp, a threshold, an eps added to ``|x|``), not the formula."""
     if verdict.ok or not isinstance(got, torch.Tensor) or got.shape != x.shape:
         return verdict
-    off = (got.detach().double() - right).abs() > 1e-6 * float(right.abs().max()) + 1e-9
-    if not off.any() or bool((x.abs()[off] >= NEAR[1]).any()):
+    err, near = (got.detach().double() - right).abs(), x.abs() < NEAR[1]
+    elsewhere = float(err[~near].max()) if bool((~near).any()) else 0.0
+    if not float(err[near].max()) > 100 * elsewhere:
         return verdict
+    off = near & (err > 100 * elsewhere)
     return dataclasses.replace(verdict, misconception="near-zero-entries", message=(
         f"{verdict.message.rstrip()} Only the entries near 0 ({describe(x[off])}) are off, and "
         f"they are still far from the kink at 0: d|x|/dx = sign(x) for every x ≠ 0. A "
-        "derivative of |x| clamped or thresholded near 0 (x / x.abs().clamp(min=...), "
-        "torch.where(x.abs() < ...)) changes the gradient there: use torch.sign(x)."))
+        "derivative of |x| clamped, thresholded or softened near 0 (x / x.abs().clamp(min=...), "
+        "torch.where(x.abs() < ...), x / (x.abs() + eps)) changes the gradient there: use "
+        "torch.sign(x)."))
 
 
 def judge_float32(got: Any, failure: Verdict | None, x: torch.Tensor, upstream: float,
