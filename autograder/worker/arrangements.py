@@ -7,7 +7,8 @@
 - ``swap_globals``: ``{"name": "stand_in" | "stand_in_apply"}``: for the duration of the call,
   the function's global ``name`` is the grader's stand-in op (``MyOp``-like: ``stand_in``) or its
   ``apply``, so that a check can ask whether the student's own checker notices a broken op;
-  with ``stand_in_scale``, a number, that op is the lesson's times it, forward and backward.
+  with ``stand_in_scale``, ``[scale, offset]``, that op is the lesson's times ``scale``, forward
+  and backward, its forward shifted by ``offset``.
   Whether the stand-in's backward is the lesson's or a broken one is *not* in the request:
   its backward asks whoever holds the choice (``ask``: the judge, over the worker's pipe, or
   ``STAND_IN_BACKWARD`` when the student's code runs in the checks' own process), so nothing
@@ -129,11 +130,16 @@ def swapped_globals(fn: Callable, names: dict[str, Any]) -> Iterator[None]:
                 space[k] = v
 
 
-def _scale(value: Any) -> float | None:
-    """``stand_in_scale`` as a float in (0, 100], or None (the lesson's op itself)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if 0 < value <= 100 else None
+def _scaled(value: Any) -> tuple[float | None, float]:
+    """``stand_in_scale``, ``[scale, offset]``, as a scale in (0, 100] and an offset in
+    [-100, 100], or ``(None, 0.0)`` (the lesson's op itself)."""
+    if not (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        return None, 0.0
+    scale, offset = float(value[0]), float(value[1])
+    if not (0 < scale <= 100 and -100 <= offset <= 100):
+        return None, 0.0
+    return scale, offset
 
 
 @contextlib.contextmanager
@@ -264,8 +270,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                 kind = (request or {}).get(STAND_IN_BACKWARD)
                 backward = (asked_backward(ask) if kind is None else
                             lambda x, g, kind=kind: stand_in_gradient(kind, x, g))
-                scale = (request or {}).get(STAND_IN_SCALE)
-                ops = fresh_stand_ins(observed, backward, _scale(scale))
+                scale, offset = _scaled((request or {}).get(STAND_IN_SCALE))
+                ops = fresh_stand_ins(observed, backward, scale, offset)
                 stack.enter_context(swapped_globals(fn, {k: ops[v]
                                                          for k, v in value.items()}))
             elif key in (STAND_IN_BACKWARD, STAND_IN_SCALE, "call_again", "call_first"):

@@ -24,7 +24,8 @@ def _lesson_op(x: torch.Tensor) -> torch.Tensor:
 #: The request key that holds the choice of backward (one of ``BACKWARDS``). It is the
 #: judge's: ``checks.context.for_worker`` leaves it out of what travels to a worker.
 STAND_IN_BACKWARD = "stand_in_backward"
-#: The request key that scales the stand-in op, forward and backward (``fresh_stand_ins``).
+#: The request key that scales the stand-in op, forward and backward, and shifts its forward
+#: (``[scale, offset]``: ``fresh_stand_ins``).
 STAND_IN_SCALE = "stand_in_scale"
 
 
@@ -83,7 +84,7 @@ def stand_in_gradient(kind: str, x: torch.Tensor, grad_output: torch.Tensor) -> 
 
 def fresh_stand_ins(observed: dict,
                     backward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-                    scale: float | None = None) -> dict[str, Any]:
+                    scale: float | None = None, offset: float = 0.0) -> dict[str, Any]:
     """A fresh stand-in for one call: a class named ``MyOp`` deriving straight from
     ``torch.autograd.Function``, whose forward is the lesson's op (recording its input's dtype
     in ``observed["dtypes"]`` so that a check can tell which precision the caller used) and
@@ -94,10 +95,12 @@ def fresh_stand_ins(observed: dict,
     for either backward, so that a check can say why a correct op was rejected; and each
     backward run with grad mode on (``create_graph=True``: gradgradcheck) is counted in
     ``observed["graph_backwards"]``. With ``scale``, the op is ``scale`` times the lesson's,
-    forward and backward alike (the upstream gradient scaled before the judge is asked): an op
-    whose backward is right for its own forward but which the lesson's formula does not
-    describe, so that comparing with the formula is told from gradcheck (red team rt-8). The
-    scale travels in the request; which backward the judge gives still does not."""
+    forward and backward alike (the upstream gradient scaled before the judge is asked), and
+    its forward is shifted by ``offset`` (a constant: the backward stays): an op whose backward
+    is right for its own forward but which the lesson's formula does not describe, not even
+    times the ratio of its forward to the lesson's, so that comparing with the formula is told
+    from gradcheck (red teams rt-8, rt-9). Both travel in the request; which backward the judge
+    gives still does not."""
     seen = observed.setdefault("dtypes", [])
     modes = observed.setdefault("grad_modes", [])
 
@@ -108,7 +111,7 @@ def fresh_stand_ins(observed: dict,
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
         seen.append(str(x.dtype).replace("torch.", ""))
         ctx.save_for_backward(x)
-        return _lesson_op(x) if scale is None else _lesson_op(x) * scale
+        return _lesson_op(x) if scale is None else _lesson_op(x) * scale + offset
 
     def stand_in_backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
         (x,) = ctx.saved_tensors

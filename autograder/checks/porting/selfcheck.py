@@ -129,17 +129,19 @@ def raised_without_autograd(failure: Verdict, seen: list, modes: list[str]) -> V
 
 
 def run_with_op(check_my_op: Callable, x: torch.Tensor, broken: bool = False,
-                scale: float | None = None) -> tuple[Any, Verdict | None, Seen, int]:
+                scale: tuple[float, float] | None = None
+                ) -> tuple[Any, Verdict | None, Seen, int]:
     """Call ``check_my_op(x)`` with a stand-in op in its ``MyOp``/``my_op`` globals (the
     lesson's op, or one whose backward lacks the quotient term as ``broken`` says; with
-    ``scale``, that op times ``scale``, forward and backward: ``selfcheck_scaled``); return the
+    ``scale``, ``(factor, offset)``: that op times the factor, its forward shifted by the
+    offset, ``selfcheck_scaled``); return the
     dtypes the stand-in was run in and the tensors autograd saved during the call too (heard
     from the worker: for messages only). A call
     that changed the caller's x (its values, requires_grad, .grad) fails as
     ``modified-input``: the contract checks a float64 copy."""
     arg = x.clone()
     before = side_effects.snapshot(arg)
-    scaled = {} if scale is None else {STAND_IN_SCALE: scale}
+    scaled = {} if scale is None else {STAND_IN_SCALE: list(scale)}
     with call_context(swap_globals=STAND_IN, count_saved_tensors=True, **scaled,
                       **{STAND_IN_BACKWARD: "broken" if broken else "lesson"}):
         got, observed, failure = call_observed(check_my_op, "check_my_op", arg)
