@@ -188,9 +188,11 @@ def true_regardless(verdict: Verdict, check_my_op: Callable, got: Any,
     return dataclasses.replace(verdict, misconception="accepts-broken-op", message=(
         f"{verdict.message} Asked about an op whose backward is wrong everywhere (the quotient "
         "rule's second term missing) at an x where gradcheck rejects it by far, it said True "
-        "too: its True does not come from checking the op. Return gradcheck's verdict on a "
-        "float64 copy of x: torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol=1e-8, "
-        "raise_exception=False)."))
+        "too: its True does not come from checking the op found under the names my_op and "
+        "MyOp when it is called (a constant answer, or an op bound before the call, such as a "
+        "default argument op=MyOp.apply). Look my_op up when check_my_op runs and return "
+        "gradcheck's verdict on a float64 copy of x: torch.autograd.gradcheck(my_op, (x64,), "
+        "eps=1e-6, atol=1e-8, raise_exception=False)."))
 
 
 def check_check_my_op_at_x(check_my_op: Callable, rng: np.random.Generator, *,
