@@ -411,3 +411,28 @@ def test_does_the_solution_keep_its_point_on_the_next_batch(seed):
     env = notebooks.namespace(notebooks.solution(ASSIGNMENT))
     assert find(ASSIGNMENT, "q2_microbatch/same_objects_twice")(
         {"accumulated_grad": env["accumulated_grad"]}, generator(seed)).passed
+
+
+SWAP_LEFT_ON = '''
+def make_optimizer(model, device, lr=0.1):
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    model.to(device)
+    return opt
+'''
+
+
+def test_is_a_module_conversion_flag_left_changed_scored():
+    """rt-9: make_optimizer turned torch's swap flag on and left it (then building the SGD
+    before the move is right: the move keeps the parameter objects)."""
+    from autograder.harness import run_check
+
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, "make_optimizer",
+                                                      SWAP_LEFT_ON))
+    try:
+        result = run_check({"make_optimizer": env["make_optimizer"]}, ASSIGNMENT,
+                           "q4_device/make_optimizer", 3)
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+    assert not result.passed and result.misconception == "global-mode-left", result.message
+    assert "set_swap_module_params_on_conversion set to True" in result.message

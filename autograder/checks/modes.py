@@ -43,6 +43,15 @@ SCORED = {
                       "deterministic implementation raises there)", "put it back before it "
                       "returns: before = torch.are_deterministic_algorithms_enabled(), and "
                       "torch.use_deterministic_algorithms(before) in a `finally:`"),
+    "swap_module_params": ("torch.__future__.set_swap_module_params_on_conversion set to "
+                           "{value} (every later Module.to and dtype cast then swaps or keeps "
+                           "parameter objects otherwise)", "put the flag back before returning "
+                           "(read it with get_swap_module_params_on_conversion() first, set it "
+                           "back in a `finally:`), or leave it alone"),
+    "overwrite_module_params": ("torch.__future__.set_overwrite_module_params_on_conversion set "
+                                "to {value} (every later Module.to and dtype cast then makes "
+                                "or keeps parameter objects otherwise)", "put the flag back "
+                                "before returning, or leave it alone"),
     "global_hooks": ("hooks left registered for every module or optimizer in the process "
                      "({value}: torch.nn.modules.module.register_module_forward_hook, "
                      "register_module_forward_pre_hook, torch.optim.optimizer."

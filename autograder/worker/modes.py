@@ -27,11 +27,18 @@ MODES: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
     "deterministic": (lambda: (torch.are_deterministic_algorithms_enabled(),
                                torch.is_deterministic_algorithms_warn_only_enabled()),
                       lambda both: torch.use_deterministic_algorithms(both[0], warn_only=both[1])),
+    # how Module.to and the dtype casts treat parameters from then on (red team rt-9 left the
+    # swap flag on from make_optimizer)
+    "swap_module_params": (torch.__future__.get_swap_module_params_on_conversion,
+                           torch.__future__.set_swap_module_params_on_conversion),
+    "overwrite_module_params": (torch.__future__.get_overwrite_module_params_on_conversion,
+                                torch.__future__.set_overwrite_module_params_on_conversion),
 }
 #: torch's own defaults: what the checks' code runs under, whatever a notebook set
 DEFAULT_MODES = {"grad_enabled": True, "default_dtype": torch.float32,
                  "default_device": torch.device("cpu"), "anomaly": (False, True),
-                 "deterministic": (False, False)}
+                 "deterministic": (False, False), "swap_module_params": False,
+                 "overwrite_module_params": False}
 #: what every call starts under whatever the notebook's cells left (as any caller would have
 #: it): autograd on, anomaly detection and deterministic algorithms off (neither changes a
 #: right answer's values), so that a call that switches one on and leaves it is seen even
