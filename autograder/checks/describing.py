@@ -126,6 +126,8 @@ def describe(x: Any, limit: int = 6, digits: int = DIGITS) -> str:
         return fmt(x)
     if x is None or isinstance(x, bool):
         return repr(x)
+    if type(x) is torch.device:  # torch's own: its type and index are what a message needs
+        return f"device('{x}')"
     name = x.type_name.rsplit(".", 1)[-1] if isinstance(x, Opaque) else type(x).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {quoted(name)}"
 
