@@ -220,7 +220,7 @@ NAMED = {
     # is_built() beside is_available(), wrong for another reason: is_built() is not blamed
     "index-one": (lambda: torch.device("cuda", 1) if torch.cuda.is_available() else MPS
                   if torch.backends.mps.is_built() and torch.backends.mps.is_available()
-                  else CPU, None),
+                  else CPU, "device-index"),
 }
 
 

@@ -71,7 +71,8 @@ REARRANGED = {  # (op, words told)
 
 CORRECT = {
     "plain": op(lambda go, x: go * _grad(x)),
-    "t-twice": op(lambda go, x: (go * _grad(x)).t().t()),
+    # .t() takes at most 2 dimensions: unguarded, a 3-D x raises (only-1d-input, below)
+    "t-twice": op(lambda go, x: _t2(_t2(go * _grad(x)))),
     "on-x-t-and-back": op(lambda go, x: _t2(go * _grad(_t2(x)))),
     "flat-and-reshaped-back": op(lambda go, x: go * _grad(x.reshape(-1)).reshape(x.shape)),
     "flatten-view-back": op(lambda go, x: (go * _grad(x)).flatten().view(x.shape)),
@@ -197,3 +198,11 @@ def test_a_gradient_in_reversed_sizes_right_at_a_square_x_is_told_not_named():
     assert result.misconception == "raised", result.message
     assert "it returned the right gradient" in result.message, result.message
     assert GRADIENT_SHAPES["reversed"] in result.message, result.message
+
+
+def test_a_transpose_that_takes_two_dimensions_only_is_named_at_a_3d_x():
+    """``.t().t()`` round-trips a 1-D or 2-D gradient, and raises for the 3-D x the backward
+    check asks last (red team rt-8): x may have any shape."""
+    result = gradcheck.check_backward(op(lambda go, x: (go * _grad(x)).t().t()),
+                                      np.random.default_rng(0))
+    assert not result.passed and result.misconception == "only-1d-input", result.message

@@ -59,9 +59,10 @@ def near_zero_x(rng: np.random.Generator) -> torch.Tensor:
 
 def by_slices(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor], bool],
               what: str) -> Verdict:
-    """``verdict`` (wrong values at a 2-D or 3-D ``x``, not a raise) named ``sums-per-slice``
-    when the same values flattened to 1-D are right (``flat_ok``)."""
-    if verdict.ok or verdict.misconception == "raised" or x.dim() < 2 \
+    """``verdict`` (wrong values at a 2-D or 3-D ``x``, no cause named yet: not a raise, not
+    ``only-1d-input``) named ``sums-per-slice`` when the same values flattened to 1-D are right
+    (``flat_ok``)."""
+    if verdict.ok or verdict.misconception is not None or x.dim() < 2 \
             or not flat_ok(x.reshape(-1)):
         return verdict
     return dataclasses.replace(verdict, misconception="sums-per-slice", message=(

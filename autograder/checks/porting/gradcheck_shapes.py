@@ -64,7 +64,7 @@ def only_1d(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor],
     return dataclasses.replace(verdict, misconception=NAME, message=(
         f"{verdict.message.rstrip()} {what} is right at the same values flattened to 1-D but "
         f"raises for this {shape} x of shape {tuple(x.shape)}: f sums over all entries, so x "
-        f"may have any shape (1-D, 2-D, 0-d). {_what_raised(verdict.message)}"))
+        f"may have any shape (1-D, 2-D, 3-D, 0-d). {_what_raised(verdict.message)}"))
 
 
 #: What raised, told by torch's own words (round zf: a flattened gradient; zg: a 0-d x
