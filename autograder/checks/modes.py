@@ -5,7 +5,8 @@ modes, everything put back after it, so what one function leaves behind never re
 question's calls. What it left changed is reported (``modes_left``: the worker's word, like the
 answer's ``requires_grad``, docs/security.md); a check whose calls left a setting that changes
 later results (autograd off, another default dtype or device, anomaly detection or deterministic
-algorithms on) loses its points for it, named
+algorithms on, torch's module-conversion flags changed, hooks left registered for every module
+or optimizer) loses its points for it, named
 ``global-mode-left``, because in the student's own notebook everything run after that call
 would be changed by it.
 """

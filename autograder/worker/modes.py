@@ -3,7 +3,8 @@ changed (``MODES``), torch's own defaults (what the checks' code runs under), th
 a student's call runs under, ``NOTEBOOK_MODES``), and ``fenced_modes``, which every call enters
 (``arrangements.arranged``): autograd on, anomaly detection and deterministic algorithms off,
 the notebook's other modes, everything put back after it, and what it left changed reported as
-``modes_left``.
+``modes_left``; inside it, ``fenced_global_hooks``: no hook a cell registered for every module
+or optimizer runs during the call, and one the call leaves is reported too.
 """
 
 from __future__ import annotations
