@@ -18,7 +18,7 @@ from ...worker.stand_in import STAND_IN_BACKWARD, fresh_stand_ins, stand_in_grad
 from ..calling import call, call_observed
 from ..context import call_context
 from ..describing import describe, plain
-from ..probes import InputClass, Subject, explain
+from ..probes import PROBE_SEED, InputClass, Subject, explain
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import name_raised
@@ -164,10 +164,6 @@ def checked_elsewhere(verdict: Verdict, check_my_op: Callable, stand_in: str, x:
                                "somewhere other than x too (at -x, at random or fixed inputs). "
                                "check_my_op must check the op at the x it is given: run "
                                "gradcheck on a float64 copy of x itself, and only there.")
-
-
-#: The generator of the x a probe asks at (apart from the check's own draws).
-PROBE_SEED = 20261205
 
 
 def true_regardless(verdict: Verdict, check_my_op: Callable, got: Any,
