@@ -436,3 +436,19 @@ def test_is_a_module_conversion_flag_left_changed_scored():
         torch.__future__.set_swap_module_params_on_conversion(False)
     assert not result.passed and result.misconception == "global-mode-left", result.message
     assert "set_swap_module_params_on_conversion set to True" in result.message
+
+
+@pytest.mark.parametrize("atol, rtol", [(5e-7, 4e-3), (1e-8, 2e-3), (1e-7, 1e-3)])
+def test_is_a_tolerance_a_few_times_the_contracts_named(atol, rtol):
+    """rt-9: gradcheck with atol=5e-7 and rtol=4e-3 gave the right verdict on the 1.005 and
+    1e-6 cases; the backward times 1.0015 and plus 3e-8 sit just over the contract's."""
+    source = f'''
+def check_my_op(x):
+    x64 = x.detach().to(torch.float64).clone().requires_grad_(True)
+    return torch.autograd.gradcheck(my_op, (x64,), eps=1e-6, atol={atol}, rtol={rtol},
+                                    raise_exception=False)
+'''
+    env = notebooks.namespace(notebooks.solution_with(ASSIGNMENT, "check_my_op", source))
+    result = find(ASSIGNMENT, "q3_gradcheck/check_my_op_at_x")(
+        {"check_my_op": env["check_my_op"]}, generator(1))
+    assert not result.passed and result.misconception == "tolerance-loosened", result.message

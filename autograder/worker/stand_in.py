@@ -57,11 +57,16 @@ _FAULTS = {
     "zero": lambda x: -_sign_term(x) * (x == 0).to(x.dtype),
     "offset": lambda x: torch.full_like(x, 1e-6),
     "rows": _by_rows,
+    # 3e-8: over the contract's atol=1e-8, under a loosened one (5e-7: red team rt-9)
+    "offset_edge": lambda x: torch.full_like(x, 3e-8),
 }
 #: Backwards off by a relative amount everywhere, as factors of the right gradient: ``scaled``
 #: (0.5 % off) fails gradcheck's default rtol=1e-3 and passes rtol=1e-2; ``nudged`` (0.05 % off)
-#: passes rtol=1e-3 and fails rtol=1e-4.
-_SCALES = {"scaled": 1.005, "nudged": 1.0005}
+#: passes rtol=1e-3 and fails rtol=1e-4; ``edged`` (0.15 % off) fails rtol=1e-3 and passes
+#: rtol=2e-3.
+_SCALES = {"scaled": 1.005, "nudged": 1.0005,
+           # 0.15 % off: over the contract's rtol=1e-3, under a loosened one (4e-3: rt-9)
+           "edged": 1.0015}
 #: ``lesson``: the right gradient; ``broken``: the quotient rule's second term missing; the rest
 #: the right gradient plus one of ``_FAULTS``, or times one of ``_SCALES``.
 BACKWARDS = ("lesson", "broken", *_FAULTS, *_SCALES)
