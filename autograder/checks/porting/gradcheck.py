@@ -20,7 +20,7 @@ from ..probes import InputClass, Subject, explain, numbers_of
 from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, first_failure, judge_tensor, with_diagnosis
-from .gradcheck_inputs import by_slices, deep_x, judge_float32, near_zero, near_zero_x
+from .gradcheck_inputs import deep_x, judge_float32, named_at_shape, near_zero, near_zero_x
 from .gradcheck_kink import judge_at_kink, with_zeros
 from .gradcheck_layout import Again, refused_reversed
 from .gradcheck_mistakes import MATCH_ATOL, MATCH_RTOL, analytic_grad, diagnose_backward
@@ -174,9 +174,8 @@ def check_forward(my_op: Callable, MyOp: Any, rng: np.random.Generator, *,
     if verdict.ok:  # a 3-D x, drawn last (red team rt-8: sums per matrix)
         deep = deep_x(rng)
         verdict = judge_forward(my_op, MyOp, deep)
-        verdict = by_slices(
-            only_1d(verdict, deep, lambda flat: judge_forward(my_op, MyOp, flat).ok, "my_op"),
-            deep, lambda flat: judge_forward(my_op, MyOp, flat).ok, "my_op")
+        verdict = named_at_shape(verdict, deep, lambda flat: judge_forward(my_op, MyOp, flat).ok,
+                                 "my_op", "my_op")
     return finish(QUESTION, "forward", verdict, seed=seed, points=points,
                   passed_message="my_op's forward matched on fresh inputs.")
 
@@ -231,10 +230,8 @@ def judge_more_backward(MyOp: Any, rng: np.random.Generator) -> Verdict:
     ups = [float(rng.uniform(1.5, 4.0) * rng.choice([-1.0, 1.0])) for _ in range(3)]
     verdict = judge_backward(MyOp, deep, ups[0])
     if not verdict.ok:
-        verdict = only_1d(verdict, deep, lambda flat: judge_backward(MyOp, flat, ups[0]).ok,
-                          "MyOp's forward and backward")
-        return by_slices(verdict, deep, lambda flat: judge_backward(MyOp, flat, ups[0]).ok,
-                         "MyOp's backward")
+        return named_at_shape(verdict, deep, lambda flat: judge_backward(MyOp, flat, ups[0]).ok,
+                              "MyOp's forward and backward", "MyOp's backward")
     verdict = judge_backward(MyOp, near, ups[1])
     if not verdict.ok:
         got, _ = student_backward(MyOp, near, ups[1])

@@ -28,6 +28,7 @@ from ..describing import describe, fmt, plain
 from ..result import Verdict
 from .common import judge_tensor
 from .gradcheck_partial import term_scale
+from .gradcheck_shapes import only_1d
 
 #: How near 0 the near entries are: at least 100 of gradcheck's eps (1e-6) from the kink,
 #: under the first rounds' 0.2; one below 1e-3 (red team rt-9 clamped |x| at 1e-3), one above.
@@ -70,6 +71,13 @@ def by_slices(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor
         f"not at this {x.dim()}-D x of shape {tuple(x.shape)}: A = Σ|x| and S = Σx³ sum over "
         "every entry of x, whatever its shape. Sum with no dim (x.abs().sum(), (x ** 3).sum()), "
         "not per row or per matrix."))
+
+
+def named_at_shape(verdict: Verdict, x: torch.Tensor, flat_ok: Callable[[torch.Tensor], bool],
+                   raised_what: str, values_what: str) -> Verdict:
+    """``verdict`` (at a shaped ``x``) named by what the same values flattened to 1-D show: a
+    raise there is ``only-1d-input`` (``gradcheck_shapes``), wrong values ``sums-per-slice``."""
+    return by_slices(only_1d(verdict, x, flat_ok, raised_what), x, flat_ok, values_what)
 
 
 def near_zero(verdict: Verdict, got: Any, x: torch.Tensor, right: torch.Tensor) -> Verdict:
