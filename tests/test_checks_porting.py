@@ -35,14 +35,17 @@ step_counts = st.integers(3, 30)
 
 
 def student_train(X, y, lr, steps, *, clear=True, after=False, reduction="mean"):
-    """A student's train_logreg, optionally with one mistake, using torch.optim.SGD."""
+    """A student's train_logreg, optionally with one mistake, using torch.optim.SGD (``clear``:
+    both gradients cleared, neither, or only the one named, "w" or "b")."""
     w = nn.Parameter(torch.zeros(X.shape[1]))
     b = nn.Parameter(torch.zeros(1))
     opt = torch.optim.SGD([w, b], lr=lr)
     losses = []
     for _ in range(steps):
-        if clear:
+        if clear is True:
             opt.zero_grad()
+        elif clear:  # only the one parameter named (b.grad = None, say, and w.grad kept)
+            setattr(dict(w=w, b=b)[clear], "grad", None)
         loss = F.binary_cross_entropy_with_logits(X @ w + b, y, reduction=reduction)
         loss.backward()
         opt.step()
@@ -83,7 +86,8 @@ def test_a_parameter_left_at_zero_is_named_and_no_replay_is_guessed(frozen, step
 @FAST
 @given(seeds, learning_rates, step_counts,
        st.sampled_from([("not-cleared", {"clear": False}), ("loss-after-update", {"after": True}),
-                        ("sum-not-mean", {"reduction": "sum"})]))
+                        ("sum-not-mean", {"reduction": "sum"}),
+                        ("w-not-cleared", {"clear": "b"}), ("b-not-cleared", {"clear": "w"})]))
 def test_each_training_mistake_is_named(seed, lr, steps, mutation):
     """Is each known mistake in the loop recognised by its own id?"""
     name, kwargs = mutation

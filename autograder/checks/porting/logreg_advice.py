@@ -18,6 +18,14 @@ MISTAKES = {
     "not-cleared": "The losses match training whose gradients were never cleared: each backward "
                    "added to the previous w.grad and b.grad. Set w.grad = None and b.grad = None "
                    "(or call zero_()) before each backward.",
+    "w-not-cleared": "The losses match training that cleared b.grad but never w.grad: each "
+                     "backward added to the previous w.grad, so w moves by the running sum of "
+                     "its gradients. Clear both (w.grad = None and b.grad = None, or zero_() "
+                     "on each) before each backward.",
+    "b-not-cleared": "The losses match training that cleared w.grad but never b.grad: each "
+                     "backward added to the previous b.grad, so b moves by the running sum of "
+                     "its gradients. Clear both (w.grad = None and b.grad = None, or zero_() "
+                     "on each) before each backward.",
     "loss-after-update": "The losses match the loss measured after each update: record the loss "
                          "of the forward pass that the update uses, before changing w and b.",
     "sum-not-mean": "The losses match a summed loss: the binary cross-entropy must be averaged "

@@ -107,7 +107,7 @@ def diagnose(losses: list[float], X: torch.Tensor, y: torch.Tensor, lr: float, s
                                                MATCH_RTOL, MATCH_ATOL)
 
     # b's step scaled by 1/m after b left out, which a few such steps look like
-    for name in ("not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
+    for name in ("not-cleared", "w-not-cleared", "b-not-cleared", "loss-after-update", "sum-not-mean", "lr-ignored", "sigmoid-log",
                  SIGMOID_BCE, "logits-clamped", "bias-left-out", *scaled.SCALINGS,
                  *loops.RESCALINGS):
         run_lr = LESSON_LR if name == "lr-ignored" else lr

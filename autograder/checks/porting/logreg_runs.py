@@ -118,8 +118,10 @@ class _Run:
         """One update through autograd, with the replayed mistake; the loss recorded for it."""
         X, y, w, b, mistake = self.X, self.y, self.w, self.b, self.mistake
         loss = _loss(X, y, w, b, mistake)
-        if mistake != "not-cleared":
-            w.grad, b.grad = None, None
+        if mistake not in ("not-cleared", "w-not-cleared"):
+            w.grad = None
+        if mistake not in ("not-cleared", "b-not-cleared"):
+            b.grad = None
         loss.backward()
         factors = step_factors(mistake, X.shape[0])
         with torch.no_grad():
