@@ -1,7 +1,8 @@
 """q4 ``predict`` that sets each Dropout layer's ``p`` to 0 on the caller's model instead of
 calling ``eval()`` (red team rt-5): its answers were right and it kept 6/6, though the caller's
 model trains without dropout afterwards. A changed ``p`` is ``modified-input`` now, here and
-through the sealed judge, which mirrors each Dropout's ``p`` back."""
+through the sealed judge, which mirrors each Dropout's ``p`` back. Since the test model has
+a batch-norm layer too, the answer is also wrong (training mode): the message says both."""
 
 from __future__ import annotations
 

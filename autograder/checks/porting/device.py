@@ -84,22 +84,35 @@ def check_pick_device(pick_device: Callable, rng: np.random.Generator, *,
 
 def draw_model(rng: np.random.Generator, n_out: int | None = None
                ) -> tuple[nn.Module, torch.Tensor]:
-    """A small MLP with dropout, in training mode (as a model arrives mid-training), and a batch
-    (``n_out``: the outputs, drawn when not given; the draws are the same either way)."""
+    """A small MLP with batch normalisation and dropout, in training mode (as a model arrives
+    mid-training), and a batch (``n_out``: the outputs, drawn when not given; the draws are the
+    same either way).
+
+    Both layers act otherwise in training mode: dropout zeroes units at random, and batch
+    normalisation uses the batch's own statistics (and updates its running ones) instead of
+    the running statistics it holds, drawn here far from any batch's. So a ``predict`` that
+    turns off dropout alone, instead of calling ``model.eval()``, still answers wrong (red team
+    rt-9)."""
     n_in, hidden, drawn_out = (int(v) for v in rng.integers(2, 9, size=3))
     n_out = drawn_out if n_out is None else n_out
     with torch.random.fork_rng(devices=[]):  # leave the global torch RNG as it was
-        model = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(0.5),
-                              nn.Linear(hidden, n_out))
+        model = nn.Sequential(nn.Linear(n_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
+                              nn.Dropout(0.5), nn.Linear(hidden, n_out))
+    norm = model[1]
     # weights from ``rng``, not torch's global RNG: that one is shared by the judge's threads,
     # so seeding it here would let concurrent gradings draw each other's models
     with torch.no_grad():
-        for param in model.parameters():
+        for param in (model[0].weight, model[0].bias, model[4].weight, model[4].bias):
             bound = 1.0 / np.sqrt(param.shape[-1] if param.dim() > 1 else hidden)
             param.copy_(torch.tensor(rng.uniform(-bound, bound, tuple(param.shape)),
                                      dtype=torch.float32))
     batch = torch.tensor(rng.standard_normal((int(rng.integers(3, 12)), n_in)),
                          dtype=torch.float32)
+    with torch.no_grad():  # drawn last: the Linear layers and the batch draw as they always did
+        for tensor, low, high in ((norm.weight, 0.5, 1.5), (norm.bias, -0.5, 0.5),
+                                  (norm.running_mean, -1.0, 1.0), (norm.running_var, 0.25, 4.0)):
+            tensor.copy_(torch.tensor(rng.uniform(low, high, hidden), dtype=torch.float32))
+        norm.num_batches_tracked.fill_(int(rng.integers(10, 1000)))
     return model.train(), batch
 
 

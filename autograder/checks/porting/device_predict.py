@@ -38,6 +38,7 @@ from .device import QUESTION, changed_device, draw_model, drawn_again, evaluated
 from .device_data import data_moved
 from .device_dtype import cast_batch, cast_model, in_float64
 from .device_hooks import hooks_kept, model_hooks
+from .device_norm import norm_in_training
 from .device_placement import (
     MODEL_NOT_MOVED,
     after_forward,
@@ -179,9 +180,39 @@ def judge_prediction(got: Any, packed: int, model: nn.Module, expected: torch.Te
     verdict = transformed(verdict, got, expected, shown)
     # no guessed cause when the model is in eval mode after the call: check_predict probes
     return with_diagnosis(verdict, lambda: (
-        ("eval-missing", "The model is still in training mode, so dropout zeroed some units: "
-                         "call model.eval() before the forward.") if model.training
+        ("eval-missing", in_training(model)) if in_training(model)
         else tf32_cause(tf32, device)))
+
+
+def _training_layers(model: nn.Module) -> tuple[str, str]:
+    """The layers of ``model`` that act otherwise in training mode and are in it (``"1
+    (BatchNorm1d), 3 (Dropout)"``) and what that did to the forward; ``("", "")`` for none."""
+    kinds = ((nn.modules.dropout._DropoutNd, "dropout zeroed some units"),
+             (nn.modules.batchnorm._BatchNorm, "batch normalisation used the batch's own "
+                                               "statistics"))
+    still = [(name, m) for name, m in model.named_modules() if name and m.training
+             and isinstance(m, tuple(kind for kind, _ in kinds))]
+    effects = [effect for kind, effect in kinds if any(isinstance(m, kind) for _, m in still)]
+    return (", ".join(f"{name} ({type(m).__name__})" for name, m in still),
+            " and ".join(effects))
+
+
+def in_training(model: nn.Module) -> str:
+    """What to tell of a model left (partly) in training mode, or ``""``: the outer flag still
+    set, or cleared by hand (``model.training = False`` reaches no layer, red team rt-10),
+    or dropout alone put in eval mode."""
+    shown, effects = _training_layers(model)
+    if model.training:
+        effects = effects or "dropout zeroed some units and batch normalisation used the " \
+                             "batch's own statistics"
+        return (f"The model is still in training mode, so {effects}: call model.eval() before "
+                "the forward.")
+    if not shown:
+        return ""
+    return (f"The model's own flag says eval mode, but its layers {shown} are still in training "
+            f"mode, so {effects}: setting model.training = False, or eval() on some layers, "
+            "does not reach the rest. Call model.eval(), which sets every layer's mode, before "
+            "the forward.")
 
 
 def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
@@ -207,16 +238,21 @@ def subject(predict: Callable, model: nn.Module, batch: torch.Tensor,
 
 
 def explain_prediction(verdict: Verdict, predict: Callable, model: nn.Module,
-                       batch: torch.Tensor, device: torch.device, got: Any) -> Verdict:
+                       batch: torch.Tensor, device: torch.device, got: Any,
+                       after: nn.Module | None = None) -> Verdict:
     """Probe an unexplained wrong ``predict``. Answers that differ between two calls on copies
     of the same model and batch, and agree with torch seeded alike, come from dropout, the
     model's only random part: the forward ran in training mode, whatever mode it was left in
-    (``eval()`` called after the forward), so that is the contract's ``eval-missing``."""
+    (``eval()`` called after the forward), so that is the contract's ``eval-missing``
+    (``after``: the caller's model after the call, whose layers may say more)."""
     if device.type == "meta" or verdict.ok or verdict.misconception not in (None, "raised"):
         return verdict
     probed = explain(verdict, subject(predict, model.train(), batch, device), got)
     if probed.misconception != "probe.nondeterministic":
         return probed
+    if after is not None and in_training(after):
+        return dataclasses.replace(probed, misconception="eval-missing", message=(
+            f"{verdict.message.rstrip()} {in_training(after)}"))
     return dataclasses.replace(probed, misconception="eval-missing", message=(
         f"{verdict.message.rstrip()} Two calls on copies of the same model and batch returned "
         "different outputs, and equal ones with torch's generator seeded alike: dropout, the "
@@ -275,11 +311,12 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
                              lambda again, on: judge_prediction(
                                  again.got, again.packed, on, expected, device, again.tf32,
                                  again.forward_devices, again.moves))
+        verdict = norm_in_training(verdict, got, model, fresh, batch, RTOL, ATOL)
         verdict = predict_weights(verdict, predict, model, batch, values, fresh, device)
         if not verdict.ok:
             arrived = drawn_again(state, n_out)
             verdict = explain_prediction(verdict, predict, arrived.double() if i == 3
-                                         else arrived, batch, device, got)
+                                         else arrived, batch, device, got, model)
             break
     name = "predict_after_move" if moved else "predict_values"
     result = finish(QUESTION, name, verdict, seed=seed, points=points,
@@ -294,19 +331,24 @@ def dropout_rates(model: nn.Module) -> dict[str, float]:
 
 def rates_kept(verdict: Verdict, model: nn.Module, before: dict[str, float],
                device: torch.device) -> Verdict:
-    """``verdict`` (right so far), failed as ``modified-input`` when the call changed a Dropout
-    layer's ``p`` on the caller's model (red team rt-5: ``p = 0`` set by hand instead of
-    ``eval()``, the model left in training mode, kept 6/6)."""
+    """``verdict``, failed as ``modified-input`` when the call changed a Dropout layer's ``p``
+    on the caller's model (red team rt-5: ``p = 0`` set by hand instead of ``eval()``, the
+    model left in training mode, kept 6/6). Its answer is wrong too where the model's batch
+    norm ran in training mode: a wrong answer with no other cause than training mode is
+    told both."""
     changed = {name: (p, rate) for name, rate in dropout_rates(model).items()
                if (p := before.get(name)) is not None and p != rate}
-    if not verdict.ok or not changed:
+    if not changed or not (verdict.ok or verdict.misconception in (None, "eval-missing")):
         return verdict
     name, (was, now) = next(iter(changed.items()))
-    return Verdict(False, f"predict(model, batch, {device}) changed the caller's model: its "
-                   f"Dropout layer {name} has p={now:g} now (it was {was:g}). predict must "
+    wrong = "" if verdict.ok else (
+        f"{verdict.message.split(' (largest error')[0]}: the forward ran with the model in "
+        "training mode, where batch normalisation uses the batch's own statistics. ")
+    return Verdict(False, f"{wrong}predict(model, batch, {device}) changed the caller's model: "
+                   f"its Dropout layer {name} has p={now:g} now (it was {was:g}). predict must "
                    "leave the model's layers as they were: model.eval() turns dropout off for "
-                   "the forward without touching p.", "modified-input",
-                   Evidence(inputs={"dropout": dict(before)}))
+                   "the forward without touching p, and puts every other layer in eval mode "
+                   "too.", "modified-input", Evidence(inputs={"dropout": dict(before)}))
 
 
 def with_graph_advice(result: CheckResult, heard: int, device: torch.device) -> CheckResult:

@@ -276,6 +276,7 @@ def _mirror_module(arg: nn.Module, state: dict, budget: wire.Budget) -> None:
                     own[name].requires_grad_(value.requires_grad)
                 _mirror_grad(own[name], value)
     arg.train(bool(state.get("training", arg.training)))
+    wire.set_modes(arg, state.get("modes"))
     _mirror_rates(arg, state.get("arch"))
     _mirror_hooks(arg, state.get("hooks"))
     param_hooks = state.get("param_hooks")

@@ -13,7 +13,7 @@ they share, ``fields``); its public names are all here: ``wire.encode``, ``wire.
 
 from .decoding import OPTIMIZERS, Opaque, decode, decode_optimizer
 from .decoding_arrays import decode_ndarray, decode_tensor
-from .decoding_modules import decode_module
+from .decoding_modules import decode_module, set_modes
 from .encoding import (
     CHANGES,
     UNCHANGED,
@@ -51,5 +51,5 @@ __all__ = [
     "NP_DTYPES", "OPTIMIZERS", "Budget", "Opaque", "WireError", "CHANGES", "UNCHANGED",
     "decode", "decode_module", "decode_ndarray", "decode_optimizer", "decode_tensor",
     "dtype_name", "encode", "encode_module", "encode_ndarray", "encode_optimizer",
-    "encode_tensor",
+    "encode_tensor", "set_modes",
 ]

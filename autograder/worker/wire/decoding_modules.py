@@ -57,7 +57,19 @@ def decode_module(d: Any, budget: Budget | None = None) -> nn.Module:
     module = nn.Sequential(*layers) if sequential else layers[0]
     if not d.get("training", True):  # every layer is made in training mode
         module.train(False)
+    set_modes(module, d.get("modes"))
     return module
+
+
+def set_modes(module: nn.Module, modes: Any) -> None:
+    """Each layer of ``module`` (a flat ``nn.Sequential``, or one layer) in the training mode
+    ``modes`` lists for it, where that list fits; the outer module's own flag is left."""
+    layers = list(module) if isinstance(module, nn.Sequential) else [module]
+    if isinstance(modes, list) and len(modes) == len(layers) \
+            and all(isinstance(mode, bool) for mode in modes):
+        for layer, mode in zip(layers, modes):
+            if layer is not module:
+                layer.training = mode
 
 
 def _layer_spec(item: Any) -> tuple[str, dict]:
@@ -73,12 +85,24 @@ def _layer_spec(item: Any) -> tuple[str, dict]:
         return kind, {"in": n_in, "out": n_out, "bias": bool(args.get("bias", True))}
     if kind == "Dropout":
         return kind, {"p": number(args.get("p", 0.5))}
+    if kind == "BatchNorm1d":
+        n = integer(args.get("n"), "n")
+        if n < 1:
+            raise WireError("a BatchNorm1d layer needs at least one feature")
+        momentum = args.get("momentum")
+        return kind, {"n": n, "eps": number(args.get("eps", 1e-5)),
+                      "momentum": None if momentum is None else number(momentum),
+                      "affine": bool(args.get("affine", True)),
+                      "bias": bool(args.get("affine", True)) and bool(args.get("bias", True)),
+                      "track": bool(args.get("track", True))}
     return kind, {}
 
 
 def _layer_params(kind: str, args: dict) -> int:
     if kind == "Linear":
         return args["in"] * args["out"] + (args["out"] if args["bias"] else 0)
+    if kind == "BatchNorm1d":
+        return args["n"] * (args["affine"] + args["bias"])
     return 0
 
 
@@ -87,6 +111,12 @@ def _layer_shapes(kind: str, args: dict) -> dict[str, tuple[int, ...]]:
     if kind == "Linear":
         return {"weight": (args["out"], args["in"]), **({"bias": (args["out"],)}
                                                           if args["bias"] else {})}
+    if kind == "BatchNorm1d":  # its parameters, then its buffers (state_dict's order)
+        n = (args["n"],)
+        return {**({"weight": n} if args["affine"] else {}),
+                **({"bias": n} if args["bias"] else {}),
+                **({"running_mean": n, "running_var": n, "num_batches_tracked": ()}
+                   if args["track"] else {})}
     return {}
 
 
@@ -106,4 +136,14 @@ def _layer(kind: str, args: dict, values: dict[str, torch.Tensor]) -> nn.Module:
         return layer
     if kind == "Dropout":
         return nn.Dropout(args["p"])
+    if kind == "BatchNorm1d":  # made on meta (nothing allocated), then given the values sent
+        layer = nn.BatchNorm1d(args["n"], args["eps"], args["momentum"], args["affine"],
+                               args["track"], device="meta")
+        for leaf in ("weight", "bias"):  # an affine layer without a bias (torch 2.13's bias=)
+            if args["affine"]:
+                layer._parameters[leaf] = nn.Parameter(values[leaf]) if leaf in values else None
+        for leaf in ("running_mean", "running_var", "num_batches_tracked"):
+            if leaf in values:
+                layer._buffers[leaf] = values[leaf]
+        return layer
     return LAYERS[kind]()

@@ -171,8 +171,11 @@ def encode_module(m: nn.Module) -> dict:
             return {"t": "opaque", "type": f"module {kind}", "callable": True,
                     "state": _state(m), "training": bool(m.training)}
         arch.append([kind, _layer_args(layer)])
+    # each layer's own mode too: setting ``training`` on the outer module alone leaves its
+    # layers as they were, which a forward shows (red team rt-10)
     return {"t": "module", "sequential": isinstance(m, nn.Sequential), "arch": arch,
-            "state": _state(m), "training": bool(m.training)}
+            "state": _state(m), "training": bool(m.training),
+            "modes": [bool(layer.training) for layer in layers]}
 
 
 def _state(m: nn.Module) -> dict:
@@ -184,6 +187,10 @@ def _layer_args(layer: nn.Module) -> dict:
         return {"in": layer.in_features, "out": layer.out_features, "bias": layer.bias is not None}
     if isinstance(layer, nn.Dropout):
         return {"p": layer.p}
+    if isinstance(layer, nn.BatchNorm1d):
+        return {"n": layer.num_features, "eps": layer.eps, "momentum": layer.momentum,
+                "affine": layer.affine, "bias": layer.bias is not None,
+                "track": layer.track_running_stats}
     return {}
 
 

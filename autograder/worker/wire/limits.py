@@ -50,7 +50,8 @@ class RecordingMark(nn.Module):
 
 RECORDING_MARK = 1.0
 LAYERS = {"Linear": nn.Linear, "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid,
-          "Dropout": nn.Dropout, "Identity": nn.Identity, "RecordingMark": RecordingMark}
+          "Dropout": nn.Dropout, "BatchNorm1d": nn.BatchNorm1d, "Identity": nn.Identity,
+          "RecordingMark": RecordingMark}
 
 
 class WireError(ValueError):
