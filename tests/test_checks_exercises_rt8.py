@@ -1,7 +1,8 @@
 """Red team rt-8 on the exercises: a "noise floor" at float32's eps times the total, below the
 6.5 orders of magnitude the tiny-path points reached, kept q3's 4 points. The last two points
 now put one path 27 to 30 orders below the other (``multipath_points.FAR_BELOW_ORDERS``), where
-a floor of any size a notebook would pick zeroes it (rt-9: 1e-10 of the total)."""
+a floor of any size a notebook would pick zeroes it (rt-9: 1e-10 of the total), and two
+more 35 to 37.5 orders apart (``DEEPEST_ORDERS``: rt-10 set its floor at 1e-32)."""
 
 from __future__ import annotations
 
@@ -40,11 +41,13 @@ def split_path_grads(x0, y0):
     return (_floor(ga, gb), _floor(gb, ga))
 '''
 FLOOR_1E10 = NOISE_FLOOR.replace("float(torch.finfo(torch.float32).eps)", "1e-10")
+#: just past the 30 orders the docs publish (red team rt-10)
+FLOOR_1E32 = NOISE_FLOOR.replace("float(torch.finfo(torch.float32).eps)", "1e-32")
 CHECKS = {"multipath_grads": "q3_multipath/multipath_grads",
           "split_path_grads": "q3_multipath/split_path_grads"}
 
 
-@pytest.mark.parametrize("source", [NOISE_FLOOR, FLOOR_1E10])
+@pytest.mark.parametrize("source", [NOISE_FLOOR, FLOOR_1E10, FLOOR_1E32])
 @pytest.mark.parametrize("name", sorted(CHECKS))
 @pytest.mark.parametrize("seed", range(5))
 def test_is_a_noise_floor_named(name, seed, source):

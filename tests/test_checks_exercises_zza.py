@@ -74,12 +74,18 @@ def test_rounding_to_six_decimals_loses_its_point(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_every_seed_has_a_path_below_a_millionth_both_ways(seed):
     points = multipath_points.draw_points(generator(seed))
-    # before the equal pair and the two points 27 to 30 orders apart (test_checks_exercises_rt8)
-    ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points[-5:-3]]
+    # before the equal pair and the points 27 to 30 and 35 to 37.5 orders apart
+    # (test_checks_exercises_rt8)
+    ratios = [abs(2 * x0) / abs(y0) for x0, y0 in points[-7:-5]]
     assert ratios[0] < 10 ** -6.2 and ratios[1] > 10 ** 6.2, points
     assert ratios[0] >= 10 ** -6.5 and ratios[1] <= 10 ** 6.5, points
-    far = [abs(2 * x0) / abs(y0) for x0, y0 in points[-2:]]
+    far = [abs(2 * x0) / abs(y0) for x0, y0 in points[-4:-2]]
     assert far[0] < 10 ** -27 and far[1] > 10 ** 27, points
+    deepest = [abs(2 * x0) / abs(y0) for x0, y0 in points[-2:]]
+    assert deepest[0] < 10 ** -35 and deepest[1] > 10 ** 35, points
+    # each path still a normal float32, held by a float32 leaf to its rounding
+    assert all(min(abs(2 * x0), abs(y0)) > torch.finfo(torch.float32).tiny
+               for x0, y0 in points[-2:]), points
 
 
 def _zeroed_everywhere(x0, y0):

@@ -13,7 +13,7 @@ import numpy as np
 
 #: Each gradient is checked against its own size: float32 leaves (the contract's float(x0))
 #: round it by 6e-8 relative, far inside RTOL; ATOL only keeps a zero scale above 0, below any
-#: gradient a point has (the smallest, ``FAR_BELOW_ORDERS``, is above 1e-30).
+#: gradient a point has (the smallest, ``DEEPEST_ORDERS``, is above 3e-37).
 RTOL, ATOL = 1e-5, 1e-40
 
 
@@ -60,6 +60,12 @@ TINY_ORDERS = (6.2, 6.5)
 #: (red team rt-8 kept 4/4 at 6.5 orders), 1e-10 of it (rt-9). A float32 leaf holds such a
 #: value exactly, and each path's gradient is computed apart from the other's.
 FAR_BELOW_ORDERS = (27.0, 30.0)
+#: And after them, both ways round again, to the edge of float32's normal range: 35 to 37.5
+#: orders, the small path 3e-37 to 1e-32 (the big one is 10 to 1000), still a normal float32
+#: (above 1.2e-38) that a float32 leaf holds to 6e-8. A floor set just past the published 30
+#: orders (1e-32 of the other path, red team rt-10) zeroes it; below this no float32 value is
+#: left to zero but subnormals.
+DEEPEST_ORDERS = (35.0, 37.5)
 
 
 def far_apart(rng: np.random.Generator, square_small: bool,
@@ -84,8 +90,8 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
     then one path's gradient orders of magnitude below the other's, both ways round, then
     both ways round again with the small path below a millionth of the other (``TINY_ORDERS``),
     where a gradient zeroed as "noise" is told from the right one on every seed, a point whose
-    two inputs are equal, and last both ways round 27 to 30 orders apart
-    (``FAR_BELOW_ORDERS``)."""
+    two inputs are equal, both ways round 27 to 30 orders apart (``FAR_BELOW_ORDERS``), and
+    last both ways round 35 to 37.5 orders apart (``DEEPEST_ORDERS``)."""
     def pair(draw: Callable[[], Any]) -> tuple[Any, Any]:
         while True:
             x0, y0 = draw(), draw()
@@ -110,6 +116,9 @@ def draw_points(rng: np.random.Generator) -> list[tuple[Any, Any]]:
         # appended after it: one path 27 to 30 orders below the other, both ways round
         far_apart(rng, square_small=True, orders=FAR_BELOW_ORDERS),
         far_apart(rng, square_small=False, orders=FAR_BELOW_ORDERS),
+        # appended after those: 35 to 37.5 orders apart, float32's normal range to its edge
+        far_apart(rng, square_small=True, orders=DEEPEST_ORDERS),
+        far_apart(rng, square_small=False, orders=DEEPEST_ORDERS),
     ]
 
 
