@@ -127,9 +127,15 @@ def judge_export(got: Any, t: torch.Tensor, expected: np.ndarray | None = None) 
         return Verdict(False, f"{shown} returned shape {got.shape}; expected t's shape "
                        f"{tuple(t.shape)}.{hint}", name, evidence)
     if got.dtype != expected.dtype:
+        swapped = got.dtype.newbyteorder("=") == expected.dtype  # red team rt-10: '>f4'
+        order = "big" if got.dtype.byteorder == ">" else "little"
+        how = (f"the same type in the other byte order ({order}-endian), "
+               f"which NumPy compares unequal to {expected.dtype} and every consumer must "
+               "swap back: the export changed the byte order (newbyteorder, byteswap, a "
+               "'>f4' dtype string)" if swapped else
+               "the export changed the dtype (going through Python lists or astype does that)")
         return Verdict(False, f"{shown} returned dtype {got.dtype}; expected {expected.dtype}, "
-                       f"t's own: the export changed the dtype (going through Python lists or "
-                       f"astype does that). Keep it with {EXPORT}.", "dtype-changed", evidence)
+                       f"t's own: {how}. Keep it with {EXPORT}.", "dtype-changed", evidence)
     if not np.array_equal(got, expected):
         wrong = int(np.sum(got != expected))
         hint, name = value_cause(got, t, expected, EXPORT)

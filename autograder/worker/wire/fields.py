@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 import torch
 
 from .limits import DTYPES, MAX_DIMS, NP_DTYPES, WireError
@@ -56,11 +57,16 @@ def torch_dtype(name: Any) -> torch.dtype:
 
 
 def numpy_dtype(name: Any) -> str:
-    """A numpy dtype's name the wire knows (``limits.NP_DTYPES``), checked."""
-    if not isinstance(name, str) or name not in NP_DTYPES:
-        raise WireError(f"unknown numpy dtype {str(name)[:40]!r}" if isinstance(name, str)
-                        else "numpy dtype name expected")
-    return name
+    """A numpy dtype's name the wire knows (``limits.NP_DTYPES``), checked; or one of those
+    in an explicit byte order (``'>f4'``, which ``str`` of a big-endian float32 array's dtype
+    gives), so that such an answer reaches the checks as it is, to be judged and told."""
+    if isinstance(name, str) and name in NP_DTYPES:
+        return name
+    if isinstance(name, str) and len(name) <= 4 and name[:1] in "<>" and name[1:2] in "biuf" \
+            and name[2:].isdigit() and str(np.dtype("=" + name[1:])) in NP_DTYPES:
+        return name
+    raise WireError(f"unknown numpy dtype {str(name)[:40]!r}" if isinstance(name, str)
+                    else "numpy dtype name expected")
 
 
 def dimensions(values: Any, what: str) -> list[int]:
