@@ -4,7 +4,8 @@ blind round zm).
 A loop that switches to mini-batches once X has more than some number of rows ("bigger data
 sets go through in batches"), or trains on ``X[:k]`` only, is the full-batch run on every data
 set up to that size (the lesson's 200 rows, every ordinary draw) and parts from it above. The
-regimes check asks last (earlier draws stay the seed's own) a problem of 300-700 rows; a wrong
+regimes check asks (earlier draws stay the seed's own) a problem of 300-700 rows, and later one
+of 1100-2100 rows (more than a batch of 1024 holds, red team rt-10); a wrong
 answer there is replayed (float64) on batches of each size in ``SIZES`` taken in turn (cycling
 through the rows, or restarting each epoch) and on the first ``k`` rows only, with the loss
 recorded on the batch or on every row; it is named when one replay fits the losses and the
@@ -24,7 +25,7 @@ from .logreg_diagnosis import matches
 
 NAME = "mini-batches"
 #: The batch sizes tried (the replay needs the batch smaller than X).
-SIZES = (32, 50, 64, 100, 128, 200, 256, 500, 512)
+SIZES = (32, 50, 64, 100, 128, 200, 256, 500, 512, 1000, 1024)
 #: The losses compared: the first ones (a long run's replays would cost seconds each).
 PREFIX = 12
 

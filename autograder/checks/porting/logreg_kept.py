@@ -21,7 +21,10 @@ becomes ``losses-start-skipped``), every ``k``-th (``losses-subsampled``), the f
 returned no loss beside the grader's ``w`` and ``b`` (a record started later, or logged every
 ``k`` steps, holds none yet) is asked again with ``PROBE_STEPS`` steps
 (``logreg_regimes.short_again``). A real early stop, the grader's first ``N`` losses beside its ``w`` and
-``b`` after about ``N`` updates, keeps ``stopped-early``. Each loss measured after its step's
+``b`` after about ``N`` updates, keeps ``stopped-early``, and so does the grader's first ``N``
+beside ``w`` and ``b`` that had stopped moving by then (the same after ``N`` updates as after all
+``steps``: a run whose loss settled, where stopping and cutting the record cannot be told
+apart, and a stop once the loss settles is the likely cause). Each loss measured after its step's
 update (one step late, ``loss-after-update`` where every step is recorded) is said beside the
 kind, when the pattern holds the loss after the last update, which only that record has.
 """
@@ -234,6 +237,18 @@ def explained(target: torch.Tensor, extended: list[float], steps: int,
             return SUBSAMPLED, (f"{ran}the {_losses(count)} the grader's at {span}, every "
                                 f"{record.stride} steps{also}: the steps between are missing (a "
                                 f"loss logged every {record.stride} steps). {late}{contract}")
+        if record.kind == "first" and count < steps - SLACK and count < len(path) \
+                and same(shown, path[count]):
+            # the run had settled: w and b after `count` updates are the final ones too, so
+            # they cannot tell a loop that stopped from a record cut short (red team rt-10: a
+            # stop once the loss changes by under 1e-7, on data where the loss settles)
+            return STOPPED, (f"your {count} losses are the grader's first {count}, and w and b "
+                             f"are its after {count} updates, where they had stopped moving "
+                             f"(the same as after {_all(steps)} within the tolerance): the loop "
+                             f"stopped once the loss settled, at {float(target[-1]):.6g}, or the "
+                             f"record was cut to its first {count}. {late}The contract runs "
+                             "exactly `steps` steps, however small the loss gets (no early "
+                             "stop), and records every step's loss.")
         if record.kind == "first":
             return TRUNCATED, (f"{ran}the {_losses(count)} the grader's first {count}, {span}: "
                                f"the last {steps - count} are missing (a record that stops "

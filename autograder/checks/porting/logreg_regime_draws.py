@@ -15,7 +15,8 @@ from .logreg import draw_problem, labelled_data
 from .logreg_runs import LOGIT_CLAMP, reference_run
 
 #: The regimes, drawn in this order (a new one goes last: the earlier draws keep their values).
-REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows", "overflow")
+REGIMES = ("one-step", "separable", "unscaled", "large-logits", "many-rows", "overflow",
+           "huge-gradient", "converged", "more-rows")
 
 
 def draw_regime(rng: np.random.Generator, kind: str
@@ -44,6 +45,19 @@ def draw_regime(rng: np.random.Generator, kind: str
       exp overflows, and 2 steps: the second loss is taken there, so ``log1p(exp(z)) - y·z``
       is inf (``large-logits`` reaches 60-150, and that form passed every check on the seeds
       whose reach was drawn under 88.7: blind round s's student_03, one seed in eight).
+    - ``huge-gradient``: drawn after it, ``unscaled``'s problem with its features scaled on
+      until the first gradient's norm is 1200-5000, and 5-10 steps below the curvature
+      bound: a clip at any norm up to 1000 (``clip_grad_norm_(..., 100)``, red team rt-10)
+      changes every step's size here, where ``unscaled`` (1.5-10) left it alone.
+    - ``converged``: one feature, labels mostly noise (noise three times the rule's scale,
+      so the curvature is nearly the same in every direction), 40-60 steps at 1.2-1.6 over
+      the curvature bound: the loss changes by less than 1e-8 by step 22 at the latest (300
+      seeds), well before the last step, so a loop that stops once the loss changes by less
+      than a tolerance (1e-6 down to exact equality) returns fewer losses (rt-10: a stop at
+      1e-7 never triggered elsewhere).
+    - ``more-rows``: 1100-2100 rows and 2-4 features, 3-5 steps: more rows than a
+      mini-batch of 1024 holds (``many-rows`` has at most 700, so a 1024-row batch was the
+      whole data there: rt-10).
     """
     if kind == "one-step":
         X, y, lr, _ = draw_problem(rng)
@@ -53,15 +67,25 @@ def draw_regime(rng: np.random.Generator, kind: str
         X = X * torch.tensor(rng.uniform(3.0, 15.0, X.shape[1]), dtype=torch.float32)
         # a step below 1/L (L bounds the loss's curvature): plain gradient descent stays
         # stable, so float32 follows the float64 oracle however large the gradients
-        X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
-        curvature = float(torch.linalg.eigvalsh(X1.T @ X1 / (4 * X.shape[0]))[-1])
-        return X, y, float(rng.uniform(0.3, 0.9) / curvature), int(rng.integers(30, 61))
+        return X, y, float(rng.uniform(0.3, 0.9) / curvature_bound(X)), int(rng.integers(30, 61))
     if kind == "large-logits":
         return draw_large_logits(rng)
     if kind == "many-rows":
         return draw_many_rows(rng)
     if kind == "overflow":
         return draw_large_logits(rng, reach=(100.0, 150.0), steps=(2, 3))
+    if kind == "huge-gradient":
+        X, y, _, _ = draw_problem(rng)
+        X = X * torch.tensor(rng.uniform(3.0, 15.0, X.shape[1]), dtype=torch.float32)
+        X = X * float(10 ** rng.uniform(np.log10(1200.0), np.log10(5000.0))
+                      / first_gradient_norm(X, y))
+        return X, y, float(rng.uniform(0.3, 0.9) / curvature_bound(X)), int(rng.integers(5, 11))
+    if kind == "converged":
+        X, y = labelled_data(rng, int(rng.integers(60, 121)), 1, 3.0)
+        return X, y, float(rng.uniform(1.2, 1.6) / curvature_bound(X)), int(rng.integers(40, 61))
+    if kind == "more-rows":
+        X, y = labelled_data(rng, int(rng.integers(1100, 2101)), int(rng.integers(2, 5)), 0.5)
+        return X, y, float(rng.uniform(0.3, 1.0)), int(rng.integers(3, 6))
     m, n = int(rng.integers(40, 101)), int(rng.integers(2, 6))
     direction = rng.standard_normal(n)
     direction /= np.linalg.norm(direction)
@@ -96,6 +120,13 @@ def draw_many_rows(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor
     m, n = int(rng.integers(300, 701)), int(rng.integers(2, 5))
     X, y = labelled_data(rng, m, n, 0.5)
     return X, y, float(rng.uniform(0.3, 1.0)), int(rng.integers(4, 9))
+
+
+def curvature_bound(X: torch.Tensor) -> float:
+    """``L``, a bound of the mean logistic loss's curvature in ``w`` and ``b``: the largest
+    eigenvalue of ``X1.T @ X1 / (4 m)``, ``X1`` being ``X`` with a column of ones."""
+    X1 = torch.cat([X.double(), torch.ones(X.shape[0], 1, dtype=torch.float64)], 1)
+    return float(torch.linalg.eigvalsh(X1.T @ X1 / (4 * X.shape[0]))[-1])
 
 
 def first_logits(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -252,8 +252,9 @@ def tell_unstable_apart(verdict: Verdict, train_logreg: Callable, X: torch.Tenso
 def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator, *,
                                points: float = 1.0) -> CheckResult:
     """One step, separable data whose loss falls far over many steps, unscaled features with
-    large gradients, and logits far past ±30: the losses and the final ``w`` and ``b`` against
-    the grader's run."""
+    large gradients, logits far past ±30, a gradient whose norm is in the thousands, a loss
+    that settles before the last step, more rows than a mini-batch of 1024: the losses and the
+    final ``w`` and ``b`` against the grader's run (``logreg_regime_draws``)."""
     seed = seed_of(rng)
     verdict = PASS
     for kind in REGIMES:
@@ -267,5 +268,5 @@ def check_train_logreg_regimes(train_logreg: Callable, rng: np.random.Generator,
             break
     return finish(QUESTION, "train_logreg_regimes", verdict, seed=seed, points=points,
                   passed_message="train_logreg matched the grader's runs with one step, on "
-                                 "separable data, with large gradients and with logits far "
-                                 "past ±30.")
+                                 "separable data, with large gradients, with logits far past "
+                                 "±30, with a loss that settles early and with many rows.")
