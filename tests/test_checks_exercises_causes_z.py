@@ -170,8 +170,8 @@ def test_a_right_answer_costs_one_more_network(seed):
     """Does a right answer get called on one network more than before (3 calls), and on the
     first network once more right after its first batch (2 calls, saved_cached), and one of
     the first two in the other dtype right after itself (2 calls, saved_dtype), and a frozen
-    network and a partly frozen one (1 call each, saved_frozen), and a deep network (3 calls,
-    red team rt-6), no more?"""
+    network and a partly frozen one (1 call each, saved_frozen), a deep network (3 calls,
+    red team rt-6), and a network of other activations (3 calls, red team rt-10), no more?"""
     calls = []
 
     def counted(net, inputs, track):
@@ -179,5 +179,5 @@ def test_a_right_answer_costs_one_more_network(seed):
         return _skipping(lambda t: True)(net, inputs, track)
 
     assert saved.check_count_saved(counted, generator(seed), track=True).passed
-    assert len(calls) == 3 * 7 + 2 + 2 + 2
+    assert len(calls) == 3 * 8 + 2 + 2 + 2
 

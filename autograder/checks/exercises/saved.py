@@ -39,6 +39,7 @@ from .saved_patterns import (
 )
 from .saved_recycled import recycled
 from .saved_reference import (
+    OTHER_ACTIVATIONS,
     Predictions,
     draw_unambiguous,
     layout_copy,
@@ -246,6 +247,11 @@ def check_count_saved(count_saved: Callable, rng: np.random.Generator, *, track:
     # above (red team rt-6: a count kept in a ring of 16 slots passed every smaller network)
     cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=DEEP[0],
                                   max_linear=DEEP[1]))
+    # drawn last: 2 or 3 Linear layers between other activations than the four above, each
+    # saving what its own backward needs (red teams rt-9, rt-10: a count read from a table of
+    # the backward rules of Linear, ReLU, Tanh and Sigmoid passed every network above)
+    cases.append(draw_unambiguous(rng, dtype=dtypes[int(rng.integers(2))], min_linear=2,
+                                  activations=OTHER_ACTIVATIONS))
     verdict = PASS
     tracked_answers: list[tuple[Any, Predictions]] = []  # the other mode's, when track=False
     for index, (net, inputs, pred) in enumerate(cases):

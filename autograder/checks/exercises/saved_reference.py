@@ -18,6 +18,10 @@ from torch import nn
 #: The lesson's printed counts, used only to recognise a copied constant, never as a reference.
 LESSON_COUNTS = (4, 272)
 ACTIVATIONS = (nn.ReLU, nn.Tanh, nn.Sigmoid)
+#: The activations of the last network each count_saved check asks about: each saves what its
+#: own backward rule needs (GELU, SiLU, Softplus and LeakyReLU their input, ELU its output), so
+#: a count read from a table of the four layers above fails there (red teams rt-9, rt-10)
+OTHER_ACTIVATIONS = (nn.GELU, nn.SiLU, nn.Softplus, nn.LeakyReLU, nn.ELU)
 
 
 @dataclass(frozen=True)
@@ -172,11 +176,12 @@ def predict(net: nn.Module, inputs: torch.Tensor) -> Predictions:
 
 def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int = 1,
               batch: int | None = None, one_output: bool = False,
-              max_linear: int = 3) -> tuple[nn.Sequential, torch.Tensor]:
-    """A random stack of Linear / ReLU / Tanh / Sigmoid and a batch for it, values from ``rng``
-    (``batch`` rows, else a drawn number). With ``one_output``, the last Linear has one output
-    and an activation follows it: on a one-row batch it saves a (1, 1) tensor, of one
-    element."""
+              max_linear: int = 3, activations: tuple[type[nn.Module], ...] = ACTIVATIONS
+              ) -> tuple[nn.Sequential, torch.Tensor]:
+    """A random stack of Linear layers and ``activations`` (ReLU / Tanh / Sigmoid) and a batch
+    for it, values from ``rng`` (``batch`` rows, else a drawn number). With ``one_output``, the
+    last Linear has one output and an activation follows it: on a one-row batch it saves a
+    (1, 1) tensor, of one element."""
     n_linear = int(rng.integers(min_linear, max_linear + 1))
     widths = [int(w) for w in rng.integers(2, 10, size=n_linear + 1)]  # width 1 blurs mistakes
     if one_output:
@@ -186,7 +191,7 @@ def draw_case(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int =
         for i in range(n_linear):
             layers.append(nn.Linear(widths[i], widths[i + 1], bias=bool(rng.random() < 0.8)))
             if i < n_linear - 1 or one_output or rng.random() < 0.5:
-                layers.append(ACTIVATIONS[int(rng.integers(len(ACTIVATIONS)))]())
+                layers.append(activations[int(rng.integers(len(activations)))]())
     net = nn.Sequential(*layers).to(dtype)
     with torch.no_grad():
         for p in net.parameters():
@@ -209,12 +214,14 @@ def unambiguous(pred: Predictions) -> bool:
 
 def draw_unambiguous(rng: np.random.Generator, *, dtype: torch.dtype, min_linear: int,
                      batch: int | None = None, tracked_inputs: bool = False,
-                     one_output: bool = False, max_linear: int = 3
+                     one_output: bool = False, max_linear: int = 3,
+                     activations: tuple[type[nn.Module], ...] = ACTIVATIONS
                      ) -> tuple[nn.Sequential, torch.Tensor, Predictions]:
     """``draw_case`` until the mistakes' predictions differ (small nets can make two coincide)."""
     for _ in range(50):
         net, inputs = draw_case(rng, dtype=dtype, min_linear=min_linear, batch=batch,
-                                one_output=one_output, max_linear=max_linear)
+                                one_output=one_output, max_linear=max_linear,
+                                activations=activations)
         inputs.requires_grad_(tracked_inputs)
         pred = predict(net, inputs)
         if unambiguous(pred):

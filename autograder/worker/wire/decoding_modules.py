@@ -12,7 +12,7 @@ from torch import nn
 
 from .decoding_arrays import decode_tensor
 from .fields import guarded, integer, number
-from .limits import LAYERS, MAX_LAYERS, Budget, WireError
+from .limits import LAYER_ARGS, LAYERS, MAX_LAYERS, Budget, WireError
 
 
 @guarded
@@ -83,8 +83,14 @@ def _layer_spec(item: Any) -> tuple[str, dict]:
         if n_in < 0 or n_out < 0:
             raise WireError("a Linear layer's sizes must not be negative")
         return kind, {"in": n_in, "out": n_out, "bias": bool(args.get("bias", True))}
-    if kind == "Dropout":
-        return kind, {"p": number(args.get("p", 0.5))}
+    if kind == "GELU":
+        approximate = args.get("approximate", "none")
+        if approximate not in ("none", "tanh"):
+            raise WireError("a GELU layer's approximation is 'none' or 'tanh'")
+        return kind, {"approximate": approximate}
+    if kind in LAYER_ARGS:  # numbers only (Dropout's p, LeakyReLU's slope, ...)
+        return kind, {name: number(args.get(name, default))
+                      for name, default in LAYER_ARGS[kind].items()}
     if kind == "BatchNorm1d":
         n = integer(args.get("n"), "n")
         if n < 1:
@@ -134,8 +140,8 @@ def _layer(kind: str, args: dict, values: dict[str, torch.Tensor]) -> nn.Module:
         layer._parameters["weight"] = nn.Parameter(values["weight"])
         layer._parameters["bias"] = nn.Parameter(values["bias"]) if args["bias"] else None
         return layer
-    if kind == "Dropout":
-        return nn.Dropout(args["p"])
+    if kind in LAYER_ARGS:
+        return LAYERS[kind](**args)
     if kind == "BatchNorm1d":  # made on meta (nothing allocated), then given the values sent
         layer = nn.BatchNorm1d(args["n"], args["eps"], args["momentum"], args["affine"],
                                args["track"], device="meta")

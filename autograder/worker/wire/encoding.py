@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ..optimizer_changes import replaced_methods, step_hooks
-from .limits import LAYERS, MAX_DEPTH, MAX_ELEMENTS, MAX_ITEMS, MAX_TEXT, WireError
+from .limits import LAYER_ARGS, LAYERS, MAX_DEPTH, MAX_ELEMENTS, MAX_ITEMS, MAX_TEXT, WireError
 
 
 def _float(x: float) -> Any:
@@ -185,8 +185,8 @@ def _state(m: nn.Module) -> dict:
 def _layer_args(layer: nn.Module) -> dict:
     if isinstance(layer, nn.Linear):
         return {"in": layer.in_features, "out": layer.out_features, "bias": layer.bias is not None}
-    if isinstance(layer, nn.Dropout):
-        return {"p": layer.p}
+    if type(layer).__name__ in LAYER_ARGS:
+        return {name: getattr(layer, name) for name in LAYER_ARGS[type(layer).__name__]}
     if isinstance(layer, nn.BatchNorm1d):
         return {"n": layer.num_features, "eps": layer.eps, "momentum": layer.momentum,
                 "affine": layer.affine, "bias": layer.bias is not None,

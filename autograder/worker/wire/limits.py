@@ -51,7 +51,13 @@ class RecordingMark(nn.Module):
 RECORDING_MARK = 1.0
 LAYERS = {"Linear": nn.Linear, "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid,
           "Dropout": nn.Dropout, "BatchNorm1d": nn.BatchNorm1d, "Identity": nn.Identity,
-          "RecordingMark": RecordingMark}
+          "RecordingMark": RecordingMark, "GELU": nn.GELU, "SiLU": nn.SiLU,
+          "Softplus": nn.Softplus, "LeakyReLU": nn.LeakyReLU, "ELU": nn.ELU}
+#: The arguments each layer without parameters carries, with their defaults (``inplace`` never
+#: crosses: a layer that works in place arrives as one that does not)
+LAYER_ARGS = {"Dropout": {"p": 0.5}, "GELU": {"approximate": "none"},
+              "Softplus": {"beta": 1.0, "threshold": 20.0},
+              "LeakyReLU": {"negative_slope": 0.01}, "ELU": {"alpha": 1.0}}
 
 
 class WireError(ValueError):
