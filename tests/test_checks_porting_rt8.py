@@ -438,10 +438,12 @@ def test_is_a_module_conversion_flag_left_changed_scored():
     assert "set_swap_module_params_on_conversion set to True" in result.message
 
 
-@pytest.mark.parametrize("atol, rtol", [(5e-7, 4e-3), (1e-8, 2e-3), (1e-7, 1e-3)])
+@pytest.mark.parametrize("atol, rtol", [(5e-7, 4e-3), (1e-8, 2e-3), (1e-7, 1e-3),
+                                        (1e-8, 1.4e-3)])
 def test_is_a_tolerance_a_few_times_the_contracts_named(atol, rtol):
     """rt-9: gradcheck with atol=5e-7 and rtol=4e-3 gave the right verdict on the 1.005 and
-    1e-6 cases; the backward times 1.0015 and plus 3e-8 sit just over the contract's."""
+    1e-6 cases; the backward times 1.0011 and plus 3e-8 sit just over the contract's (rt-10:
+    rtol=1.4e-3 passed under the 1.0015 this was)."""
     source = f'''
 def check_my_op(x):
     x64 = x.detach().to(torch.float64).clone().requires_grad_(True)

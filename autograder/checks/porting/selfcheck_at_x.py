@@ -40,7 +40,7 @@ RAISES = (("GradcheckError", "gradcheck-raises", "Pass raise_exception=False to 
 #: times 1.005 (False: a check with rtol=1e-2 says True) and times 1.0005 (True: a check with
 #: rtol=1e-4 says False), ``selfcheck_tolerance``; and after those an op right for a 1-D x
 #: only, at a 2-D x (False: a check at x.flatten() says True), ``selfcheck_flat``; and last the
-#: two edges of gradcheck's tolerances, the right backward times 1.0015 and plus 3e-8 (both
+#: two edges of gradcheck's tolerances, the right backward times 1.0011 and plus 3e-8 (both
 #: False: a check whose rtol or atol is a few times the contract's says True: red team rt-9).
 REGION_CASES = (("negative", "positive"), ("negative", "mixed"), ("lesson", "zero"),
                 ("zero", "zero"), ("offset", "zero"), ("offset", "positive"),
