@@ -191,7 +191,8 @@ def _training_layers(model: nn.Module) -> tuple[str, str]:
              (nn.modules.batchnorm._BatchNorm, "batch normalisation used the batch's own "
                                                "statistics"))
     still = [(name, m) for name, m in model.named_modules() if name and m.training
-             and isinstance(m, tuple(kind for kind, _ in kinds))]
+             and isinstance(m, tuple(kind for kind, _ in kinds))
+             and not (isinstance(m, nn.modules.dropout._DropoutNd) and m.p == 0)]
     effects = [effect for kind, effect in kinds if any(isinstance(m, kind) for _, m in still)]
     return (", ".join(f"{name} ({type(m).__name__})" for name, m in still),
             " and ".join(effects))
@@ -341,9 +342,7 @@ def rates_kept(verdict: Verdict, model: nn.Module, before: dict[str, float],
     if not changed or not (verdict.ok or verdict.misconception in (None, "eval-missing")):
         return verdict
     name, (was, now) = next(iter(changed.items()))
-    wrong = "" if verdict.ok else (
-        f"{verdict.message.split(' (largest error')[0]}: the forward ran with the model in "
-        "training mode, where batch normalisation uses the batch's own statistics. ")
+    wrong = "" if verdict.ok else f"{verdict.message.rstrip()} "
     return Verdict(False, f"{wrong}predict(model, batch, {device}) changed the caller's model: "
                    f"its Dropout layer {name} has p={now:g} now (it was {was:g}). predict must "
                    "leave the model's layers as they were: model.eval() turns dropout off for "
