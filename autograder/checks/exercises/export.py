@@ -346,4 +346,4 @@ def check_independent(export_numpy: Callable, rng: np.random.Generator, *,
     if verdict.ok:  # drawn last: the cases above stay those of earlier runs with the seed
         verdict = depends_on_t(export_numpy, rng)
     return finish(QUESTION, "export_numpy_independent", verdict, seed=seed, points=points,
-                  passed_message="Writing to export_numpy's result never changed the tensor.")
+                  passed_message="Writing to export_numpy's result never changed the tensor, on any tensor it was given.")

@@ -321,7 +321,8 @@ def check_predict(predict: Callable, rng: np.random.Generator, *, moved: bool,
             break
     name = "predict_after_move" if moved else "predict_values"
     result = finish(QUESTION, name, verdict, seed=seed, points=points,
-                    passed_message=f"predict was right on {device}.")
+                    passed_message=f"predict was right on {device} for every model and batch it "
+                                   "was given.")
     return with_graph_advice(result, heard, device)
 
 

@@ -199,7 +199,7 @@ def check_backward(MyOp: Any, rng: np.random.Generator, *, points: float = 1.0) 
     if verdict.ok:
         verdict = judge_more_backward(MyOp, rng)
     result = finish(QUESTION, "backward", verdict, seed=seed, points=points,
-                    passed_message="MyOp's backward matched the analytic gradient.")
+                    passed_message="MyOp's backward matched the analytic gradient at every input it was given.")
     if kink.ok:
         return result
     # the contract promises graded inputs away from 0: a backward wrong only at a zero entry

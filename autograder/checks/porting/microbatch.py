@@ -226,7 +226,8 @@ def check_accumulated_grad(accumulated_grad: Callable, rng: np.random.Generator,
             break
     name = "stale_grad_cleared" if stale else "weighted_sizes"
     return finish(QUESTION, name, verdict, seed=seed, points=points,
-                  passed_message="accumulated_grad matched the full-batch mean gradient.")
+                  passed_message="accumulated_grad matched the full-batch mean gradient on every "
+                    "problem it was given.")
 
 
 def left_as_given(verdict: Verdict, shown: str, left: list[str], sizes: list[int]) -> Verdict:

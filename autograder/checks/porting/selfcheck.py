@@ -259,7 +259,8 @@ def check_check_my_op(check_my_op: Callable, rng: np.random.Generator, *,
         verdict = (raised_without_autograd(failure, seen, seen.modes) if failure
                    else judge_scaled_op(got, x, scale))
     return finish(QUESTION, "check_my_op", verdict, seed=seed, points=points,
-                  passed_message="check_my_op accepted a correct op and rejected a broken one.")
+                  passed_message="check_my_op accepted a correct op and rejected a broken one, at every x "
+                    "it was given.")
 
 
 def telling_x(rng: np.random.Generator, dtype: torch.dtype) -> torch.Tensor:
