@@ -14,6 +14,9 @@
   ``STAND_IN_BACKWARD`` when the student's code runs in the checks' own process), so nothing
   in the student's process (frames, requests, closures, memory) can name it.
 - ``overwrite_module_params``: ``torch.__future__.set_overwrite_module_params_on_conversion``.
+- ``inference_mode``: the call runs under ``torch.inference_mode()``, where a closed form
+  computes as usual and autograd records nothing (``enable_grad`` does not lift it), so that a
+  check can tell a gradient computed by hand from one computed with autograd.
 - ``count_saved_tensors``: count the tensors autograd saves during the call (a recorded graph).
 - ``torch_seed``: seed torch's global generator for the call (restored afterwards), so that a
   diagnostic probe can tell an answer that depends on torch's randomness from one that
@@ -276,6 +279,8 @@ def arranged(fn: Callable, request: dict, ask: Callable[[dict], dict] = no_judge
                                                          for k, v in value.items()}))
             elif key in (STAND_IN_BACKWARD, STAND_IN_SCALE, "call_again", "call_first"):
                 continue
+            elif key == "inference_mode":  # autograd records nothing, whatever the call asks
+                stack.enter_context(torch.inference_mode(bool(value)))
             elif key == "overwrite_module_params":
                 stack.enter_context(overwrite_module_params(value))
             elif key == "count_saved_tensors":

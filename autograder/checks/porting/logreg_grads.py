@@ -16,6 +16,7 @@ from ..result import PASS, CheckResult, Evidence, Verdict, finish
 from ..seeding import seed_of
 from .common import allclose, call_named, first_failure, judge_tensor, whole_count, with_diagnosis
 from .logreg import QUESTION, draw_problem
+from .logreg_closed import without_autograd
 from .logreg_diagnosis import ATOL, MATCH_ATOL, MATCH_RTOL, RTOL
 from .logreg_marked import left_marked
 from .logreg_sigmoid import confirmed, wrong_sigmoid
@@ -170,6 +171,9 @@ def check_logreg_grads(logreg_grads: Callable, rng: np.random.Generator, *,
         if verdict is None:
             verdict = judged_twice(logreg_grads, got, ref_w, ref_b, (X, y, w, b))
             verdict = left_marked(verdict, "logreg_grads(X, y, w, b)", dict(zip("Xy", given)))
+            if i == 0:  # once: the same point under inference mode (closed form, not autograd)
+                verdict = without_autograd(verdict, logreg_grads, (X, y, w, b), lambda again:
+                                           judge_grads(again, ref_w, ref_b, X.shape[0]))
         if not verdict.ok:
             from .logreg_grads_trained import grads_subject  # it builds on this module
             verdict = explain(verdict, grads_subject(logreg_grads, X, y, w, b), got)
