@@ -207,7 +207,8 @@ def in_training(model: nn.Module) -> str:
         effects = effects or "dropout zeroed some units and batch normalisation used the " \
                              "batch's own statistics"
         return (f"The model is still in training mode, so {effects}: call model.eval() before "
-                "the forward.")
+                "the forward, with its parentheses (`model.eval` alone names the method and "
+                "changes nothing).")
     if not shown:
         return ""
     return (f"The model's own flag says eval mode, but its layers {shown} are still in training "

@@ -1,6 +1,6 @@
 # kind: wrong
 # public: pass
-# feedback: call model.eval() before the forward.
+# feedback: call model.eval() before the forward
 def pick_device():
     if torch.cuda.is_available():
         return torch.device("cuda")
