@@ -120,7 +120,8 @@ def _reversed_and_back(x, weights):
 
 def _einsum(x, weights):
     leaf = _leaf(x)
-    spec = "ij,ij->" if x.dim() == 2 else "i,i->"
+    dims = "ijklmn"[:x.dim()]  # any number of dimensions: the values check asks at a 3-D x
+    spec = f"{dims},{dims}->"
     torch.einsum(spec, weights, leaf ** 2).backward()
     return leaf.grad
 
@@ -191,12 +192,16 @@ def _old_inputs(seed):
 
 @pytest.mark.parametrize("seed", [*SEEDS, BLIND_SEED])
 def test_every_seed_asks_at_a_non_square_x_last_and_keeps_its_earlier_inputs(seed):
+    """... and after it, at a 3-D x (red team rt-11)."""
     calls, old = _seen(seed), _old_inputs(seed)
-    assert len(calls) == len(old) + 2
+    assert len(calls) == len(old) + 4
     for (x, w), (ox, ow) in zip(calls, old):
         assert torch.equal(x, ox) and torch.equal(w, ow) and x.dtype == ox.dtype
-    (x, _), (twin, _) = calls[-2:]
+    (x, _), (twin, _) = calls[-4:-2]
     assert x.dim() == 2 and x.shape[0] != x.shape[1] and min(x.shape) > 1, x.shape
+    assert (twin.shape, twin.dtype) == (x.shape, x.dtype) and not torch.equal(twin, x)
+    (x, _), (twin, _) = calls[-2:]
+    assert x.dim() == 3 and min(x.shape) > 1, x.shape
     assert (twin.shape, twin.dtype) == (x.shape, x.dtype) and not torch.equal(twin, x)
 
 

@@ -4,6 +4,8 @@ under ``torch.inference_mode()``, a closed form computes as usual and autograd r
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -82,3 +84,39 @@ def test_the_sealed_worker_runs_the_call_under_inference_mode(zips, tmp_path):
     doc = notebooks.judged_sealed(nb, tmp_path / "autograd.ipynb", ASSIGNMENT, zips[ASSIGNMENT])
     assert ("logreg_grads", "autograd-used") in notebooks.failed_checks(doc, "q1_logreg")
     assert not notebooks.lost_elsewhere(doc, "q1_logreg")
+
+
+# --- q4_vjp at a 3-D x ------------------------------------------------------------------------
+
+VJP_HEAD = '''
+import torch
+
+
+def vjp_square(x, weights):
+    leaf = x.detach().clone().requires_grad_()
+    (leaf ** 2).backward(weights)
+    g = leaf.grad
+'''
+VJP_WRONG_AT_3D = {  # each right at every 1-D and 2-D x
+    "t-per-matrix": ("    return g if g.dim() < 3 else g.transpose(0, 1).reshape(g.shape)\n",
+                     None),
+    "dims-reversed": ("    return g if g.dim() < 3 else g.permute(2, 1, 0)\n", "wrong-shape"),
+    "two-dims-only": ("    return g if g.dim() < 3 else g.reshape(g.shape[0], -1)\n",
+                      "wrong-shape"),
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_vjp_right_only_for_vectors_and_matrices_loses_the_values_point(seed):
+    from autograder.checks.exercises.vjp import check_vjp
+    for case, (tail, name) in VJP_WRONG_AT_3D.items():
+        fn = notebooks.defined(VJP_HEAD + tail, "vjp_square")
+        result = check_vjp(fn, np.random.default_rng(seed))
+        assert not result.passed, (case, result.message)
+        assert re.search(r"\(\d, \d, \d\)", result.message), result.message  # at the 3-D x
+        # where the 3-D x's sizes read the same both ways, the shape is right and the
+        # values say it
+        assert result.misconception in (name, "probe.input-class.multi-dimensional"), (
+            case, result.message)
+    right = notebooks.defined(VJP_HEAD + "    return g\n", "vjp_square")
+    assert check_vjp(right, np.random.default_rng(seed)).passed

@@ -31,7 +31,7 @@ from .vjp_dtype import lost as dtype_lost
 from .vjp_flattened import named as reshaped_named
 from .vjp_half import HINT as HALF_HINT
 from .vjp_half import ONE_TERM, confirmed
-from .vjp_layout import draw_non_square
+from .vjp_layout import draw_non_square, draw_three_d
 from .vjp_layout import named as layout_named
 from .vjp_leaf import named as leaf_named
 from .vjp_mean import AVERAGED, patterns
@@ -248,7 +248,7 @@ def subject(vjp_square: Callable, x: torch.Tensor, weights: torch.Tensor) -> Sub
 
 
 def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float = 1.0) -> CheckResult:
-    """Call ``vjp_square`` on fresh 1-D and 2-D inputs in float32 and float64, each call
+    """Call ``vjp_square`` on fresh 1-D, 2-D and (last) 3-D inputs in float32 and float64, each call
     followed by one on other inputs of its class before its answer is read; compare values."""
     seed = seed_of(rng)
     verdict = PASS
@@ -262,6 +262,8 @@ def check_vjp(vjp_square: Callable, rng: np.random.Generator, *, points: float =
     # drawn last: a 2-D x of unequal sizes, both over 1; the 2-D x's above may all be square,
     # where a gradient laid out in x's sizes reversed is the right one (vjp_layout)
     cases.append(draw_non_square(rng))
+    twins += draw_twins(rng, cases[-1:])
+    cases.append(draw_three_d(rng))  # drawn last too: a 3-D x (vjp_layout)
     twins += draw_twins(rng, cases[-1:])
     for i, ((x, weights), twin) in enumerate(zip(cases, twins)):
         # the student gets copies: the reference must not see anything their code does to x;

@@ -53,6 +53,19 @@ def draw_non_square(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tenso
     return torch.from_numpy(x).to(dtype), torch.from_numpy(weights).to(dtype)
 
 
+def draw_three_d(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """A contiguous 3-D x (and weights) of sizes 2 to 4, float32 or float64, one weight surely
+    neither 1 nor 0: the contract's x is any tensor, and code written for vectors and matrices
+    (``.t()``, ``x.view(x.shape[0], -1)``, an index on two dimensions) parts from it there
+    (red team rt-11: a gradient rearranged only at 3 or more dimensions kept its points)."""
+    shape = tuple(int(n) for n in rng.integers(2, 5, size=3))
+    dtype = (torch.float32, torch.float64)[int(rng.integers(2))]
+    x = rng.uniform(-5.0, 5.0, size=shape)
+    weights = rng.uniform(-3.0, 3.0, size=shape)
+    weights.flat[0] = 1.5 + rng.uniform(0.0, 1.0)
+    return torch.from_numpy(x).to(dtype), torch.from_numpy(weights).to(dtype)
+
+
 def layouts(right: np.ndarray) -> list[tuple[str, str, np.ndarray]]:
     """``(name, what it is, the right pullback so laid out)`` for a 2-D ``right`` of shape
     (m, n); none for other dims."""
