@@ -149,3 +149,17 @@ def test_the_sealed_judge_sees_the_layers_modes(case, zips, tmp_path):
     messages = [c.message for t in doc.questions["q4_device"].tests for c in t.checks or ()
                 if c.check == "predict_values"]
     assert any(told in m for m in messages), messages
+
+
+def test_an_optimizer_over_the_state_dict_crosses_the_wire():
+    """An SGD over ``model.state_dict().values()`` (round v's student_01) holds the batch-norm
+    layer's step count, an int64 tensor: the judge reads it, and the check says the optimizer
+    holds tensors that are not the model's parameters, rather than 'unreadable answer'."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
+    opt = torch.optim.SGD(model.state_dict().values(), lr=0.1)
+    back = wire.decode_optimizer(wire.encode_optimizer(opt, 0), 0)
+    sent = [p for group in opt.param_groups for p in group["params"]]
+    got = [p for group in back.param_groups for p in group["params"]]
+    assert [t.dtype for t in got] == [t.dtype for t in sent]
+    assert all(torch.equal(a, b) for a, b in zip(got, sent))
+    assert [t.requires_grad for t in got] == [t.is_floating_point() for t in sent]

@@ -149,14 +149,20 @@ def _optimizer(d: Any, depth: int, resolve, budget: Budget) -> Any:
             ref = entry.get("ref")
             own = resolve(ref) if (resolve and ref is not None) else None
             params.append(own if own is not None else
-                          nn.Parameter(decode_tensor(entry.get("tensor"), depth + 1,
-                                               budget).detach()))
+                          _parameter(decode_tensor(entry.get("tensor"), depth + 1, budget)))
         values = {k: _decode(v, depth + 1, budget) for k, v in settings.items()
                   if isinstance(k, str) and k != "params"}
         param_groups.append({**values, "params": params})
     opt = OPTIMIZERS[kind](param_groups)
     _mirror_step_changes(opt, d.get("hooks"), d.get("replaced"))
     return opt
+
+
+def _parameter(t: torch.Tensor) -> nn.Parameter:
+    """An optimizer's tensor as a parameter: one that requires grad where its dtype can, which
+    an integer one cannot (an SGD over ``model.state_dict().values()`` holds a batch-norm
+    layer's step count, int64: round v's student_01)."""
+    return nn.Parameter(t.detach(), requires_grad=t.is_floating_point() or t.is_complex())
 
 
 def _mirror_step_changes(opt: torch.optim.Optimizer, hooks: Any, replaced: Any) -> None:
