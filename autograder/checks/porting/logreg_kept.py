@@ -242,7 +242,7 @@ def explained(target: torch.Tensor, extended: list[float], steps: int,
             # the run had settled: w and b after `count` updates are the final ones too, so
             # they cannot tell a loop that stopped from a record cut short (red team rt-10: a
             # stop once the loss changes by under 1e-7, on data where the loss settles)
-            return STOPPED, (f"your {count} losses are the grader's first {count}, and w and b "
+            return STOPPED, (f"Your {count} losses are the grader's first {count}, and w and b "
                              f"are its after {count} updates, where they had stopped moving "
                              f"(the same as after {_all(steps)} within the tolerance): the loop "
                              f"stopped once the loss settled, at {float(target[-1]):.6g}, or the "
