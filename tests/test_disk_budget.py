@@ -254,3 +254,26 @@ def test_room_the_others_freed_is_not_the_workers_to_fill(monkeypatch):
     assert budget.check(force=True) is None
     state.update(used=48 * MiB, own=48 * MiB)  # freed at the commit; the worker has 48 MiB
     assert budget.check(force=True) == disk_budget.over_bytes(limits)
+
+
+def test_a_baseline_taken_beside_a_half_written_file_moves_when_it_is_deleted(monkeypatch):
+    """The flake's sequence: another process has written 30 of its 96 MiB when the worker's
+    first request takes the baseline; it finishes (counted and set aside), and its file is
+    deleted while the worker writes. Measured from that baseline the worker's 48 MiB would
+    read as 18: the disk fell below where it started, so the baseline moves to where the
+    worker's own files leave it."""
+    limits = Limits(confinement="container", disk_bytes=32 * MiB, disk_files=2000)
+    budget = disk_budget.DiskBudget(12345, limits, folders=("/tmp",))
+    state = {"used": 30 * MiB, "own": 0}
+    monkeypatch.setattr(budget, "usage", lambda: (state["used"], 0))
+    monkeypatch.setattr(disk_budget, "walk_owned", lambda uid, roots, remove: disk_budget.Tally(
+        bytes=state["own"], files=1 if state["own"] else 0))
+    budget.start()  # 30 MiB of the other file already on disk
+    state["used"] = 96 * MiB
+    assert budget.check(force=True) is None and budget.noise[0] == 66 * MiB
+    state.update(used=(96 + 20) * MiB, own=20 * MiB)  # the worker writes 20 MiB
+    assert budget.check(force=True) is None
+    state.update(used=20 * MiB)  # the 96 MiB freed: the disk 10 MiB below the baseline
+    assert budget.check(force=True) is None and budget.baseline[0] == 0
+    state.update(used=48 * MiB, own=48 * MiB)  # and 28 MiB more
+    assert budget.check(force=True) == disk_budget.over_bytes(limits)

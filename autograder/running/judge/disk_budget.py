@@ -18,7 +18,9 @@ too large or too deep to count), or when the filesystems grew past ``hard_limit`
 came (files deleted while held open cannot be counted by their owner). Growth that is not its
 own, once counted, raises the bar by as much for as long as the disk still holds it, and is
 counted again once it has shrunk by more than an eighth of the budget (the room it frees is
-not the worker's to fill).
+not the worker's to fill); and where the disk falls below where it stood at the worker's
+start by more than that (another process deleted what it held then), the baseline moves to
+where the worker's own files, counted, leave it.
 
 After a worker of this confinement is closed (killed or not), ``clean`` deletes what its uid
 left in those folders: bounded (``MAX_ENTRIES`` entries, ``MAX_SECONDS``, ``MAX_DEPTH``
@@ -251,9 +253,20 @@ class DiskBudget:
         self.next_poll = now + POLL
         used, files = self.usage()
         grown = (used - self.baseline[0], files - self.baseline[1])
-        self.peak = (max(self.peak[0], grown[0]), max(self.peak[1], grown[1]))
         limits = self.limits
         on = (limits.disk_bytes > 0, limits.disk_files > 0)
+        if grown[0] < -(limits.disk_bytes // 8) or grown[1] < -(limits.disk_files // 8):
+            # the disk holds less than when the worker started: another process deleted what
+            # it held then (a file half written when the baseline was taken), and that room is
+            # not the worker's to fill. The baseline moves to where the worker's own files,
+            # counted, leave it (test_disk_budget: a 48 MiB file passed a 32 MiB budget).
+            own = walk_owned(self.uid, self.roots, remove=False)
+            if own.opaque or own.capped:
+                return over_bytes(limits) if on[0] else over_files(limits)
+            self.baseline = (used - own.bytes, files - own.files)
+            self.noise = (0, 0)
+            grown = (own.bytes, own.files)
+        self.peak = (max(self.peak[0], grown[0]), max(self.peak[1], grown[1]))
         # the others' share can only have shrunk to what the disk still holds of the growth;
         # where it shrank by more than an eighth of the budget, what remains is anyone's
         # until counted again: the worker's own writes may fill the room the others freed
