@@ -255,7 +255,10 @@ class DiskBudget:
         grown = (used - self.baseline[0], files - self.baseline[1])
         limits = self.limits
         on = (limits.disk_bytes > 0, limits.disk_files > 0)
-        if grown[0] < -(limits.disk_bytes // 8) or grown[1] < -(limits.disk_files // 8):
+        # an eighth of the budget: how far the others' share, or the disk below its start,
+        # may fall before what is the worker's is counted again
+        slack = (limits.disk_bytes // 8, limits.disk_files // 8)
+        if grown[0] < -slack[0] or grown[1] < -slack[1]:
             # the disk holds less than when the worker started: another process deleted what
             # it held then (a file half written when the baseline was taken), and that room is
             # not the worker's to fill. The baseline moves to where the worker's own files,
@@ -274,8 +277,7 @@ class DiskBudget:
         # others' share can fall while the worker writes: a 48 MiB file passed a 32 MiB
         # budget under load, test_disk_budget)
         shrunk = (min(self.noise[0], max(grown[0], 0)), min(self.noise[1], max(grown[1], 0)))
-        if self.noise[0] - shrunk[0] > limits.disk_bytes // 8 \
-                or self.noise[1] - shrunk[1] > limits.disk_files // 8:
+        if self.noise[0] - shrunk[0] > slack[0] or self.noise[1] - shrunk[1] > slack[1]:
             shrunk = (0, 0)
         self.noise = shrunk
         if not (on[0] and grown[0] >= limits.disk_bytes + self.noise[0]
