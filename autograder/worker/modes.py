@@ -115,18 +115,22 @@ def fenced_global_hooks(observed: dict) -> Iterator[None]:
     found = {name: d for name, d in found.items() if isinstance(d, dict)}
     beside = {attr: d for attr in _BESIDE
               if isinstance(d := getattr(module_hooks, attr, None), dict)}
-    saved = {name: dict(d) for name, d in {**found, **beside}.items()}
+    every = {**found, **beside}
+    # only the dicts that hold something are set aside and put back: in most calls every one
+    # is empty, and copying eleven empty dicts twice was a third of the fence's cost
+    saved = {name: dict(d) for name, d in every.items() if d}
     full = getattr(module_hooks, "_global_is_full_backward_hook", None)
-    for d in (*found.values(), *beside.values()):
-        d.clear()
+    for name in saved:
+        every[name].clear()
     try:
         yield
     finally:
         added = {name: len(d) for name, d in found.items() if d}
-        for name, d in {**found, **beside}.items():
+        for name, old in saved.items():
+            d = every[name]
             new = dict(d)
             d.clear()
-            d.update(saved[name])
+            d.update(old)
             d.update(new)
         if "backward" not in added:  # else as the hook the call registered set it
             module_hooks._global_is_full_backward_hook = full
