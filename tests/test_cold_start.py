@@ -59,16 +59,12 @@ def test_the_judge_reads_otters_tests_and_config_without_pandas_or_nbconvert():
     assert out.startswith("[] ")
 
 
-def test_grading_a_cold_submission_loads_neither_deferred_module_and_sympy_only_where_needed():
+def test_grading_a_cold_submission_loads_none_of_the_deferred_modules():
     """With torch's heavy imports deferred (``deferred_torch``), grading each solution (cells
-    and every hidden check, one fresh process) loads neither ``torch._dynamo`` nor
-    ``symbolic_shapes``: their stand-ins answer everything the grading path asks (a torch
-    upgrade or a new check that asks more fails here, naming it). ``SYMPY_ASSIGNMENTS`` is
-    what grading does: sympy is imported where grading imports it anyway, and
-    ``cold_start`` imports it before forking the zygote for those assignments only."""
-    from autograder.running.entry.startup import SYMPY_ASSIGNMENTS
-
-    importing = set()
+    and every hidden check, one fresh process) loads none of ``torch._dynamo``,
+    ``symbolic_shapes`` and sympy: their stand-ins answer everything the grading path asks
+    (a torch upgrade or a new check that asks more fails here, naming it); ``cold_start``
+    forks the zygote with the three stand-ins in place."""
     for assignment in ("autograd-exercises", "autograd-porting"):
         out = _python(
             "import sys, torch\n"
@@ -81,32 +77,19 @@ def test_grading_a_cold_submission_loads_neither_deferred_module_and_sympy_only_
             "from floor import one_notebook\n"
             "from notebooks import solution\n"
             f"assert one_notebook({assignment!r}, solution({assignment!r}), 1)[3] == 0\n"
-            "print(sorted(set(asked)), 'sympy' in sys.modules)")
-        assert out.startswith("[] "), f"{assignment}: the real modules were loaded: {out}"
-        if out.endswith("True"):
-            importing.add(assignment)
-    assert importing == set(SYMPY_ASSIGNMENTS)
-    for assignment in ("autograd-exercises", "autograd-porting"):
-        out = _python(
-            "import sys\n"
-            "from autograder.running.entry.startup import cold_start\n"
-            f"cold_start({assignment!r})\n"
-            "from autograder.running.judge import zygotes\n"
-            "print(zygotes._SHARED['container'].pid > 0, 'sympy' in sys.modules,\n"
-            "      type(sys.modules['torch._dynamo']).__name__)")
-        assert out == f"True {assignment in SYMPY_ASSIGNMENTS} Deferred", assignment
-
-
-def test_the_assignment_is_read_from_the_platforms_config_never_raising(tmp_path):
-    from autograder.running.entry.startup import assignment_in
-
-    config = tmp_path / "question.json"
-    config.write_text('{"assignment": "autograd-porting"}')
-    assert assignment_in(config, "assignment") == "autograd-porting"
-    for junk in ('["autograd-porting"]', '{"assignment": 3}', "{not json", ""):
-        config.write_text(junk)
-        assert assignment_in(config, "assignment") is None
-    assert assignment_in(tmp_path / "missing.json", "assignment") is None
+            "print(sorted(set(asked)), [type(sys.modules[m]).__name__ for m in\n"
+            "                           deferred_torch.DEFERRED])")
+        assert out == "[] ['Deferred', 'Deferred', 'Deferred']", \
+            f"{assignment}: the real modules were loaded: {out}"
+    out = _python(
+        "import sys\n"
+        "from autograder.running.entry.startup import cold_start\n"
+        "cold_start()\n"
+        "from autograder.running.judge import zygotes\n"
+        "print(zygotes._SHARED['container'].pid > 0,\n"
+        "      [type(sys.modules[m]).__name__ for m in\n"
+        "       ('torch._dynamo', 'torch.fx.experimental.symbolic_shapes', 'sympy')])")
+    assert out == "True ['Deferred', 'Deferred', 'Deferred']"
 
 
 def test_a_grading_container_runs_torch_on_one_thread_unless_staff_chose_otherwise():
@@ -116,7 +99,7 @@ def test_a_grading_container_runs_torch_on_one_thread_unless_staff_chose_otherwi
     sets one thread before torch is imported, as every other way of grading runs, and
     keeps a value staff set."""
     code = ("from autograder.running.entry.startup import cold_start\n"
-            "cold_start(None)\n"
+            "cold_start()\n"
             "import torch\n"
             "print(torch.get_num_threads())")
     _one_thread_unless_set(code)
@@ -136,17 +119,12 @@ def test_the_command_line_grades_on_one_torch_thread_unless_staff_chose_otherwis
     _one_thread_unless_set(code)
 
 
-def test_a_docker_runner_container_warms_the_imports_of_the_assignment_it_was_told():
-    """The ``docker`` runner starts each container ahead of its job and names the assignment
-    in its environment: the entry defers torch's heavy imports and imports sympy before
-    forking the zygote for an assignment whose grading uses it (while it waits), not for the
-    others."""
-    from autograder.running.entry.startup import ASSIGNMENT_VARIABLE, SYMPY_ASSIGNMENTS
-
+def test_a_docker_runner_container_defers_the_heavy_imports_while_it_waits():
+    """The ``docker`` runner starts each container ahead of its job: the entry defers torch's
+    heavy imports before forking the zygote (while it waits for the job)."""
     code = ("import io, sys\n"
             "from autograder.running.entry import container\n"
             "status = container.run(io.BytesIO(b'{}'), io.StringIO())\n"
-            "print(status, 'sympy' in sys.modules, type(sys.modules['torch._dynamo']).__name__)")
-    for assignment in ("autograd-exercises", "autograd-porting"):
-        out = _python(code, **{ASSIGNMENT_VARIABLE: assignment})
-        assert out == f"2 {assignment in SYMPY_ASSIGNMENTS} Deferred", assignment
+            "print(status, [type(sys.modules[m]).__name__ for m in\n"
+            "               ('torch._dynamo', 'torch.fx.experimental.symbolic_shapes', 'sympy')])")
+    assert _python(code) == "2 ['Deferred', 'Deferred', 'Deferred']"

@@ -27,16 +27,20 @@ def test_every_stand_in_answers_as_the_real_function_on_plain_values_and_hands_o
 import importlib.util, sys, torch
 from autograder.worker import deferred_torch as d
 real = {}
-for name in d.DEFERRED:  # the real modules, loaded under their own names, then set aside
+for name in d.DEFERRED[:2]:  # the real modules, loaded under their own names, then set aside
     real[name] = importlib.import_module(name)
     del sys.modules[name]
     parent, _, child = name.rpartition(".")
     delattr(sys.modules[parent], child)
+for name in [m for m in sys.modules if m == "sympy" or m.startswith("sympy.")]:
+    del sys.modules[name]  # loaded by the two above: sympy's stand-in has its own test
 d.install()
 values = [True, False, 0, 3, -2, 2.5, (), (1, 2), [1, 2], (1, 2, 3), torch.Size([2, 3]),
           [2, 3], (True, 1), ((1, 2), (1, 2)), None, "s", torch.tensor(1)]
 checked = 0
 for module, names in d.STAND_INS.items():
+    if module == d.SYMPY:
+        continue
     for name, stand_in in names.items():
         if name in ("graph_break", "disable"):
             continue
@@ -79,14 +83,14 @@ for opt in (torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9),
 x = torch.randn(3, device="meta") * 2 + 1  # the meta device's reference kernels
 print(torch.cat([p.detach().flatten() for p in net.parameters()]).double().tolist(),
       tuple(x.shape), [type(sys.modules[m]).__name__ for m in
-                       ("torch._dynamo", "torch.fx.experimental.symbolic_shapes")])
+                       ("torch._dynamo", "torch.fx.experimental.symbolic_shapes", "sympy")])
 '''
     plain = _python(code.format(install="import torch._dynamo, "
-                                        "torch.fx.experimental.symbolic_shapes"))
+                                        "torch.fx.experimental.symbolic_shapes, sympy"))
     deferred = _python(code.format(install="from autograder.worker import deferred_torch\n"
                                            "assert deferred_torch.install()"))
-    assert plain.endswith("['module', 'module']")
-    assert deferred.endswith("['Deferred', 'Deferred']")
+    assert plain.endswith("['module', 'module', 'module']")
+    assert deferred.endswith("['Deferred', 'Deferred', 'Deferred']")
     assert plain.rsplit(" [", 1)[0] == deferred.rsplit(" [", 1)[0]
 
 
@@ -116,3 +120,31 @@ assert type(sys.modules["torch.fx.experimental.symbolic_shapes"]).__name__ == "m
 print(ShapeEnv.__module__)
 ''')
     assert out == "torch.fx.experimental.symbolic_shapes"
+
+
+def test_sympys_stand_in_answers_type_tests_and_gives_way_to_the_real_sympy():
+    """Before sympy is loaded, no value is a ``sympy.Basic`` (the meta device's kernels ask
+    only that); a student's ``import sympy`` gets every name of the real one, and from then on
+    the stand-in's ``Basic`` (held by whoever imported the stand-in) is the real class and
+    answers as it does."""
+    out = _python(r'''
+import sys, torch
+from autograder.worker import deferred_torch
+assert deferred_torch.install()
+import sympy
+stand_in = sympy
+assert type(stand_in).__name__ == "Deferred"
+assert not isinstance(3, sympy.Basic) and not isinstance(torch.ones(1), sympy.Basic)
+assert not issubclass(int, sympy.Basic)
+y = torch.ones(3, device="meta") * 2.5  # elementwise_dtypes' type test, sympy not loaded
+assert type(sys.modules["sympy"]).__name__ == "Deferred"
+x = sympy.Symbol("x")  # any other name: the real sympy
+import sympy.core.kind
+real = sys.modules["sympy"]
+assert type(real).__name__ == "module" and real.core.kind is sys.modules["sympy.core.kind"]
+assert stand_in.Basic is real.Basic and isinstance(x, stand_in.Basic)
+assert isinstance(x + 1, deferred_torch.Basic) and issubclass(real.Add, deferred_torch.Basic)
+assert not isinstance(2, deferred_torch.Basic)
+print(sympy.expand((x + 1) ** 2))
+''')
+    assert out == "x**2 + 2*x + 1"

@@ -1,12 +1,15 @@
-"""Two of torch's heavy lazy imports, deferred until something needs more than their eager
-no-ops: ``torch._dynamo`` (about 800 modules with sympy: 1-1.5 s of CPU) and
-``torch.fx.experimental.symbolic_shapes`` (sympy: about 0.45 s).
+"""Three of torch's heavy lazy imports, deferred until something needs more than their eager
+no-ops: ``torch._dynamo`` (about 800 modules with sympy: 1-1.5 s of CPU),
+``torch.fx.experimental.symbolic_shapes`` (sympy: about 0.45 s) and sympy itself (about
+0.27 s), which the meta device's reference kernels import only to ask whether a value is a
+``sympy.Basic`` (``torch._prims_common.elementwise_dtypes``).
 
 Eager code imports them for almost nothing. ``Optimizer.step`` and the optimizer's other
 methods import ``torch._dynamo`` for ``graph_break()`` (a no-op outside a compiled region) and
 ``disable(fn)`` (which changes nothing unless a compiled region calls ``fn``), and
 ``backward(gradient)`` and the meta device's reference kernels import ``symbolic_shapes``
-for ``sym_eq``, ``expect_true`` and a few guards, all on plain shapes. A grading container grades one submission: its judge and its worker each paid those
+for ``sym_eq``, ``expect_true`` and a few guards, all on plain shapes. No value is a
+``sympy.Basic`` before sympy is loaded, so that type test has its answer without it. A grading container grades one submission: its judge and its worker each paid those
 imports after the fork, on the student's wait (benchmarks/results/: the cold starts).
 
 ``install()`` puts a stand-in module in ``sys.modules`` for each. A stand-in answers those
@@ -37,7 +40,8 @@ from typing import Any, Callable
 
 DYNAMO = "torch._dynamo"
 SYMBOLIC_SHAPES = "torch.fx.experimental.symbolic_shapes"
-DEFERRED = (DYNAMO, SYMBOLIC_SHAPES)
+SYMPY = "sympy"
+DEFERRED = (DYNAMO, SYMBOLIC_SHAPES, SYMPY)
 
 _lock = threading.RLock()
 
@@ -53,7 +57,11 @@ def _real(name: str) -> types.ModuleType:
             parent, _, child = name.rpartition(".")
             if getattr(sys.modules.get(parent), child, None) is module:
                 delattr(sys.modules[parent], child)
-        return importlib.import_module(name)  # sets the parent's attribute again
+        real = importlib.import_module(name)  # sets the parent's attribute again
+        if module is not None:  # code that holds the stand-in finds the real names from now on
+            module.__dict__.update({own: getattr(real, own) for own in STAND_INS[name]
+                                    if hasattr(real, own)})
+        return real
 
 
 def _loaded(name: str) -> types.ModuleType | None:
@@ -201,9 +209,34 @@ def _shapes_stand_in(name: str) -> Callable[..., Any]:
     return stand_in
 
 
-STAND_INS: dict[str, dict[str, Callable[..., Any]]] = {
+# --- sympy: the one thing eager code asks of it ---------------------------------------------
+
+class _UntilLoaded(type):
+    """A sympy class's stand-in answers ``isinstance`` and ``issubclass``: False while sympy
+    is not loaded (no object can be of a class never defined), the real class's answer once
+    it is."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        real = _loaded(SYMPY)
+        return real is not None and isinstance(obj, getattr(real, cls.__name__))
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        real = _loaded(SYMPY)
+        return real is not None and issubclass(sub, getattr(real, cls.__name__))
+
+
+class Basic(metaclass=_UntilLoaded):
+    """``sympy.Basic`` where ``elementwise_dtypes`` tests a value against it; made, it is the
+    real class's instance."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return _real(SYMPY).Basic(*args, **kwargs)
+
+
+STAND_INS: dict[str, dict[str, Any]] = {
     DYNAMO: {"graph_break": graph_break, "disable": disable},
     SYMBOLIC_SHAPES: {name: _shapes_stand_in(name) for name in PLAIN_ANSWERS},
+    SYMPY: {"Basic": Basic},
 }
 
 
@@ -252,7 +285,8 @@ def install() -> bool:
             module = Deferred(name, spec, STAND_INS[name])
             sys.modules[name] = module
             parent, _, child = name.rpartition(".")
-            setattr(sys.modules[parent], child, module)
+            if parent:  # sympy is a package of its own
+                setattr(sys.modules[parent], child, module)
         if _FINDER not in sys.meta_path:
             sys.meta_path.insert(0, _FINDER)
     return True

@@ -17,7 +17,6 @@ import argparse
 import base64
 import binascii
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import BinaryIO, TextIO
 from ..container_protocol import MAX_JOB_BYTES, answer_line, job_error
 from ..judge.uids import STUDENT_UIDS  # the host leases one (``uids.lease``) per container
 from ..resultdoc import ResultDoc
-from .startup import ASSIGNMENT_VARIABLE, skip_inits, warm_imports
+from .startup import skip_inits, warm_imports
 
 
 def grade_job(job: dict, work: Path, confinement: str = "container", join_pid: int = 0,
@@ -76,13 +75,12 @@ def run(stdin: BinaryIO, stdout: TextIO, zygote: bool = True) -> int:
 
     First, before the job is read (so while the container may still be waiting for it), the
     worker zygote is forked from this process with torch imported: the judge and the
-    notebook's workers share one ``import torch``, with its heavy lazy imports deferred and,
-    where the runner named an assignment whose grading imports sympy
-    (``startup.SYMPY_ASSIGNMENTS``), sympy imported once for both (``startup.warm_imports``)."""
+    notebook's workers share one ``import torch``, with its heavy lazy imports deferred
+    (``startup.warm_imports``)."""
     if zygote:
         from ..judge.zygotes import fork_here
 
-        warm_imports(os.environ.get(ASSIGNMENT_VARIABLE))
+        warm_imports()
         fork_here("container")
     skip_inits()
     raw = stdin.read(MAX_JOB_BYTES + 1)

@@ -225,7 +225,7 @@ def main(root: Path = ROOT) -> int:
 
 
 if __name__ == "__main__":
-    from .startup import assignment_in, cold_start, exit_now
+    from .startup import cold_start, exit_now
 
-    cold_start(assignment_in(ROOT / "tests" / "question.json", "assignment"))
+    cold_start()
     exit_now(main())

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
 
 
 if __name__ == "__main__":
-    from .startup import assignment_in, cold_start, exit_now
+    from .startup import cold_start, exit_now
 
-    cold_start(assignment_in(ROOT / "source" / "otter_config.json", "assignment_name"))
+    cold_start()
     exit_now(main(sys.argv[1:]))

@@ -11,13 +11,12 @@ grading (benchmarks/cold_start.py).
   then starts the zygote as a new process, which holds nothing of the seed). otter's and its
   subpackages' ``__init__`` (pandas, nbconvert) are skipped: the judge uses only
   ``otter.test_files`` and ``AutograderConfig``.
-- Before the fork, ``cold_start`` also defers two of torch's heavy lazy imports
+- Before the fork, ``cold_start`` also defers three of torch's heavy lazy imports
   (``deferred_torch``: ``torch._dynamo``, which ``Optimizer.step`` imports, about 1 s of CPU;
-  ``torch.fx.experimental.symbolic_shapes``, which ``backward(gradient)`` imports) to the
-  first use that needs more than their eager no-ops. A cold submission otherwise paid them in
-  the judge and in the worker, on the student's wait. sympy, which the meta device's kernels
-  import for a type test, is imported before the fork for the assignments whose grading uses
-  it (``SYMPY_ASSIGNMENTS``), once for the judge and the worker.
+  ``torch.fx.experimental.symbolic_shapes``, which ``backward(gradient)`` imports; sympy,
+  which the meta device's kernels import for a type test, about 0.27 s) to the first use that
+  needs more than their eager answers. A cold submission otherwise paid them in the judge
+  and in the worker, on the student's wait.
 - ``exit_now``: once the results are written, the exit handlers run and the process ends
   without tearing the interpreter down (a few tenths of a second for torch's modules).
 """
@@ -27,11 +26,9 @@ from __future__ import annotations
 import atexit
 import ctypes
 import importlib.util
-import json
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import NoReturn
 
 from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the checks
@@ -39,13 +36,6 @@ from ...seed_env import SEED_VARIABLE  # standard library only: nothing of the c
 #: Packages whose ``__init__`` the judge never needs: otter's API (pandas, nbconvert) and
 #: ``otter.run``'s runners (pandas again) around ``AutograderConfig``.
 UNUSED_INITS = ("otter", "otter.run", "otter.run.run_autograder")
-#: Where the ``docker`` runner tells a container started ahead of its job which assignment
-#: the job will be (``entry.container``): staff's choice, nothing of a submission.
-ASSIGNMENT_VARIABLE = "AUTOGRADER_ASSIGNMENT"
-#: Assignments whose grading imports sympy with torch's heavy imports deferred (the meta
-#: device's kernels test types against it): ``tests/test_cold_start.py`` keeps this set
-#: equal to what grading each solution does.
-SYMPY_ASSIGNMENTS = frozenset({"autograd-porting"})
 # /proc/<pid>/stat fields 50 and 51 (1-based; counted after the command name's ")")
 ENV_START, ENV_END = 50 - 3, 51 - 3
 
@@ -85,32 +75,18 @@ def skip_inits(names: tuple[str, ...] = UNUSED_INITS) -> None:
             setattr(sys.modules[parent], child, sys.modules[name])
 
 
-def assignment_in(config: Path, key: str) -> str | None:
-    """The assignment a platform's config file names (``key`` of its JSON object): staff's
-    file, not the submission. None when it cannot be read; grading reads it again and says
-    what is wrong with it."""
-    try:
-        value = json.loads(config.read_text(encoding="utf-8")).get(key)
-    except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
-
-
-def warm_imports(assignment: str | None) -> None:
-    """Defer torch's heavy lazy imports (``deferred_torch``) and, for ``assignment`` in
-    ``SYMPY_ASSIGNMENTS``, import sympy, starting no thread: a fork made afterwards has
-    both."""
+def warm_imports() -> None:
+    """Defer torch's heavy lazy imports (``deferred_torch``), starting no thread: a fork made
+    afterwards has the stand-ins."""
     from ...worker import deferred_torch
 
     deferred_torch.install()
-    if assignment in SYMPY_ASSIGNMENTS:
-        import sympy  # noqa: F401
 
 
-def cold_start(assignment: str | None = None) -> None:
-    """Fork the zygote with torch imported (its heavy lazy imports deferred, and sympy for
-    ``assignment`` in ``SYMPY_ASSIGNMENTS``), from a clean environment block and
-    without a seed in the environment; skip otter's unused ``__init__``. Never raises: without
+def cold_start() -> None:
+    """Fork the zygote with torch imported (its heavy lazy imports deferred), from a clean
+    environment block and without a seed in the environment; skip otter's unused
+    ``__init__``. Never raises: without
     a forked zygote, the judge starts one as a new process when it first needs a worker
     (``zygotes.shared``), with its own environment."""
     # one intra-op thread, as every other way of grading runs (the docker runners' and
@@ -124,7 +100,7 @@ def cold_start(assignment: str | None = None) -> None:
         if not os.environ.get(SEED_VARIABLE, "").strip() and forget_environment_block():
             from ..judge.zygotes import fork_here
 
-            warm_imports(assignment)
+            warm_imports()
             fork_here("container")
         skip_inits()
     except Exception:  # noqa: BLE001 - the entry point still writes a result

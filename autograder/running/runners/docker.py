@@ -25,7 +25,6 @@ import socket
 import sys
 
 from ..container_protocol import MAX_ANSWER_BYTES, ContainerError, parse_answer
-from ..entry.startup import ASSIGNMENT_VARIABLE
 from ..judge import uids
 from ..limits import Limits
 from ..submissions import Submission
@@ -43,10 +42,9 @@ from .docker_engine import (
 ENTRY = ["/opt/autograder-env/bin/python", "-m", "autograder.running.entry.container"]
 
 
-def host_config(limits: Limits, box: ContainerLimits, assignment: str = "") -> dict:
+def host_config(limits: Limits, box: ContainerLimits) -> dict:
     """The ``containers.create`` arguments that confine one grading container (``docker``):
-    ``box_config``, with the judge inside as root with three capabilities back, told which
-    ``assignment`` its job will be."""
+    ``box_config``, with the judge inside as root with three capabilities back."""
     import docker
 
     config = box_config(limits, box)
@@ -54,10 +52,7 @@ def host_config(limits: Limits, box: ContainerLimits, assignment: str = "") -> d
     config.update(
         user="0", cap_add=CAPABILITIES,
         # one intra-op thread: the container has one CPU, more threads only get throttled
-        environment={"TMPDIR": "/judge", "HOME": "/judge", "OMP_NUM_THREADS": "1",
-                     # the assignment it will grade (staff's choice, nothing of a
-                     # submission): its entry warms what that grading imports while it waits
-                     ASSIGNMENT_VARIABLE: assignment},
+        environment={"TMPDIR": "/judge", "HOME": "/judge", "OMP_NUM_THREADS": "1"},
     )
     if box.gpus:
         config["device_requests"] = [docker.types.DeviceRequest(count=-1,
@@ -90,7 +85,7 @@ class DockerRunner(ContainerRunner):
             # detach=False with stdin_open sets StdinOnce: closing our stdin is EOF inside
             self.image, ENTRY, stdin_open=True, detach=False,
             labels={"autograder": self.assignment, **owner_label()},
-            **host_config(self.limits, self.box, self.assignment))
+            **host_config(self.limits, self.box))
         try:
             stream = self.client.api.attach_socket(container.id,
                                                    params={"stdin": 1, "stream": 1})
