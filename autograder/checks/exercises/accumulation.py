@@ -143,7 +143,8 @@ def input_classes(args: tuple) -> list[InputClass]:
                                   about_values=True))
     if p0 < 0:
         classes.append(InputClass("negative", (-p0, repeats),
-                                  "Is something dropping the sign (abs, a square root)?",
+                                  "Is something dropping the sign (abs(), a square root, or "
+                                  ".norm(), which gives a gradient's size, not its value)?",
                                   about_values=True))
     if abs(p0) > 100:
         classes.append(InputClass("large", (p0 / 100, repeats),
