@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="skip submissions that already have a result in OUT (same seed); "
                         "a grader error is graded again")
+    p.add_argument("--replace", action="store_true",
+                   help="grade a folder other than the one whose run OUT holds (a new download "
+                        "of the class's submissions) into OUT, replacing that run")
     p.add_argument("--only", action="append", metavar="NAME",
                    help="grade only this submission (its path under -p, file name or stem, "
                         "or a path to it from here; repeatable); "

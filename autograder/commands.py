@@ -149,7 +149,7 @@ def grade_options(args: argparse.Namespace) -> Options:
                             only=as_listed(tuple(args.only or ()), Path(args.path)),
                             question=args.question),
         roster=_roster(args.roster), feedback=args.feedback,
-        shard=parse(args.shard) if args.shard else None)
+        shard=parse(args.shard) if args.shard else None, replace=args.replace)
 
 
 def run_grade(args: argparse.Namespace) -> int:
@@ -230,6 +230,11 @@ def run_report(args: argparse.Namespace) -> int:
             raise UsageError(f"--written {exc}") from None
         for line in written.keep(out, merged):
             print(line)
+    if args.feedback:  # recorded: the next run's and report's pages keep it (red-team rt-s3)
+        from .running.outputs import grading_json
+
+        if grading_json.read(out):
+            grading_json.update(out, feedback=args.feedback)
     return _write_reports(out, args.roster, print, args.feedback, args.written_names)
 
 

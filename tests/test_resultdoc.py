@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.checks.seeding import submission_seed
 from autograder.running.resultdoc import (
     GRADED,
     GRADER_ERROR,
@@ -37,8 +38,11 @@ needs_root = pytest.mark.needs_root
 
 
 def graded_doc(name: str, points: float = 1.0, **extra) -> ResultDoc:
+    """A graded document for ``name`` as a run with seed 3 (``grade``'s) draws it: a document
+    of another seed is graded again by ``--resume`` (``selection.pick``)."""
     return ResultDoc.graded(name, {"q1_accumulation": Question(points, 3.5)},
-                            assignment=ASSIGNMENT, seed=3, **extra)
+                            assignment=ASSIGNMENT, seed=submission_seed(3, f"path:{name}"),
+                            **extra)
 
 
 # -- the document ---------------------------------------------------------------------------

@@ -257,7 +257,7 @@ def test_is_a_score_set_aside_when_the_answer_it_was_given_for_changed(graded, t
     notebook["cells"][8]["source"] = "I do not know, sorry."
     (again / "ada-lovelace.ipynb").write_text(json.dumps(notebook))
     proc = cli("grade", "-p", str(again), "-o", str(out), "--seed", "5", "--runner", "sealed",
-               "--jobs", "1")
+               "--jobs", "1", "--replace")  # a new download of the class (rt-s3: else refused)
     assert proc.returncode == 0, proc.stderr
     aside, = (out / A / "written").glob("set_aside_scores-*.csv")
     assert (f"{A}: written answers: 1 score(s) set aside, the answer changed since it was "

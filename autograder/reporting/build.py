@@ -41,12 +41,17 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
             not reported).
     """
     say = say or print
-    ids = read_roster(roster) if roster else grading_json.roster(grading_json.read(out))
+    run = grading_json.read(out)
+    ids = read_roster(roster) if roster else grading_json.roster(run)
     detail = detail or _recorded_detail(out)
     written, refused = [], []
     seed = by_hand.seed_of(out)
     for folder in assignment_outputs(out):
-        why = unfinished(folder)
+        # a run stopped midway leaves each document it graded beside the older rows and
+        # documents it did not reach: exported, an old grade goes out beside a new feedback
+        # page (red-team rt-s3: a regrade lost to a closed terminal)
+        why = ("the last `autograder grade` into it stopped before it finished, or is still "
+               "running" if grading_json.stopped(run) else unfinished(folder))
         if why:  # its reports would be of a class it does not hold: none, and no older ones
             removed = [p for p in (folder / n for n in SUMMARIES) if p.is_file()]
             for path in removed:

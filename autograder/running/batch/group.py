@@ -64,7 +64,8 @@ class Group:
                                    f"it") from exc
         self.questions = self.runner.points()
         self.question, self.docs, self.now = run.selection.question, picked.docs, picked.now
-        self.changed = picked.changed  # graded in full: a question alone would mix versions
+        # graded in full: a question alone would mix versions, or hidden inputs of two seeds
+        self.changed = picked.changed | picked.redrawn
         if self.question is not None and self.question not in self.questions:
             self.now = []  # --question names a question of another assignment
         self.listed = subs

@@ -34,6 +34,8 @@ class Options:
             ``full``).
         shard: grade only this part of the folder and write ``shard.json`` last (``None``:
             all of it).
+        replace: a whole run of another folder than the one whose run ``out`` holds replaces
+            that run (``--replace``: a new download of the class); without it, refused.
     """
 
     folder: Path
@@ -48,3 +50,4 @@ class Options:
     roster: dict[str, str] | None = None
     feedback: str | None = None
     shard: Shard | None = None
+    replace: bool = False

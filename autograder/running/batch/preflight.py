@@ -154,11 +154,12 @@ def locked(out: Path) -> Iterator[None]:
 
 
 def same_run(previous: dict, folder: Path, seed: int | None, selection: Selection,
-             out: Path) -> None:
+             out: Path, replace: bool = False) -> None:
     """A partial run (``--resume``, ``--only``, ``--question``) merges into the run in ``out``:
     ``Refused`` when it grades another submissions folder (a section's ``hw.ipynb`` would keep
     another section's grade, red-team round rt-2) or draws with another seed (one document,
-    two seeds) than that run recorded."""
+    two seeds) than that run recorded. A whole run of another folder replaces the run in
+    ``out`` only when ``replace`` says so (``--replace``: a new download of the class)."""
     recorded = previous.get("folder_resolved")
     if (not selection.partial and folder.is_file() and isinstance(recorded, str)
             and recorded != str(folder.resolve())):
@@ -167,6 +168,13 @@ def same_run(previous: dict, folder: Path, seed: int | None, selection: Selectio
         raise Refused(f"-p {folder}: one notebook, but {out} holds the run of {recorded}; to "
                       f"regrade it there, pass -p {recorded} --only {folder.name}; or grade it "
                       f"into another -o")
+    if (not selection.partial and not replace and not folder.is_file()
+            and isinstance(recorded, str) and recorded != str(folder.resolve())):
+        # another section or assignment graded into a class's output replaced its documents of
+        # the same names and moved the rest aside as stale (red-team round rt-s3)
+        raise Refused(f"-p {folder}: {out} holds the run of {recorded}; grade {folder} into "
+                      f"another -o, or pass --replace if it is a new download of that class "
+                      f"(its results replace the run's)")
     if not selection.partial:
         return
     if isinstance(recorded, str) and recorded != str(folder.resolve()):
@@ -178,3 +186,35 @@ def same_run(previous: dict, folder: Path, seed: int | None, selection: Selectio
         raise Refused(f"--seed {seed}: the run in {out} was graded with seed {was}; --resume, "
                       f"--only and --question draw its hidden inputs again: drop --seed (or "
                       f"pass {was}), or grade with seed {seed} into another -o")
+
+
+def same_shard(previous: dict, shard, selection: Selection, out: Path) -> None:
+    """A shard grades into a folder of its own: ``Refused`` when ``out`` holds a run of the
+    whole folder or of another shard (red-team round rt-s3: ``--shard 1/2 --resume`` into a
+    whole run's output moved the other students' documents aside as stale and wrote a grades
+    CSV of one shard), and a run of the whole folder that merges into a shard's output."""
+    if not previous or "finished" not in previous:
+        return  # no run there, or one from before shards were recorded
+    was = previous.get("shard")
+    now = None if shard is None else str(shard)
+    if was == now or (now is None and not selection.partial):
+        return  # the same shard again, or a whole run that replaces what is there
+    held = f"shard {was}" if was else "a run of the whole folder"
+    if now is not None:
+        raise Refused(f"--shard {now}: {out} holds {held}; grade each shard into an empty folder "
+                      f"of its own, then join them with `autograder merge`")
+    raise Refused(f"{out} holds shard {was}: --resume, --only and --question merge into a "
+                  f"run of the whole folder; join the shards with `autograder merge` first and "
+                  f"grade into the merged folder")
+
+
+def known_seed(previous: dict, seed: int | None, selection: Selection, out: Path) -> None:
+    """A partial run draws the hidden inputs the run in ``out`` drew: ``Refused`` when that
+    run's seed is unknown (its ``grading.json`` deleted or unreadable while its result
+    documents are there, red-team round rt-s3) and ``--seed`` does not give it."""
+    if not selection.partial or seed is not None or previous.get("seed") is not None:
+        return
+    if any(out.glob("*/results/**/*.json")):
+        raise Refused(f"{out / 'grading.json'}: missing or unreadable, so the seed of the run "
+                      f"in {out} is unknown; pass it with --seed, or grade again without "
+                      f"--resume, --only and --question (new hidden inputs for everyone)")

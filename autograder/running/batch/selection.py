@@ -85,6 +85,7 @@ class Picked:
     now: list[Submission]
     docs: dict[str, ResultDoc]
     changed: frozenset[str] = frozenset()
+    redrawn: frozenset[str] = frozenset()
 
 
 def pick(subs: list[Submission], results: Path, sel: Selection) -> Picked:
@@ -95,8 +96,12 @@ def pick(subs: list[Submission], results: Path, sel: Selection) -> Picked:
     A file whose bytes are not those its document graded (``changed``: a resubmission under
     the same name, red-team round rt-2) is graded again by ``--resume``, and in full by
     ``--question`` (that question alone would mix two versions in one grade). A document
-    written before the hash was kept is taken as the file's."""
-    now, docs, changed = [], {}, set()
+    written before the hash was kept is taken as the file's.
+
+    A document drawn with another seed than the submission's now (``redrawn``: a run stopped
+    midway after it started again with a new seed, red-team round rt-s3) is graded again in
+    full the same ways: kept, it would be a grade of other hidden inputs than the run's."""
+    now, docs, changed, redrawn = [], {}, set(), set()
     for sub in subs:
         path = result_file(results, sub)
         if sel.partial and path.exists():
@@ -105,11 +110,14 @@ def pick(subs: list[Submission], results: Path, sel: Selection) -> Picked:
                 raise DocumentError(f"{path}: holds the result of {doc.file}, not {sub.name}")
             if source_of(doc) not in (None, sub.sha256):
                 changed.add(sub.name)
+            elif None not in (doc.seed, sub.seed) and doc.seed != sub.seed \
+                    and not doc.is_grader_error:
+                redrawn.add(sub.name)
         graded = (sub.name in docs and not docs[sub.name].is_grader_error
-                  and sub.name not in changed)
+                  and sub.name not in changed | redrawn)
         if matches(sub, sel.only) and not (sel.resume and graded):
             now.append(sub)
-    return Picked(now, docs, frozenset(changed))
+    return Picked(now, docs, frozenset(changed), frozenset(redrawn))
 
 
 def on_disk(docs: dict[str, ResultDoc], subs: list[Submission]) -> list:

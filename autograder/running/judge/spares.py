@@ -44,10 +44,17 @@ class Spares:
 
     @contextlib.contextmanager
     def take(self) -> Iterator[Slot]:
-        """A leased uid and the spare worker for it (``None``: start one on demand under
-        that uid) for one submission; the next spare is started meanwhile. Afterwards the
+        """A leased uid and the spare worker for it for one submission (made now when none
+        is ready, before the submission's time starts; ``None`` where it could not be made:
+        the judge starts one on demand under that uid and hears why); the next spare is
+        started meanwhile. Afterwards the
         workers are closed and the uid released in the background (``reap``)."""
         spare = self._pop()
+        if spare is None:  # the first submission: its worker is made before its time starts
+            # (red-team rt-s3: the zygote's start counted against the first student's limit,
+            # which a 1 s --submission-timeout timed out on a right notebook)
+            self._refill()
+            spare = self._pop()
         self._refill()
         if spare is None:
             lease = contextlib.ExitStack()

@@ -1,7 +1,10 @@
 """``OUT/grading.json``: what a grading run was given (its seed, folder, runner, feedback
-detail and roster), written before any submission is graded so that a stopped run can be
-resumed with the same seed and roster; ``autograder merge`` writes the merged run's, and the
-reports read the feedback detail, the roster and the seed (the pseudonyms' key) from it."""
+detail, roster and shard), written before any submission is graded so that a stopped run can
+be resumed with the same seed and roster, with ``finished`` false until the run ends (a run
+stopped by a signal, a kill or a lost terminal leaves it false: ``report`` refuses to export
+its mix of old and new grades); ``autograder merge`` writes the merged run's, and the reports
+read the feedback detail, the roster and the seed (the pseudonyms' key) from it.
+``autograder report --feedback`` records the detail it was given."""
 
 from __future__ import annotations
 
@@ -22,6 +25,19 @@ def write(out: Path, *, seed: int, folder: str | None, runner: str | None,
     write_atomic(out / FILE, json.dumps(
         {"seed": seed, "folder": folder, "runner": runner, "feedback": feedback,
          "roster": roster, **more}, indent=2) + "\n")
+
+
+def update(out: Path, **fields) -> None:
+    """Set ``fields`` in the record of the run in ``out`` (which exists), the rest kept."""
+    run = read(out)
+    run.update(fields)
+    write_atomic(out / FILE, json.dumps(run, indent=2) + "\n")
+
+
+def stopped(run: dict) -> bool:
+    """Whether the run that wrote the record did not finish (stopped, killed or still
+    running); a record from before ``finished`` was kept counts as finished."""
+    return run.get("finished") is False
 
 
 def read(out: Path) -> dict:

@@ -1,0 +1,198 @@
+"""Red-team round rt-s3 (a hurried TA, blind): the output folder's run record is what keeps a
+stopped, lost or mixed run from being exported as if it were whole.
+
+- A regrade stopped by a signal (a closed terminal, SIGTERM) left each document it graded
+  beside the older rows: ``report`` exported the old grade to Canvas beside the new feedback
+  page, exit 0. ``grading.json`` says ``finished: false`` until a run ends, and ``report``
+  refuses such a folder.
+- ``--resume`` kept documents drawn with the stopped run's old seed, and after
+  ``grading.json`` was deleted it drew a fresh seed and kept every document: a document of
+  another seed is graded again, and an unknown seed is refused unless ``--seed`` gives it.
+- Another folder graded into a class's output replaced its documents of the same names: it
+  is refused unless ``--replace`` says it is a new download of that class.
+- ``--shard`` into a whole run's output rewrote its CSV with one shard: refused.
+- ``report --feedback score`` was forgotten by the next run: it is recorded.
+- The zygote's start counted against the first submission's time limit: its worker is made
+  before its time starts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from notebooks import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_root]
+
+ASSIGNMENT = "autograd-exercises"
+SOLUTION = ROOT / "solutions" / f"{ASSIGNMENT}.ipynb"
+#: a blind round's notebook that loses points on q3 only (gradients rounded to 4 decimals)
+ROUNDED = ROOT / "tests" / "files" / "blind" / "round-zzp" / ASSIGNMENT / "zzp-ex-02.ipynb"
+
+
+def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def grade(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return cli("grade", "-p", str(folder), "-o", str(out), "--runner", "sealed", "--jobs", "1",
+               *extra)
+
+
+def folder_with(tmp_path: Path, name: str, **notebooks: Path) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for stem, source in notebooks.items():
+        shutil.copy(source, folder / f"{stem}.ipynb")
+    return folder
+
+
+def slow_copy(tmp_path: Path, seconds: int) -> Path:
+    """The solution with a first cell that sleeps ``seconds``."""
+    notebook = json.loads(SOLUTION.read_text())
+    code = next(i for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code")
+    notebook["cells"].insert(code, {"cell_type": "code", "metadata": {}, "outputs": [],
+                                    "execution_count": None,
+                                    "source": f"import time\ntime.sleep({seconds})"})
+    path = tmp_path / "slow.ipynb"
+    path.write_text(json.dumps(notebook))
+    return path
+
+
+def rows(out: Path) -> dict[str, dict[str, str]]:
+    with open(out / ASSIGNMENT / "final_grades.csv", newline="") as f:
+        return {r["file"]: r for r in csv.DictReader(f)}
+
+
+def seeds(out: Path) -> dict[str, int]:
+    return {p.name: json.loads(p.read_text())["seed"]
+            for p in (out / ASSIGNMENT / "results").rglob("*.json")}
+
+
+def test_a_regrade_stopped_by_a_signal_is_not_exported_and_resume_finishes_it(tmp_path):
+    folder = folder_with(tmp_path, "in", aa=SOLUTION, zz=SOLUTION)
+    out = tmp_path / "out"
+    first = grade(folder, out, "--seed", "1")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert json.loads((out / "grading.json").read_text())["finished"] is True
+    old = seeds(out)
+    shutil.copy(ROUNDED, folder / "aa.ipynb")  # aa resubmits a wrong answer
+    shutil.copy(slow_copy(tmp_path, 60), folder / "zz.ipynb")  # zz's regrade is under way...
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "-p", str(folder),
+                             "-o", str(out), "--runner", "sealed", "--jobs", "1", "--seed", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 300
+        while seeds(out).get("aa.ipynb.json") == old["aa.ipynb.json"]:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)  # ...when the terminal closes
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert json.loads((out / "grading.json").read_text())["finished"] is False
+    assert float(rows(out)["aa.ipynb"]["percent_correct"]) == 1.0  # the old row, still there
+    report = cli("report", "-o", str(out))
+    assert report.returncode == 4, report.stdout + report.stderr
+    assert "stopped before it finished" in report.stdout, report.stdout
+    assert not (out / ASSIGNMENT / "canvas_gradebook.csv").exists()
+    # --resume grades zz (never reached) and nothing of the old seed is kept
+    shutil.copy(SOLUTION, folder / "zz.ipynb")
+    resumed = grade(folder, out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "with seed 2" in resumed.stdout
+    assert seeds(out)["zz.ipynb.json"] != old["zz.ipynb.json"]
+    assert float(rows(out)["aa.ipynb"]["percent_correct"]) < 1.0
+    assert json.loads((out / "grading.json").read_text())["finished"] is True
+    with open(out / ASSIGNMENT / "canvas_gradebook.csv", newline="") as f:
+        canvas = {r["SIS User ID"]: r for r in csv.DictReader(f)}
+    assert canvas, "the finished run is exported"
+
+
+def test_resume_regrades_documents_of_another_seed_and_refuses_an_unknown_seed(tmp_path):
+    folder = folder_with(tmp_path, "in", aa=SOLUTION, bb=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "1", "--no-reports").returncode == 0
+    old = seeds(out)
+    (out / "grading.json").write_text("{not json")
+    refused = grade(folder, out, "--resume", "--no-reports")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "seed of the run" in refused.stderr and "--seed" in refused.stderr
+    assert seeds(out) == old
+    # given another seed, every kept document is of the old one: graded again, and said
+    again = grade(folder, out, "--resume", "--seed", "7", "--no-reports")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "grading 2 submission(s)" in again.stdout, again.stdout
+    assert again.stdout.count("with another seed") == 2, again.stdout
+    assert all(seeds(out)[name] != old[name] for name in old)
+    # the same seed again: nothing to grade
+    kept = grade(folder, out, "--resume", "--no-reports")
+    assert "grading 0 of 2" in kept.stdout, kept.stdout
+
+
+def test_another_folder_into_a_class_output_is_refused_unless_it_replaces_the_run(tmp_path):
+    section1 = folder_with(tmp_path, "s1", alice=SOLUTION, bob=SOLUTION)
+    section2 = folder_with(tmp_path, "s2", alice=ROUNDED)
+    out = tmp_path / "out"
+    assert grade(section1, out, "--seed", "1", "--no-reports").returncode == 0
+    before = (out / ASSIGNMENT / "results" / "alice.ipynb.json").read_bytes()
+    refused = grade(section2, out, "--no-reports")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--replace" in refused.stderr and str(section1.resolve()) in refused.stderr
+    assert (out / ASSIGNMENT / "results" / "alice.ipynb.json").read_bytes() == before
+    replaced = grade(section2, out, "--replace", "--no-reports")
+    assert replaced.returncode == 0, replaced.stderr[-2000:]
+    assert "replaces the run of" in replaced.stdout
+    assert set(rows(out)) == {"points-per-question", "alice.ipynb"}
+
+
+def test_a_shard_into_a_whole_runs_output_is_refused(tmp_path):
+    folder = folder_with(tmp_path, "in", aa=SOLUTION, bb=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "3", "--no-reports").returncode == 0
+    csv_before = (out / ASSIGNMENT / "final_grades.csv").read_bytes()
+    refused = grade(folder, out, "--shard", "1/2", "--seed", "3", "--resume")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "holds a run of the whole folder" in refused.stderr
+    assert (out / ASSIGNMENT / "final_grades.csv").read_bytes() == csv_before
+    shard = tmp_path / "shard1"
+    assert grade(folder, shard, "--shard", "1/2", "--seed", "3").returncode == 0
+    whole = grade(folder, shard, "--resume", "--no-reports")
+    assert whole.returncode == 2 and "holds shard 1/2" in whole.stderr, whole.stderr
+
+
+def test_the_feedback_detail_report_was_given_is_kept_by_the_next_run(tmp_path):
+    folder = folder_with(tmp_path, "in", aa=ROUNDED)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "4").returncode == 0
+    page = out / ASSIGNMENT / "feedback" / "aa.md"
+    assert "expected" in page.read_text()
+    assert cli("report", "-o", str(out), "--feedback", "score").returncode == 0
+    assert "expected" not in page.read_text()
+    assert json.loads((out / "grading.json").read_text())["feedback"] == "score"
+    shutil.copy(SOLUTION, folder / "late.ipynb")  # a late student, then the usual resume
+    assert grade(folder, out, "--resume").returncode == 0
+    assert "expected" not in page.read_text()
+
+
+def test_the_first_submissions_worker_is_made_before_its_time_starts():
+    from autograder.running.judge.core import grading_limits
+    from autograder.running.judge.spares import Spares
+    from autograder.running.limits import Limits
+
+    spares = Spares(grading_limits(Limits(call_timeout=30, submission_timeout=300)))
+    try:
+        with spares.take() as slot:
+            assert slot.worker is not None and slot.worker.proc.poll() is None
+    finally:
+        spares.close()
