@@ -196,3 +196,40 @@ def test_the_first_submissions_worker_is_made_before_its_time_starts():
             assert slot.worker is not None and slot.worker.proc.poll() is None
     finally:
         spares.close()
+
+
+def test_two_roster_rows_of_one_student_are_refused_and_a_path_row_still_wins_a_name_row():
+    """Rows ``alice,1001`` and ``alice.ipynb,1003`` exported alice as 1003 and listed 1001 as
+    "did not submit"; one student written twice is refused now. A path row over a name row
+    stays the way to tell two folders' ``hw.ipynb`` apart, whether or not the name row's
+    student submitted."""
+    from autograder.running.outputs.roster import match
+
+    with pytest.raises(ValueError, match="both name alice.ipynb"):
+        match(["alice.ipynb", "bob.ipynb"], {"alice": "1001", "alice.ipynb": "1003", "bob": "7"})
+    with pytest.raises(ValueError, match="both name sec1/alice.ipynb"):
+        match(["sec1/alice.ipynb"], {"alice.ipynb": "1", "alice": "2"})
+    assert match(["sec1/hw.ipynb", "sec2/hw.ipynb"], {"sec1/hw.ipynb": "1", "hw.ipynb": "2"}) \
+        == ({"sec1/hw.ipynb": "sec1/hw.ipynb", "hw.ipynb": "sec2/hw.ipynb"}, [])
+    assert match(["sec1/hw.ipynb"], {"sec1/hw.ipynb": "1", "hw.ipynb": "2"}) \
+        == ({"sec1/hw.ipynb": "sec1/hw.ipynb"}, ["hw.ipynb"])
+
+
+def test_written_scores_of_a_renamed_resubmission_are_said_not_applied(tmp_path):
+    """A student resubmits the same notebook under another name: the scores given by hand
+    under the old name cannot follow it (two students may write the same answer), and the run
+    says so instead of counting them silently among those not graded yet."""
+    folder = folder_with(tmp_path, "in", carol=ROOT / "submissions" / ASSIGNMENT /
+                         "ada-lovelace.ipynb")
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "6").returncode == 0
+    scores = tmp_path / "scores.csv"
+    scores.write_text("file,question,points,comment\ncarol.ipynb,q1_written,1,good\n")
+    merged = cli("report", "-o", str(out), "--written", str(scores))
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "given for files this run does not hold" not in merged.stdout
+    (folder / "carol.ipynb").rename(folder / "carol-v2.ipynb")
+    resumed = grade(folder, out, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert ("1 score(s) given for files this run does not hold (carol.ipynb q1_written): not "
+            "applied") in resumed.stdout, resumed.stdout

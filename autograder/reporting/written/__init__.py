@@ -107,6 +107,16 @@ def report(folder: Path, seed: object, names: bool = False) -> tuple[list[Path],
                          f"{folder.parent} --written SCORES.csv`; until then the totals hold "
                          f"the auto-graded points only"]
     merged, said = _changed(folder, merged, now)
+    # red-team rt-s3: a renamed resubmission's scores stayed under the old name, unapplied,
+    # and nothing said so
+    files = {r["file"] for r in grades.rows}
+    orphans = sorted(k for k, s in merged.items() if k[0] not in files and s.points is not None)
+    if orphans:
+        named = ", ".join(printable(f"{f} {q}", lines=False) for f, q in orphans[:5])
+        said.append(f"written answers: {len(orphans)} score(s) given for files this run does "
+                    f"not hold ({named}{', ...' if len(orphans) > 5 else ''}): not applied, "
+                    f"kept in {folder / 'written' / scores.MERGED}; a file renamed since "
+                    "(a resubmission) needs its scores given again under its new name")
     apply(folder, grades, found, merged)
     left = sum(merged.get((r["file"], q.name), scores.Score(None)).points is None
                for r in grades.rows for q in found)

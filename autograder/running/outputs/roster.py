@@ -69,18 +69,37 @@ def match(names: list[str], roster: dict[str, str]) -> tuple[dict[str, str], lis
             refused, or take a row, by choosing a file name.
     """
     owner: dict[str, str] = {}
+    shadowed: dict[str, tuple[str, str]] = {}  # a row another row won over: whose, and which
     for name in names:
-        key = roster_key(name, roster)
-        if key is None:
+        keys = roster_keys(name, roster)
+        if not keys:
             continue
+        key = keys[0]
         if key in owner:
             raise ValueError(f"the roster row {key!r} (id {roster[key]!r}) matches two "
                              f"submissions, {owner[key]} and {name}: name each by its path")
         owner[key] = name
-    return owner, [key for key in roster if key not in owner]
+        for other in keys[1:]:
+            shadowed.setdefault(other, (name, key))
+    absent = [key for key in roster if key not in owner]
+    for key in absent:  # red-team rt-s3: rows alice and alice.ipynb, and 1001 "did not submit"
+        name, won = shadowed.get(key, ("", "/"))
+        # a path row winning over a name row is the roster's way to tell two folders' hw.ipynb
+        # apart (the name row's student may not have submitted); a name and a stem row of one
+        # file are one student written twice
+        if "/" not in won + key:
+            raise ValueError(f"the roster rows {won!r} (id {roster[won]!r}) and {key!r} (id "
+                             f"{roster[key]!r}) both name {name}, and {key!r} names no other "
+                             "submission: keep one of the two rows")
+    return owner, absent
 
 
 def roster_key(file: str, roster: dict[str, str] | None) -> str | None:
+    keys = roster_keys(file, roster)
+    return keys[0] if keys else None
+
+
+def roster_keys(file: str, roster: dict[str, str] | None) -> list[str]:
     """The roster row (its ``file``) that ``file`` is, by what the row names: a row ending in
     ``.ipynb`` names a file, by its path (``sec1/alice.ipynb``) or its name (``alice.ipynb``);
     any other row names a stem, by its path or its name without ``.ipynb`` (``alice``).
@@ -88,14 +107,17 @@ def roster_key(file: str, roster: dict[str, str] | None) -> str | None:
 
     So ``alice.ipynb.ipynb`` (stem ``alice.ipynb``) is never the row ``alice.ipynb``: a row
     that names a file is matched by a file's name only, never by a stem that looks like one.
+    ``roster_keys``: every row that names ``file``, the one that wins first (a path row before
+    a name row before a stem row: ``sec1/hw.ipynb`` wins ``sec1/hw.ipynb`` over ``hw.ipynb``,
+    which then names ``sec2/hw.ipynb``).
     """
     if not roster:
-        return None
+        return []
     name = file.rsplit("/", 1)[-1]
     keys = [file, name]  # the whole path or name: any row that says it
     stems = [k[: -len(".ipynb")] for k in keys] if file.endswith(".ipynb") else []
     keys += [k for k in stems if not k.endswith(".ipynb")]  # a stem: only a row of a stem
-    return next((k for k in keys if k in roster), None)
+    return list(dict.fromkeys(k for k in keys if k in roster))
 
 
 def roster_id(file: str, roster: dict[str, str] | None) -> str | None:
