@@ -233,3 +233,15 @@ def test_written_scores_of_a_renamed_resubmission_are_said_not_applied(tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert ("1 score(s) given for files this run does not hold (carol.ipynb q1_written): not "
             "applied") in resumed.stdout, resumed.stdout
+
+
+def test_a_file_staff_left_among_the_feedback_pages_is_moved_aside_not_deleted(tmp_path):
+    folder = folder_with(tmp_path, "in", bob=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--seed", "8").returncode == 0
+    note = out / ASSIGNMENT / "feedback" / "bob-notes.md"
+    note.write_text("talk to bob about q3\n")
+    assert cli("report", "-o", str(out)).returncode == 0
+    assert not note.exists() and (out / ASSIGNMENT / "feedback" / "bob.md").is_file()
+    kept, = (out / ASSIGNMENT / "stale").rglob("bob-notes.md")
+    assert kept.read_text() == "talk to bob about q3\n" and kept.parent.name == "feedback"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..running.batch.stale import remove_empty, strays
+from ..running.batch.stale import move_aside
 from ..running.files import write_atomic
 from ..running.names import out_path
 from ..running.outputs.results import iter_results
@@ -24,8 +24,10 @@ class FeedbackError(OSError):
 
 def write_all(folder: Path, detail: str = "full",
               written_scores: dict[str, list[dict]] | None = None) -> list[Path]:
-    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document, and remove
-    every other file there (an earlier run's feedback for a file renamed or removed since).
+    """Write ``folder/feedback/<name>.md`` and ``.html`` for every result document, and move
+    every other file there to ``folder/stale/<UTC time>/feedback/`` (an earlier run's feedback
+    for a file renamed or removed since, or a note staff kept there: red-team rt-s3's was
+    deleted).
 
     Args:
         folder: ``OUT/<assignment>``.
@@ -55,10 +57,7 @@ def write_all(folder: Path, detail: str = "full",
                 write_atomic(written[-1], body)
         except (OSError, ValueError) as exc:
             failed.append(f"{fb.file} ({type(exc).__name__}: {exc})")
-    keep = set(written)
-    for path in strays(root, keep):  # rendered from documents: nothing is lost
-        path.unlink()
-    remove_empty(root)
+    move_aside(folder, set(written), "feedback")
     if failed:
         raise FeedbackError(f"{folder.name}: feedback not written for {len(failed)} "
                             f"submission(s): {'; '.join(failed)[:1000]}")

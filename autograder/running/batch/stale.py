@@ -5,8 +5,10 @@ that file's result document from the last run under ``results/``; the reports re
 document there. After each assignment's CSV is written, every file under its ``results/``
 that is not the document of a submission listed in this run is moved to
 ``OUT/<a>/stale/<time>/results/`` (nothing is deleted: it may be the only copy of a grade), and
-the run says so in one line. Feedback is rendered from the documents, so a stale feedback
-file is removed when the feedback is written again (``reporting.feedback_files.write_all``).
+the run says so in one line. Feedback is rendered from the documents; a feedback file no
+document renders (a renamed file's, or a note staff left there) is moved to
+``OUT/<a>/stale/<time>/feedback/`` when the feedback is written again
+(``reporting.feedback_files.write_all``).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ def strays(folder: Path, keep: set[Path]) -> list[Path]:
     return sorted(p for p in found if p not in keep)
 
 
-def move_aside(assignment_out: Path, keep: set[Path]) -> tuple[int, Path | None]:
-    """Move every file under ``assignment_out/results`` not in ``keep`` (the paths of this
-    run's documents) to ``assignment_out/stale/<UTC time>/results/``; how many, and where."""
-    results = assignment_out / "results"
+def move_aside(assignment_out: Path, keep: set[Path],
+               part: str = "results") -> tuple[int, Path | None]:
+    """Move every file under ``assignment_out/<part>`` not in ``keep`` (the paths of this
+    run's documents, or of its feedback files) to ``assignment_out/stale/<UTC time>/<part>/``;
+    how many, and where."""
+    results = assignment_out / part
     moved = strays(results, keep)
     if not moved:
         return 0, None
@@ -39,7 +43,7 @@ def move_aside(assignment_out: Path, keep: set[Path]) -> tuple[int, Path | None]
         n += 1
         target = assignment_out / "stale" / f"{stamp}-{n}"
     for path in moved:
-        dest = target / "results" / path.relative_to(results)
+        dest = target / part / path.relative_to(results)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, dest)
     remove_empty(results)
