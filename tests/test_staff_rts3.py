@@ -245,3 +245,18 @@ def test_a_file_staff_left_among_the_feedback_pages_is_moved_aside_not_deleted(t
     assert not note.exists() and (out / ASSIGNMENT / "feedback" / "bob.md").is_file()
     kept, = (out / ASSIGNMENT / "stale").rglob("bob-notes.md")
     assert kept.read_text() == "talk to bob about q3\n" and kept.parent.name == "feedback"
+
+
+def test_a_resume_with_nothing_to_resume_and_a_regrade_that_drops_the_roster_say_so(tmp_path):
+    folder = folder_with(tmp_path, "in", aa=SOLUTION)
+    out = tmp_path / "out"
+    first = grade(folder, out, "--resume", "--no-reports")  # the wrong -o, or a first run
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "nothing to resume in" in first.stdout, first.stdout
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,student_id\naa,1001\n")
+    other = tmp_path / "out2"
+    assert grade(folder, other, "--roster", str(roster), "--no-reports").returncode == 0
+    again = grade(folder, other, "--no-reports")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "was graded with a roster (1 row(s)); this run has none" in again.stdout

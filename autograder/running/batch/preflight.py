@@ -100,6 +100,11 @@ def roster_for(given: dict[str, str] | None, recorded, selection: Selection,
     ``grading.json`` holds: a roster (file -> id; empty: graded without one), or, from older
     graders, only whether there was one.
     """
+    if not selection.partial and isinstance(recorded, dict) and recorded and given is None:
+        # red-team rt-s3: a full regrade without --roster dropped the class's ids in silence
+        return None, (f"note: the run in {out} was graded with a roster ({len(recorded)} "
+                      f"row(s)); this run has none: its ids are the files' paths and its "
+                      f"hidden inputs are drawn for them (pass --roster to keep the ids)")
     if not selection.partial or recorded is None:
         return given, None
     if isinstance(recorded, bool):  # an older grader recorded no rows: a note, as it did
