@@ -136,7 +136,8 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
     grading_json.write(out, seed=manifests[0]["seed"], folder=first.get("folder"),
                        runner="+".join(runners) or first.get("runner"),
                        feedback=first.get("feedback"), roster=first.get("roster"),
-                       merged_from=[str(f) for f in folders])
+                       merged_from=[str(f) for f in folders],
+                       folder_resolved=first.get("folder_resolved"), shard=None, finished=True)
 
 
 def _collect(folders: list[Path], manifests: list[dict]) -> dict[str, dict[str, Path]]:
