@@ -169,6 +169,15 @@ def test_a_shard_into_a_whole_runs_output_is_refused(tmp_path):
     assert grade(folder, shard, "--shard", "1/2", "--seed", "3").returncode == 0
     whole = grade(folder, shard, "--resume", "--no-reports")
     assert whole.returncode == 2 and "holds shard 1/2" in whole.stderr, whole.stderr
+    # the merged output is a whole run too: no shard goes into it, a --resume does
+    assert grade(folder, tmp_path / "shard2", "--shard", "2/2", "--seed", "3").returncode == 0
+    merged = tmp_path / "merged"
+    assert cli("merge", str(shard), str(tmp_path / "shard2"), "-o", str(merged),
+               "--no-reports").returncode == 0
+    refused = grade(folder, merged, "--shard", "2/2", "--seed", "3", "--resume")
+    assert refused.returncode == 2 and "holds a run of the whole folder" in refused.stderr
+    resumed = grade(folder, merged, "--resume", "--no-reports")
+    assert resumed.returncode == 0 and "grading 0 of 2" in resumed.stdout, resumed.stdout
 
 
 def test_the_feedback_detail_report_was_given_is_kept_by_the_next_run(tmp_path):
