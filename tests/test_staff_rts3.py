@@ -269,3 +269,27 @@ def test_a_resume_with_nothing_to_resume_and_a_regrade_that_drops_the_roster_say
     again = grade(folder, other, "--no-reports")
     assert again.returncode == 0, again.stderr[-2000:]
     assert "was graded with a roster (1 row(s)); this run has none" in again.stdout
+
+
+def test_a_file_deleted_during_the_run_is_a_row_saying_so_not_a_grader_error(tmp_path):
+    folder = folder_with(tmp_path, "in", zz=SOLUTION)
+    shutil.copy(slow_copy(tmp_path, 8), folder / "aa.ipynb")  # graded first, for 8 s
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", "-p", str(folder),
+                             "-o", str(out), "--runner", "sealed", "--jobs", "1", "--seed", "9",
+                             "--no-reports"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "grading.json").exists():  # written just before the first is graded
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        (folder / "zz.ipynb").unlink()  # staff tidy the folder while aa is graded
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    row = rows(out)["zz.ipynb"]
+    assert "moved or deleted during the run" in json.dumps(row) or \
+        "moved or deleted during the run" in (out / ASSIGNMENT / "results" /
+                                              "zz.ipynb.json").read_text()

@@ -106,12 +106,18 @@ class Group:
             if (self.question is not None and old is not None and old.questions
                     and old.status.is_graded and sub.name not in self.changed):
                 new = self.runner.grade(sub, frozenset({self.question}))
-                return old.with_question(new, self.question)
-            return self.runner.grade(sub)
+                doc = old.with_question(new, self.question)
+            else:
+                doc = self.runner.grade(sub)
         except Exception as exc:  # noqa: BLE001 - one broken submission never stops the batch
-            return ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
-                                          assignment=self.assignment,
-                                          seed=sub.seed)
+            doc = ResultDoc.grader_error(sub.name, f"{type(exc).__name__}: {exc}",
+                                         assignment=self.assignment, seed=sub.seed)
+        if doc.is_grader_error and not sub.path.exists():
+            # staff moved it during the run, not the grader's failure (red-team rt-s3)
+            return ResultDoc.rejected(sub.name, f"{sub.name}: the file was moved or deleted "
+                                      "during the run, before it was graded; grade it again "
+                                      "with --only", assignment=self.assignment)
+        return doc
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
         self.runner.expect(len(self.now))  # e.g. start containers ahead of need
