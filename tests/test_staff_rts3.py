@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from notebooks import ROOT
+from test_partial_runs import folder_with
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_root]
 
@@ -47,14 +48,6 @@ def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
 def grade(folder: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return cli("grade", "-p", str(folder), "-o", str(out), "--runner", "sealed", "--jobs", "1",
                *extra)
-
-
-def folder_with(tmp_path: Path, name: str, **notebooks: Path) -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    for stem, source in notebooks.items():
-        shutil.copy(source, folder / f"{stem}.ipynb")
-    return folder
 
 
 def slow_copy(tmp_path: Path, seconds: int) -> Path:
