@@ -83,7 +83,9 @@ def match(names: list[str], roster: dict[str, str]) -> tuple[dict[str, str], lis
             shadowed.setdefault(other, (name, key))
     absent = [key for key in roster if key not in owner]
     for key in absent:  # red-team rt-s3: rows alice and alice.ipynb, and 1001 "did not submit"
-        name, won = shadowed.get(key, ("", "/"))
+        if key not in shadowed:
+            continue
+        name, won = shadowed[key]
         # a path row winning over a name row is the roster's way to tell two folders' hw.ipynb
         # apart (the name row's student may not have submitted); a name and a stem row of one
         # file are one student written twice
