@@ -43,9 +43,9 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
     say = say or print
     run = grading_json.read(out)
     ids = read_roster(roster) if roster else grading_json.roster(run)
-    detail = detail or _recorded_detail(out)
+    detail = detail or _recorded_detail(run)
     written, refused = [], []
-    seed = by_hand.seed_of(out)
+    seed = run.get("seed")  # the pseudonyms' key
     for folder in assignment_outputs(out):
         # a run stopped midway leaves each document it graded beside the older rows and
         # documents it did not reach: exported, an old grade goes out beside a new feedback
@@ -118,7 +118,8 @@ def unfinished(folder: Path) -> str | None:
             f"{final_grades.FILE}" if missing else None)
 
 
-def _recorded_detail(out: Path) -> str:
-    """The feedback detail the grading run recorded, else ``full``."""
-    detail = grading_json.read(out).get("feedback")
+def _recorded_detail(run: dict) -> str:
+    """The feedback detail the grading run recorded (``run``: its ``grading.json``), else
+    ``full``."""
+    detail = run.get("feedback")
     return detail if detail in DETAIL else "full"

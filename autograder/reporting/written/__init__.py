@@ -12,18 +12,13 @@ from pathlib import Path
 from ...authoring.written import WrittenQuestion
 from ...running.batch import written_answers as answers
 from ...running.names import printable
-from ...running.outputs import final_grades, grading_json
+from ...running.outputs import final_grades
 from ...running.outputs import written_questions as questions
 from ...running.outputs.final_grades import Grades, assignment_dirs
 from ...running.outputs.results import iter_results
 from ...running.resultdoc import ResultDoc
 from ...running.results import result_path
 from . import pages, scores
-
-
-def seed_of(out: Path) -> object:
-    """The run's seed (``out/grading.json``), the key of the pseudonyms."""
-    return grading_json.read(out).get("seed")
 
 
 def check(out: Path, paths: list[Path]) -> scores.Scores:

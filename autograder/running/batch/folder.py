@@ -119,7 +119,7 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
                        feedback=run.feedback, roster=roster or {}, seeds=grading_json.SEEDS,
                        folder_resolved=str(folder.resolve()),
                        shard=None if shard is None else str(shard), finished=False)
-    if selection.resume and not previous and not any(out.glob("*/results/**/*.json")):
+    if selection.resume and not previous and not preflight.holds_documents(out):
         display.say(f"  note: nothing to resume in {out} (no earlier run there): every "
                     "submission is graded")
     was = previous.get("folder_resolved")

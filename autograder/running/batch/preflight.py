@@ -219,7 +219,12 @@ def known_seed(previous: dict, seed: int | None, selection: Selection, out: Path
     documents are there, red-team round rt-s3) and ``--seed`` does not give it."""
     if not selection.partial or seed is not None or previous.get("seed") is not None:
         return
-    if any(out.glob("*/results/**/*.json")):
+    if holds_documents(out):
         raise Refused(f"{out / 'grading.json'}: missing or unreadable, so the seed of the run "
                       f"in {out} is unknown; pass it with --seed, or grade again without "
                       f"--resume, --only and --question (new hidden inputs for everyone)")
+
+
+def holds_documents(out: Path) -> bool:
+    """Whether ``out`` holds a result document of any assignment."""
+    return any(out.glob("*/results/**/*.json"))

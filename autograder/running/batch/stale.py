@@ -32,8 +32,8 @@ def move_aside(assignment_out: Path, keep: set[Path],
     """Move every file under ``assignment_out/<part>`` not in ``keep`` (the paths of this
     run's documents, or of its feedback files) to ``assignment_out/stale/<UTC time>/<part>/``;
     how many, and where."""
-    results = assignment_out / part
-    moved = strays(results, keep)
+    root = assignment_out / part
+    moved = strays(root, keep)
     if not moved:
         return 0, None
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -43,10 +43,10 @@ def move_aside(assignment_out: Path, keep: set[Path],
         n += 1
         target = assignment_out / "stale" / f"{stamp}-{n}"
     for path in moved:
-        dest = target / part / path.relative_to(results)
+        dest = target / part / path.relative_to(root)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, dest)
-    remove_empty(results)
+    remove_empty(root)
     return len(moved), target
 
 

@@ -258,7 +258,7 @@ class DiskBudget:
         # an eighth of the budget: how far the others' share, or the disk below its start,
         # may fall before what is the worker's is counted again
         slack = (limits.disk_bytes // 8, limits.disk_files // 8)
-        if grown[0] < -slack[0] or grown[1] < -slack[1]:
+        if on[0] and grown[0] < -slack[0] or on[1] and grown[1] < -slack[1]:
             # the disk holds less than when the worker started: another process deleted what
             # it held then (a file half written when the baseline was taken), and that room is
             # not the worker's to fill. The baseline moves to where the worker's own files,
