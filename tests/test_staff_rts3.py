@@ -286,3 +286,31 @@ def test_a_file_deleted_during_the_run_is_a_row_saying_so_not_a_grader_error(tmp
     assert "moved or deleted during the run" in json.dumps(row) or \
         "moved or deleted during the run" in (out / ASSIGNMENT / "results" /
                                               "zz.ipynb.json").read_text()
+
+
+PORTING_SOLUTION = ROOT / "solutions" / "autograd-porting.ipynb"
+
+
+def test_a_partial_run_after_an_a_run_keeps_its_assignment_and_lists_the_others(tmp_path):
+    # rt-s3: `--only hw` after a `-a` run took up the folder's other assignment and wrote a
+    # grades CSV for it that listed none of its notebooks, and dropped them from unplaced.csv
+    folder = folder_with(tmp_path, "in", hw=SOLUTION, po=PORTING_SOLUTION)
+    (folder / "late.IPYNB").write_bytes(SOLUTION.read_bytes())
+    out = tmp_path / "out"
+    first = grade(folder, out, "-a", ASSIGNMENT, "--no-reports")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert json.loads((out / "grading.json").read_text())["assignment"] == ASSIGNMENT
+    again = grade(folder, out, "--only", "hw", "--no-reports")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"using -a {ASSIGNMENT}, recorded in" in again.stdout
+    assert not (out / "autograd-porting").exists()
+    with open(out / "unplaced.csv", newline="") as f:
+        unplaced = {r["file"]: r["reason"] for r in csv.DictReader(f)}
+    assert "'autograd-porting', not 'autograd-exercises'" in unplaced["po.ipynb"]
+    assert "rename it to end in .ipynb, in lower case" in unplaced["late.IPYNB"]
+    assert rows(out)["hw.ipynb"]["total_points_earned"] == "21"
+    # another -a in a partial run grades that assignment too; the record then names none
+    other = grade(folder, out, "--only", "po", "-a", "autograd-porting", "--no-reports")
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert json.loads((out / "grading.json").read_text())["assignment"] is None
+    assert (out / "autograd-porting" / "final_grades.csv").is_file()

@@ -53,14 +53,16 @@ def grade_folder(options: Options, display: Display | None = None) -> int:
 def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
                   hold: contextlib.ExitStack) -> int:
     folder, out, selection, shard = options.folder, options.out, options.selection, options.shard
+    previous = grading_json.read(out)  # what the last run in ``out`` recorded
+    assignment, recorded_as = preflight.assignment_for(options.assignment, previous, selection,
+                                                       out)
     try:  # before any runner starts: a wrong -p costs no judge container
-        found = find(folder, options.assignment)
+        found = find(folder, assignment)
     except FileNotFoundError as exc:
         raise preflight.Refused(str(exc)) from None
     if not found:
         raise preflight.Refused(f"{folder}: no .ipynb files to grade")
     preflight.check_only(found, selection.only, folder)
-    previous = grading_json.read(out)  # what the last run in ``out`` recorded
     roster, said = preflight.roster_for(options.roster, previous.get("roster"), selection, out)
     absent = preflight.check_roster(found, roster)
     preflight.same_run(previous, folder, options.seed, selection, out, options.replace)
@@ -74,7 +76,7 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
     listed = [_seeded(sub, seed, roster) for sub in found]
     subs = listed
     groups, unplaced_subs = _group(listed)  # the whole folder's grouping, shard or not
-    preflight.check_assignment(options.assignment, groups, listed, folder)
+    preflight.check_assignment(assignment, groups, listed, folder)
     graded_assignments = sorted(groups)
     if shard is not None:  # may leave none: an empty shard still writes its manifest
         subs = [s for s in subs if shard.holds(s.name)]
@@ -102,6 +104,9 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
         raise preflight.Refused(problem)
     if said:
         display.say(said)
+    if assignment != options.assignment:
+        display.say(f"using -a {assignment}, recorded in {out / grading_json.FILE} by the run "
+                    "this one continues")
     run = dataclasses.replace(  # every default decided
         options, seed=seed, roster=roster, runner=kind.name,
         limits=kind.limits(options.limits),  # e.g. CUDA cannot start under an address cap
@@ -118,7 +123,8 @@ def _grade_folder(options: Options, display: Display, stop: interrupt.Stop,
     grading_json.write(out, seed=seed, folder=str(folder), runner=run.runner,
                        feedback=run.feedback, roster=roster or {}, seeds=grading_json.SEEDS,
                        folder_resolved=str(folder.resolve()),
-                       shard=None if shard is None else str(shard), finished=False)
+                       shard=None if shard is None else str(shard), assignment=recorded_as,
+                       finished=False)
     if selection.resume and not previous and not preflight.holds_documents(out):
         display.say(f"  note: nothing to resume in {out} (no earlier run there): every "
                     "submission is graded")

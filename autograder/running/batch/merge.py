@@ -137,7 +137,8 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
                        runner="+".join(runners) or first.get("runner"),
                        feedback=first.get("feedback"), roster=first.get("roster"),
                        merged_from=[str(f) for f in folders],
-                       folder_resolved=first.get("folder_resolved"), shard=None, finished=True)
+                       folder_resolved=first.get("folder_resolved"), shard=None,
+                       assignment=first.get("assignment"), finished=True)
 
 
 def _collect(folders: list[Path], manifests: list[dict]) -> dict[str, dict[str, Path]]:

@@ -51,6 +51,24 @@ def check_assignment(assignment: str | None, groups: dict[str, list[Submission]]
                   f"{hint}")
 
 
+def assignment_for(given: str | None, previous: dict, selection: Selection,
+                   out: Path) -> tuple[str | None, str | None]:
+    """The assignment this run grades (``None``: each notebook's own) and the one its record
+    keeps.
+
+    A run that continues the run in ``out`` (``--resume``, ``--only``, ``--question``) without
+    ``-a`` grades what that run's ``-a`` chose: else it would take up the folder's notebooks of
+    other assignments and write a grades CSV that lists none of them (red-team rt-s3). Given
+    another ``-a`` than the recorded one, the output then holds both, and its record says none.
+    """
+    recorded = previous.get("assignment") if selection.partial else None
+    if not isinstance(recorded, str) or not recorded:
+        return given, given
+    if given is None:
+        return recorded, recorded
+    return given, (given if given == recorded else None)
+
+
 def check_question(question: str | None, questions: dict[str, list[str]],
                    written: dict[str, list[str]] | None = None) -> None:
     """``--question`` must name a question of an assignment being graded (``questions``:

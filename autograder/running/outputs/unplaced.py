@@ -67,7 +67,9 @@ def ignored(folder: Path) -> list[tuple[str, str]]:
                 found.append((name, APPLE_DOUBLE))
             elif not entry.endswith(".ipynb"):
                 kind = Path(entry).suffix or "no extension"
-                found.append((name, f"not a notebook ({kind}): only .ipynb files are graded"))
+                found.append((name, f"not a notebook ({kind}): only .ipynb files are graded"
+                              + ("; rename it to end in .ipynb, in lower case, to grade it"
+                                 if kind.lower() == ".ipynb" else "")))
     return sorted(found)
 
 
