@@ -49,6 +49,20 @@ print("HOST", __import__("os").uname().nodename)
 print("CPUGROUP", [line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
                    if "cpu" in line.split(":", 2)[1].split(",")
                    or line.startswith("0::")][0])
+print("MEMGROUP", [line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
+                   if "memory" in line.split(":", 2)[1].split(",")
+                   or line.startswith("0::")][0])
+"""
+
+# memory no process's address space holds: memfd files of 32 MiB each, written and kept open
+MEMFD = """
+import os as _os
+_held = []
+for _ in range(FILES):
+    _fd = _os.memfd_create("held")
+    _os.write(_fd, b"x" * (32 << 20))
+    _held.append(_fd)
+print("HELD", 32 * len(_held), flush=True)
 """
 
 # a fixed amount of pure-Python work; prints its wall and CPU seconds
@@ -109,7 +123,7 @@ def sealed(path: Path, zip_path: Path, limits: Limits = LIMITS) -> dict:
 def said(output: str) -> dict[str, list[str]]:
     """The notebook's ``STATUS``/``CPUGROUP``/... lines, by their first word."""
     return {line.split()[0]: line.split()[1:] for line in output.splitlines()
-            if re.match(r"^(STATUS|HOST|CPUGROUP|CPUREF|HOG) ", line)}
+            if re.match(r"^(STATUS|HOST|CPUGROUP|MEMGROUP|CPUREF|HOG|HELD) ", line)}
 
 
 def assert_confined(output: str) -> dict[str, str]:
@@ -149,13 +163,36 @@ def test_sealed_worker_has_no_capability_and_a_cpu_group_of_its_own(zip_path, tm
     if cpu_groups_problem() is None:
         group = said(doc["output"])["CPUGROUP"][0]
         assert re.search(rf"/{cgroups.PREFIX}{os.getpid()}-\d+$", group), group
+    if cgroups.problem("memory") is None:
+        group = said(doc["output"])["MEMGROUP"][0]
+        assert re.search(rf"/{cgroups.PREFIX}{os.getpid()}-\d+$", group), group
+
+
+def test_memory_no_process_maps_counts_against_the_workers_memory_cap(zip_path, tmp_path,
+                                                                      monkeypatch):
+    """Red team rt-s4 held 6 GiB of the host in SysV shared memory, which no address-space
+    limit counts (``shmget`` is refused now: ``test_seccomp``); memfd files are the same kind of
+    memory. Is a worker that holds more of it than its memory cap killed, and told it was the
+    memory limit, while one that holds less is graded?"""
+    need(cgroups.problem("memory") and f"no memory cgroups: {cgroups.problem('memory')}")
+    from autograder.running.judge import worker_client
+
+    monkeypatch.setattr(worker_client, "memory_cap", lambda limits: 768 * 2**20)
+    with fresh_zygote():
+        under = sealed(notebook(tmp_path, "under", MEMFD.replace("FILES", "8")), zip_path)
+        over = sealed(notebook(tmp_path, "over", MEMFD.replace("FILES", "40")), zip_path)
+    assert said(under["output"]).get("HELD") == ["256"], under
+    assert under["status"] == "graded" and "memory limit" not in json.dumps(under)
+    assert "HELD" not in said(over["output"]), over["output"][-2000:]
+    assert "more than the memory limit" in json.dumps(over), json.dumps(over)[-3000:]
+    assert cgroups.worker_groups("memory") == []
 
 
 def test_a_worker_not_in_its_cpu_group_is_refused(zip_path, tmp_path, monkeypatch):
     """If the judge cannot read back the worker's move into its CPU group, is the worker
     refused (a grader error), its group removed?"""
     need(cpu_groups_problem())
-    monkeypatch.setattr(cgroups.CpuGroups, "membership", lambda self, pid: None)
+    monkeypatch.setattr(cgroups.Groups, "membership", lambda self, pid: None)
     doc = sealed(notebook(tmp_path, "status", STATUS), zip_path)
     assert doc["status"] == "grader-error" and "CPU share" in doc["error"], doc
     assert cgroups.worker_groups() == []

@@ -27,13 +27,15 @@ _try("unshare-net", {unshare}, 0x40000000)
 _try("clone-newuser", {clone}, 0x10000000 | 17, 0, 0, 0, 0)
 _try("keyctl", {keyctl}, 0, 0, 0, 0, 0)
 _try("bpf", {bpf}, 0, 0, 0)
+_try("shmget", {shmget}, 0, 1 << 30, 0o1600)
+_try("msgget", {msgget}, 0, 0o1600)
 """
 
 
 def probe_source() -> str:
     _, _, clone, _, refused = seccomp.TABLES[platform.machine()]
     return PROBE.format(unshare=refused["unshare"], clone=clone, keyctl=refused["keyctl"],
-                        bpf=refused["bpf"])
+                        bpf=refused["bpf"], shmget=refused["shmget"], msgget=refused["msgget"])
 
 
 def refused_calls(output: str) -> dict[str, str]:
@@ -41,7 +43,7 @@ def refused_calls(output: str) -> dict[str, str]:
 
 
 EXPECTED = {"unshare-user": "EPERM", "unshare-net": "EPERM", "clone-newuser": "EPERM",
-            "keyctl": "EPERM", "bpf": "EPERM"}
+            "keyctl": "EPERM", "bpf": "EPERM", "shmget": "EPERM", "msgget": "EPERM"}
 pytestmark = pytest.mark.skipif(platform.machine() not in seccomp.TABLES,
                                 reason=f"no seccomp table for {platform.machine()}")
 

@@ -70,3 +70,10 @@ def with_gpu(limits: Limits) -> Limits:
     of GB of virtual address space when it initialises and fails under one (in a container
     the memory cgroup still caps what is really used)."""
     return dataclasses.replace(limits, memory_bytes=resource.RLIM_INFINITY)
+
+
+def memory_cap(limits: Limits) -> int | None:
+    """The memory a worker's processes may use together (its memory cgroup's limit): the
+    address-space limit of one of them, or ``None`` where that is off (CUDA: ``with_gpu``)."""
+    cap = limits.memory_bytes
+    return None if cap == resource.RLIM_INFINITY or cap <= 0 else cap

@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable, Iterator
 
 from ...checks.calling import WorkerLost
-from ..limits import Limits
+from ..limits import Limits, memory_cap
 from . import cgroups, sandbox, zygote, zygotes
 from .cuda_report import cuda_mismatch
 from .disk_budget import POLL, DiskBudget
@@ -59,7 +59,7 @@ class WorkerClient:
         self.limits, self.uid = limits, uid
         self.deadline = deadline if deadline is not None else float("inf")
         self.proc = zygotes.shared(limits.confinement).spawn(uid, limits)
-        self.cpu_group = None
+        self.groups: list = []  # its CPU and memory cgroups (``cgroups.place``)
         self.requests = os.fdopen(self.proc.requests, "wb", buffering=0)
         # written with the request's deadline (``_send``): a worker that stops reading (its
         # questions answered while it asks more) cannot block the judge
@@ -77,12 +77,12 @@ class WorkerClient:
                      and (limits.disk_bytes > 0 or limits.disk_files > 0) else None)
         if limits.confinement == "namespaces":  # the containers of the others have their own
             try:
-                self.cpu_group = cgroups.place(self.proc.pid)
+                self.groups = cgroups.place(self.proc.pid, memory_cap(limits))
             except OSError as exc:
                 self._confined()  # a worker that refused and exited already: its reason
                 self.close()
-                raise sandbox.SandboxError(f"could not give the worker its CPU share: "
-                                           f"{exc}") from exc
+                raise sandbox.SandboxError(f"could not give the worker its CPU share and "
+                                           f"memory cap: {exc}") from exc
         self._confined()
 
     def _confined(self) -> None:
@@ -249,6 +249,10 @@ class WorkerClient:
             code = self.proc.wait(timeout=2)
         except Exception:  # noqa: BLE001 - still running: it closed the pipe itself
             return "its process closed the connection to the grader"
+        if code == -signal.SIGKILL and cgroups.out_of_memory(self.groups):
+            return (f"its processes used more than the memory limit "
+                    f"({self.limits.memory_bytes / 2**30:g} GiB for the notebook's processes "
+                    "together, shared memory included) and were killed")
         if code == -signal.SIGKILL:
             return "its process was killed (memory or process limit, or killed from inside)"
         if code == -signal.SIGXCPU:
@@ -320,7 +324,7 @@ class WorkerClient:
         self.kill()
         if self.disk is not None:  # what it left on the container's disk (its uid's)
             self.disk.clean()
-        cgroups.release(self.cpu_group)
+        cgroups.release(self.groups)
         os.close(self.replies)
         self.output.close()
         self.proc.zygote.forget(self.proc.pid)
