@@ -6,6 +6,8 @@ call left on them).
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -40,7 +42,8 @@ def repeat(subject: Subject) -> Diagnosis | None:
             f"{describe(first)} and then {describe(second)}, even with torch's random generator "
             "seeded alike: the answer depends on something besides the arguments that changes "
             "from one call to the next (a global list or counter, a cached result, another "
-            "random generator)."), calls)
+            "random generator)." + carried_over(subject.numbers(first), subject.numbers(second),
+                                                _expected_numbers(subject))), calls)
     objects = fresh(subject.args)
     if not any(isinstance(a, (torch.Tensor, nn.Module)) for a in objects):
         return None
@@ -64,3 +67,37 @@ def repeat(subject: Subject) -> Diagnosis | None:
         f"Called twice on the same objects it returned {describe(once)} and then "
         f"{describe(twice)}, while fresh copies give the same answer each time: the first call "
         f"changed the objects it was given, and the second call saw that.{what}"), calls)
+
+
+def _expected_numbers(subject: Subject) -> list[float] | None:
+    try:
+        return subject.numbers(subject.expected(*fresh(subject.args)))
+    except Exception:  # noqa: BLE001 - the words are a hint; the diagnosis stands without
+        return None
+
+
+def carried_over(first: list[float] | None, second: list[float] | None,
+                 expected: list[float] | None) -> str:
+    """A sentence for two answers to one input whose difference is what a gradient kept from
+    one call to the next adds (blind round zzzt: a leaf made once at module level, refilled
+    and never cleared): the second is the first plus the whole expected answer, or plus one
+    amount at every element (a sequence of gradients after each backward, each one shifted by
+    what the last call left in ``.grad``). "" when neither holds."""
+    if not first or not second or len(first) != len(second):
+        return ""
+    diff = [b - a for a, b in zip(first, second)]
+    if not all(math.isfinite(d) for d in diff) or not any(diff):
+        return ""
+    scale = max(abs(d) for d in diff)
+    if expected is not None and len(expected) == len(diff) and any(expected) and all(
+            abs(d - e) <= 1e-4 * max(scale, max(abs(x) for x in expected)) + 1e-9
+            for d, e in zip(diff, expected)):
+        shift = "the whole right answer"
+    elif len(diff) >= 2 and max(diff) - min(diff) <= 1e-4 * scale + 1e-9:
+        shift = f"the same amount, {diff[0]:.6g}, at every element"
+    else:
+        return ""
+    return (f" The second answer is the first plus {shift}: gradients carried over from the "
+            "call before, as a leaf (or its .grad) kept from one call to the next does, made "
+            "once outside the function and refilled. Make a fresh leaf with "
+            "requires_grad=True inside the function on every call.")
