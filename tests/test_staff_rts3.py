@@ -314,3 +314,20 @@ def test_a_partial_run_after_an_a_run_keeps_its_assignment_and_lists_the_others(
     assert other.returncode == 0, other.stderr[-2000:]
     assert json.loads((out / "grading.json").read_text())["assignment"] is None
     assert (out / "autograd-porting" / "final_grades.csv").is_file()
+
+
+def test_a_row_whose_result_document_was_deleted_is_said_at_report(tmp_path):
+    # rt-s3: a deleted document took its student's feedback page with it, in silence
+    folder = folder_with(tmp_path, "in", a=SOLUTION, b=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--no-reports").returncode == 0
+    (out / ASSIGNMENT / "results" / "b.ipynb.json").unlink()
+    report = cli("report", "-o", str(out))
+    assert report.returncode == 4, report.stdout + report.stderr
+    assert "1 row(s) of final_grades.csv have no result document in results/ (b.ipynb)" \
+        in report.stdout, report.stdout
+    assert (out / ASSIGNMENT / "feedback" / "a.html").is_file()
+    assert rows(out)["b.ipynb"]["total_points_earned"] == "21"  # the row keeps its grade
+    again = grade(folder, out, "--only", "b")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (out / ASSIGNMENT / "feedback" / "b.html").is_file()

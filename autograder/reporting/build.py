@@ -8,6 +8,7 @@ from ..running.batch.stale import strays
 from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
+from ..running.resultdoc import GRADER_ERROR
 from ..running.results import result_path
 from . import class_report, exports, feedback_files
 from . import written as by_hand
@@ -61,6 +62,14 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                    else "") + "finish it with the same `autograder grade` and --resume")
             refused.append(f"{folder.name}: its grading run did not finish (said above)")
             continue
+        lost = without_documents(folder)
+        if lost:  # red-team rt-s3: a deleted document's feedback page went with it, in silence
+            shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+            say(f"{folder.name}: {len(lost)} row(s) of {final_grades.FILE} have no result "
+                f"document in results/ ({shown}): they keep their grades in the CSV and the "
+                "gradebook but get no feedback page and no written answers to grade; grade "
+                "them again with `autograder grade -p FOLDER -o OUT --only NAME`")
+            refused.append(f"{folder.name}: {len(lost)} result document(s) missing (said above)")
         # first: merged written scores join final_grades.csv, which everything below reads
         pages, said = by_hand.report(folder, seed, written_names)
         written += pages
@@ -116,6 +125,25 @@ def unfinished(folder: Path) -> str | None:
     missing = [p for p in docs if p not in listed]
     return (f"{len(missing)} of {len(docs)} result document(s) have no row in "
             f"{final_grades.FILE}" if missing else None)
+
+
+def without_documents(folder: Path) -> list[str]:
+    """The rows of ``folder``'s ``final_grades.csv`` whose result document is gone, though
+    their run wrote one: every row but a grader error's, whose document may be the one that
+    could not be written (``ResultDoc.written``)."""
+    results = folder / "results"
+    if not (folder / final_grades.FILE).is_file():
+        return []
+    lost = []
+    for row in final_grades.read(folder).rows:
+        if str(row.get("grading_status", "")).startswith(GRADER_ERROR):
+            continue
+        try:
+            if not result_path(results, row["file"]).is_file():
+                lost.append(row["file"])
+        except (OSError, ValueError):
+            pass
+    return lost
 
 
 def _recorded_detail(run: dict) -> str:
