@@ -331,3 +331,27 @@ def test_a_row_whose_result_document_was_deleted_is_said_at_report(tmp_path):
     again = grade(folder, out, "--only", "b")
     assert again.returncode == 0, again.stdout + again.stderr
     assert (out / ASSIGNMENT / "feedback" / "b.html").is_file()
+
+
+def test_a_row_edited_by_hand_is_said_at_report(tmp_path):
+    # rt-s3: a hand-edited row was exported as edited, in silence, and the next run undid it
+    folder = folder_with(tmp_path, "in", a=SOLUTION, b=SOLUTION)
+    out = tmp_path / "out"
+    assert grade(folder, out, "--no-reports").returncode == 0
+    csv_path = out / ASSIGNMENT / "final_grades.csv"
+    text = csv_path.read_text()
+    csv_path.write_text(text.replace("a.ipynb,5,", "a.ipynb,3,").replace(
+        "b.ipynb,5,4,4,4,4,21,", "b.ipynb,5,4,4,4,4,25,"))
+    report = cli("report", "-o", str(out))
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert ("2 row(s) of final_grades.csv differ from their result documents (edited by "
+            "hand?): a.ipynb (q1_accumulation 3, its document 5, total 21, its points 19); "
+            "b.ipynb (total 25, its points 21)") in report.stdout, report.stdout
+    clean = cli("report", "-o", str(grade_again(folder, out)))
+    assert "differ from their result documents" not in clean.stdout, clean.stdout
+
+
+def grade_again(folder: Path, out: Path) -> Path:
+    proc = grade(folder, out, "--only", "a", "--no-reports")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out

@@ -8,7 +8,7 @@ from ..running.batch.stale import strays
 from ..running.outputs import final_grades, grading_json
 from ..running.outputs.final_grades import assignment_dirs
 from ..running.outputs.roster import read_roster
-from ..running.resultdoc import GRADER_ERROR
+from ..running.resultdoc import GRADER_ERROR, DocumentError, ResultDoc
 from ..running.results import result_path
 from . import class_report, exports, feedback_files
 from . import written as by_hand
@@ -70,6 +70,13 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                 "gradebook but get no feedback page and no written answers to grade; grade "
                 "them again with `autograder grade -p FOLDER -o OUT --only NAME`")
             refused.append(f"{folder.name}: {len(lost)} result document(s) missing (said above)")
+        edited = edited_rows(folder)
+        if edited:  # red-team rt-s3: a hand edit was exported as it was, and --resume undid it
+            say(f"{folder.name}: {len(edited)} row(s) of {final_grades.FILE} differ from their "
+                f"result documents (edited by hand?): {'; '.join(edited[:3])}"
+                + (f"; and {len(edited) - 3} more" if len(edited) > 3 else "")
+                + ". The gradebook exports each row's total_points_earned as it stands; the "
+                "next `autograder grade` into this folder rewrites those rows from the documents")
         # first: merged written scores join final_grades.csv, which everything below reads
         pages, said = by_hand.report(folder, seed, written_names)
         written += pages
@@ -144,6 +151,45 @@ def without_documents(folder: Path) -> list[str]:
         except (OSError, ValueError):
             pass
     return lost
+
+
+def edited_rows(folder: Path) -> list[str]:
+    """The rows of ``folder``'s ``final_grades.csv`` that are not what the batch wrote from
+    their result documents (a question's points other than its document's, or a total other
+    than the sum of the row's points), each as ``name (what differs)``."""
+    if not (folder / final_grades.FILE).is_file():
+        return []
+    results, edited, grades = folder / "results", [], final_grades.read(folder)
+    for row in grades.rows:
+        differs = []
+        try:
+            doc = ResultDoc.read(result_path(results, row["file"]))
+        except (DocumentError, OSError, ValueError):
+            doc = None  # no document (said apart), or one report cannot read: nothing to compare
+        for question, (points, _) in (doc.row().scores.items() if doc is not None else ()):
+            if question in row and not _same(row[question], points):
+                differs.append(f"{question} {row[question] or 'empty'}, its document "
+                               f"{points:g}")
+        cells = [row.get(q) or "" for q in grades.possible]
+        if all(_number(c) is not None or c == "" for c in cells) and not _same(
+                row.get("total_points_earned", ""), sum(_number(c) or 0.0 for c in cells)):
+            differs.append(f"total {row.get('total_points_earned') or 'empty'}, its points "
+                           f"{sum(_number(c) or 0.0 for c in cells):g}")
+        if differs:
+            edited.append(f"{row['file']} ({', '.join(differs[:2])})")
+    return edited
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _same(text: str, value: float) -> bool:
+    number = _number(text)
+    return number is not None and abs(number - value) <= 1e-6 * max(1.0, abs(value))
 
 
 def _recorded_detail(run: dict) -> str:
