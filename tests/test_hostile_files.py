@@ -323,6 +323,17 @@ def test_figures_draw_names_as_they_are():
     assert png[:4] == b"\x89PNG"
 
 
+def test_a_name_in_a_script_the_font_lacks_is_drawn_without_a_warning_per_glyph():
+    import warnings
+
+    from autograder.reporting import plots
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warned once per CJK glyph (rt-s3)
+        png = plots.horizontal_bars(["張三.ipynb", "ok"], [1.0, 2.0], title="t", xlabel="s")
+    assert png[:4] == b"\x89PNG"
+
+
 def test_console_lines_hold_no_control_characters():
     text = printable(f"  [a 1/1] {ANSI_NAME}: 0/21\r\x07\x9b", lines=False)
     assert not re.search(r"[\x00-\x1f\x7f-\x9f]", text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import io
+import warnings
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,7 +21,12 @@ def _plain(draw):
     """Run ``draw`` (and its savefig, where text is laid out) with ``PLAIN_TEXT``."""
     @functools.wraps(draw)
     def wrapper(*args, **kwargs):
-        with matplotlib.rc_context(PLAIN_TEXT):
+        with matplotlib.rc_context(PLAIN_TEXT), warnings.catch_warnings():
+            # a name in a script the font lacks (CJK, with matplotlib's DejaVu Sans) is drawn
+            # as boxes, and the HTML beside the figure spells it: one warning per glyph on
+            # the staff's terminal said nothing they could act on (red team rt-s3)
+            warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from",
+                                    category=UserWarning)
             return draw(*args, **kwargs)
     return wrapper
 
