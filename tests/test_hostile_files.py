@@ -87,8 +87,14 @@ EXPECTED = {
     "grade$\\foo$.ipynb": "",
     "fence.ipynb": "",
     ANSI_NAME: "",
+    "surrogates.ipynb": "",
+    "many-cells.ipynb": f"has {submissions.MAX_CODE_CELLS + 1} code cells",
 }
-FULL_MARKS = ("perfect.ipynb", "many-errors.ipynb", "=cmd|'-C calc'!A0.ipynb")
+FULL_MARKS = ("perfect.ipynb", "many-errors.ipynb", "=cmd|'-C calc'!A0.ipynb",
+              "surrogates.ipynb")
+#: lone UTF-16 surrogates in an error, the output and a cell's source (red team rt-s5: the
+#: result document could not be written, a grader error for a right notebook and exit 3)
+SURROGATES = ["print('out \\ud800 put')", "raise ValueError('bad \\udcff value')  # \udfff"]
 
 
 def _notebook(cells: list[str], base: dict | None = None) -> str:
@@ -124,6 +130,9 @@ def make_batch(folder: Path, zip_path: Path = ZIP) -> None:
     (folder / "grade$\\foo$.ipynb").write_text(_notebook(["x = 1"]))
     (folder / "fence.ipynb").write_text(_notebook([f"raise ValueError({FENCE_MESSAGE!r})"]))
     (folder / ANSI_NAME).write_text(_notebook([]))
+    (folder / "surrogates.ipynb").write_text(_notebook(SURROGATES, solution))
+    (folder / "many-cells.ipynb").write_text(_notebook(["x = 1"] * (submissions.MAX_CODE_CELLS
+                                                                   + 1)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -520,3 +520,36 @@ def test_error_fields_that_are_not_strings_are_never_printed_whole():
     entry = clean_cell_entry(0, {"status": huge, "notes": huge, "error": {"message": huge}})
     assert entry["status"] == "<list>" and len(entry["notes"]) == 20
     assert entry["error"]["message"] == "<list>"
+
+
+def test_the_judge_keeps_a_budget_of_cell_report_text_per_submission():
+    """Red team rt-s5: 200 000 cells, each raising a 5000-character error, held 4 GB of the
+    judge's memory (outside every worker's cap). Past ``REPORTS_CHARS`` each cell's report
+    keeps its status and a short error, without notes or traceback."""
+    import time
+
+    from autograder.running.judge import cells
+    from autograder.running.judge.core import Session
+    from autograder.running.limits import Limits
+
+    long = "E" * 5000
+    entry = {"status": "error", "notes": ["n" * 300] * 20,
+             "error": {"type": "ValueError", "message": long, "traceback": long}}
+
+    class Streaming:  # the worker's replies, one per cell, as WorkerClient.stream yields them
+        lost = None
+
+        def stream(self, request, count, timeout):
+            return ({"ok": [dict(entry, index=i)]} for i in range(count))
+
+    n = 3000
+    session = Session([(i, "f()") for i in range(n)], 0, Limits(), time.monotonic() + 60)
+    session.client = Streaming()
+    session._run_cells(session.cells)
+    assert len(session.report) == n
+    full = cells.entry_chars(session.report[0])
+    assert full > 10_000
+    assert session.reported_chars < cells.REPORTS_CHARS + full + n * 500
+    last = session.report[n - 1]
+    assert last["notes"] == [] and last["error"]["traceback"] == ""
+    assert last["error"]["type"] == "ValueError" and len(last["error"]["message"]) <= 200

@@ -5,6 +5,7 @@ stay light); the document itself is ``resultdoc.ResultDoc``, its row ``resultdoc
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from .names import out_path
@@ -81,17 +82,35 @@ def capped(doc: dict) -> dict:
     return doc
 
 
+#: A lone UTF-16 surrogate: Python strings may hold one (a JSON escape, surrogate-escaped
+#: bytes), UTF-8 has no form for it
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\udcff``, six
+    characters): a student's error message, written answer or output that held one made the
+    result document impossible to write in UTF-8, a grader error for a right notebook and
+    exit status 3 for the run (red team rt-s5)."""
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _cap_strings(value, limit: int):
     """A copy of ``value`` with every string over ``limit`` characters cut to ``limit``,
-    saying so (so that capping twice, in the container and on the host, changes nothing), and
-    anything JSON cannot hold written as its text."""
+    saying so (so that capping twice, in the container and on the host, changes nothing),
+    lone surrogates written as escapes (``without_surrogates``), and anything JSON cannot
+    hold written as its text."""
     if isinstance(value, str):
+        value = without_surrogates(value)
         if len(value) <= limit:
             return value
         note = f" [... {len(value)} characters, cut]"
         return value[: max(0, limit - len(note))] + note
     if isinstance(value, dict):
-        return {k: _cap_strings(v, limit) for k, v in value.items()}
+        return {without_surrogates(k) if isinstance(k, str) else k: _cap_strings(v, limit)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_cap_strings(v, limit) for v in value]
     if value is None or isinstance(value, (bool, int, float)):

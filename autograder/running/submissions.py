@@ -19,6 +19,11 @@ from .names import printable, text
 from .outputs.unplaced import SKIPPED_FOLDERS, apple_double
 
 MAX_BYTES = 20 * 1024 * 1024  # a real submission is well under 1 MB; refuse before parsing
+#: Code cells a notebook may have: the templates have a few dozen. The judge keeps a report
+#: per cell until the document is written: 200 000 cells of a 17 MB notebook held 4 GB of its
+#: memory, outside every worker's cap (red team rt-s5); the reports' text has a budget of its
+#: own (``judge.cells.REPORTS_CHARS``), and this bounds their number
+MAX_CODE_CELLS = 10_000
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,14 @@ def _kind(mode: int) -> str | None:
     return "not a regular file"
 
 
+def _named(nb: dict) -> str | None:
+    """The otter ``assignment_name`` in the notebook's metadata, if it is a string."""
+    metadata = nb.get("metadata")
+    meta = metadata.get("otter", {}) if isinstance(metadata, dict) else {}
+    found = meta.get("assignment_name") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     digest = None
 
@@ -214,6 +227,11 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     broken = next((i for i, c in enumerate(nb["cells"]) if not cell_ok(c)), None)
     if broken is not None:
         return bad(f"not a notebook: cell {broken + 1} has no cell_type or no text source")
+    code = sum(1 for c in nb["cells"] if c["cell_type"] == "code")
+    if code > MAX_CODE_CELLS:  # before nbformat reads them all; a row of its assignment's
+        return bad(f"has {code} code cells; a notebook of more than {MAX_CODE_CELLS} is "
+                   "refused (the assignment's template has a few dozen): merge or delete "
+                   "cells and resubmit", _named(nb))
     # what the judge reads it with (judge.cells.code_cells: nbformat.reads) must not fail there;
     # reader.reads is the part of it that raises (parse, version, conversion) without the
     # schema validation that only logs (and takes seconds on a notebook of 5000 cells)
@@ -222,10 +240,7 @@ def _vet(path: Path, name: str, assignment: str | None) -> Submission:
     except Exception as exc:  # noqa: BLE001 - nbformat's own errors, whatever their class
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return bad(f"not a notebook nbformat can read: {first[:200]}")
-    metadata = nb.get("metadata")
-    meta = metadata.get("otter", {}) if isinstance(metadata, dict) else {}
-    found = meta.get("assignment_name") if isinstance(meta, dict) else None
-    found = found if isinstance(found, str) else None
+    found = _named(nb)
     if assignment and found and found != assignment:
         return Submission(path, name, assignment, f"{name}: this notebook is for "
                           f"{found[:100]!r}, not {assignment!r} (-a); grade it without -a, "

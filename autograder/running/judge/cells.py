@@ -89,13 +89,28 @@ def _joined(source: str | list[str]) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def clean_cell_entry(index: int, entry: dict) -> dict:
-    """Only the fields we expect, as strings, from the worker's report on one cell."""
+def clean_cell_entry(index: int, entry: dict, short: bool = False) -> dict:
+    """Only the fields we expect, as strings, from the worker's report on one cell; ``short``:
+    no notes, and an error's type and message cut to 200 characters, no traceback (a
+    submission whose reports have used their budget, ``REPORTS_CHARS``)."""
     notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
     clean: dict[str, Any] = {"index": index, "status": worker_text(entry.get("status"), 20),
-                             "notes": [worker_text(n, 300) for n in notes[:20]]}
+                             "notes": [] if short else [worker_text(n, 300) for n in notes[:20]]}
     error = entry.get("error")
     if isinstance(error, dict):
-        clean["error"] = {k: worker_text(error.get(k), 4000)
+        clean["error"] = {k: "" if short and k == "traceback" else
+                          worker_text(error.get(k), 200 if short else 4000)
                           for k in ("type", "message", "traceback")}
     return clean
+
+
+#: Characters of cell reports one submission's judge keeps in full; past them each cell's
+#: report is short (``clean_cell_entry``): the judge's memory is outside every worker's cap
+#: (red team rt-s5 held 4 GB of it with 200 000 cells, each raising a 5000-character error)
+REPORTS_CHARS = 4_000_000
+
+
+def entry_chars(entry: dict) -> int:
+    """The characters of text a cleaned cell report holds."""
+    error = entry.get("error") or {}
+    return sum(map(len, entry.get("notes", ()))) + sum(map(len, error.values()))

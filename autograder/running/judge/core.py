@@ -39,7 +39,7 @@ from ..resultdoc import (
     TestOutcome,
     as_sentence,
 )
-from .cells import cell_name, clean_cell_entry, code_cells, named_entry
+from .cells import REPORTS_CHARS, cell_name, clean_cell_entry, code_cells, entry_chars, named_entry
 from .namespace import RemoteNamespace
 from .sandbox import SandboxError
 from .tests_zip import TestSpec
@@ -58,6 +58,7 @@ class Session:
         self.cells, self.uid, self.limits, self.deadline = cells, uid, limits, deadline
         self.first = first  # a worker for ``uid`` confined ahead of need (``spares``)
         self.report: dict[int, dict] = {}
+        self.reported_chars = 0  # the text the cell reports hold (``cells.REPORTS_CHARS``)
         self.bad: set[int] = set()
         self.restarts = 0
         self.cut = False  # the whole submission's time limit ran out
@@ -108,7 +109,10 @@ class Session:
                     return
                 entries = reply.get("ok") if isinstance(reply.get("ok"), list) else []
                 if index not in self.report and entries and isinstance(entries[0], dict):
-                    self.report[index] = clean_cell_entry(index, entries[0])
+                    entry = clean_cell_entry(index, entries[0],
+                                             short=self.reported_chars > REPORTS_CHARS)
+                    self.reported_chars += entry_chars(entry)
+                    self.report[index] = entry
                 del reply, entries  # not held while the next cell's reply is read and parsed
 
     def _cut(self) -> WorkerLost:
