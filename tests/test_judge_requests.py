@@ -115,6 +115,28 @@ def test_a_malformed_question_gets_an_error_that_names_nothing(kind):
     assert answers[0] == answers[1] == {"error": "not a backward question the grader can answer"}
 
 
+def test_the_judge_answers_a_bounded_number_of_small_questions_per_call():
+    """Red team rt-s5 looped on the stand-in's backward with 100 000-element tensors: the
+    judge, outside the worker's one-core cap, worked beside it. Past the bounds each question
+    gets an error, the same whichever op was chosen."""
+    from autograder.running.judge import remote
+    from autograder.worker import wire
+
+    def question(n: int) -> dict:
+        return {"backward": {"x": wire.encode(torch.ones(n, dtype=torch.float64)),
+                             "grad_output": wire.encode(torch.ones(n, dtype=torch.float64))}}
+
+    for chosen in ("lesson", "broken"):
+        answer = remote.answerer({stand_in.STAND_IN_BACKWARD: chosen})
+        assert "ok" in answer(question(9))
+        big = answer(question(remote.MAX_QUESTION_ELEMENTS + 1))
+        assert big == {"error": "the grader answers backward questions of a stand-in op on "
+                                f"tensors of at most {remote.MAX_QUESTION_ELEMENTS} elements"}
+        for _ in range(remote.MAX_QUESTIONS - 2):
+            assert "ok" in answer(question(3))
+        assert "at most 1000 backward questions" in answer(question(3))["error"]
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.dictionaries(st.sampled_from(["simulate_devices", "swap_globals", "torch_seed",
                                         "count_saved_tensors", "overwrite_module_params",
@@ -156,7 +178,7 @@ import json, os, sys, time
 
 def check_my_op(x):
     wire = sys.modules["autograder.worker.wire"]
-    big = torch.zeros(300_000, dtype=torch.float64)
+    big = torch.zeros(10_000, dtype=torch.float64)  # its answer, 107 KB: past the pipe's 64 KiB
     question = {"backward": {"x": wire.encode(big), "grad_output": wire.encode(big[0])}}
     os.write(4, json.dumps({"ask": question}).encode() + b"\\n")
     while True:
