@@ -192,12 +192,20 @@ def same_up_to_float32(got: str, pinned: str) -> bool:
     reference) differ in their last bits between the kernels torch and MKL pick on a CPU
     (AVX-512, AVX2, none; Intel or AMD), and a value printed to 6, 4 or 2 digits can then end
     one unit apart; every word, integer and the numbers' count and order must still be the
-    same."""
+    same. A value that went through a normalisation (a batch-norm layer in training mode, the
+    batch's own variance) carries the kernels' difference further: it may also be within
+    ``FLOAT32_SPREAD`` of the pinned one, relative (an Intel CPU under forced AVX2 kernels
+    printed -0.0300091 for a pinned -0.0300093)."""
     got_words, pinned_words = _DECIMAL.split(got), _DECIMAL.split(pinned)
     if got_words != pinned_words:
         return False
-    return all(abs(Decimal(a) - Decimal(b)) <= _last_unit(Decimal(b))
+    return all(abs(Decimal(a) - Decimal(b)) <= max(_last_unit(Decimal(b)),
+                                                   FLOAT32_SPREAD * abs(Decimal(b)))
                for a, b in zip(_DECIMAL.findall(got), _DECIMAL.findall(pinned)))
+
+
+#: How far apart, relative, two kernels' float32 results of one computation may print
+FLOAT32_SPREAD = Decimal("2e-5")
 
 
 def judged_sealed(nb: nbformat.NotebookNode, path: Path, assignment: str, zip_path: Path,
