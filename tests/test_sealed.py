@@ -161,29 +161,40 @@ def test_output_taken_without_waiting_for_the_writer_keeps_all_it_wrote_within_t
     assert output.kept.count(b"after") == 0 and output.stream.closed
 
 
-def test_taking_the_output_of_a_writer_that_never_stops_returns_at_once():
-    """A process of the worker's uid that escaped the kill may flood the pipe until it is
-    reaped: does ``take`` read what was there, and return?"""
+def flooding(write: int, size: int):
+    """A thread writing ``size`` bytes at a time into the pipe ``write`` (made non-blocking)
+    until the returned event is set; the event and the thread."""
     import os
     import threading
     import time
 
-    from autograder.running.judge.student_output import StudentOutput
-
-    read, write = os.pipe()
-    output = StudentOutput(os.fdopen(read, "rb", buffering=0), limit=1000)
     stop = threading.Event()
 
     def flood():
+        chunk = b"x" * size
         while not stop.is_set():
             try:
-                os.write(write, b"x" * 4096)
+                os.write(write, chunk)
             except BlockingIOError:
                 time.sleep(0.001)
 
     os.set_blocking(write, False)
     flooder = threading.Thread(target=flood, daemon=True)
     flooder.start()
+    return stop, flooder
+
+
+def test_taking_the_output_of_a_writer_that_never_stops_returns_at_once():
+    """A process of the worker's uid that escaped the kill may flood the pipe until it is
+    reaped: does ``take`` read what was there, and return?"""
+    import os
+    import time
+
+    from autograder.running.judge.student_output import StudentOutput
+
+    read, write = os.pipe()
+    output = StudentOutput(os.fdopen(read, "rb", buffering=0), limit=1000)
+    stop, flooder = flooding(write, 4096)
     time.sleep(0.2)
     started = time.monotonic()
     output.take()
@@ -201,7 +212,6 @@ def test_output_past_the_cap_is_read_slowly_so_that_a_flood_waits_on_its_pipe():
     a writer that never stops is held by its full pipe: over 0.3 s at most one chunk per
     pause (and the pipe's content) is read, where an unpaused reader takes in hundreds of MB."""
     import os
-    import threading
     import time
 
     from autograder.running.judge import student_output
@@ -209,19 +219,7 @@ def test_output_past_the_cap_is_read_slowly_so_that_a_flood_waits_on_its_pipe():
 
     read, write = os.pipe()
     output = StudentOutput(os.fdopen(read, "rb", buffering=0), limit=1000)
-    stop = threading.Event()
-
-    def flood():
-        chunk = b"x" * 65536
-        while not stop.is_set():
-            try:
-                os.write(write, chunk)
-            except BlockingIOError:
-                time.sleep(0.001)
-
-    os.set_blocking(write, False)
-    flooder = threading.Thread(target=flood, daemon=True)
-    flooder.start()
+    stop, flooder = flooding(write, 65536)
     time.sleep(0.3)
     output.take()
     stop.set()

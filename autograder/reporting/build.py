@@ -62,7 +62,7 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                    else "") + "finish it with the same `autograder grade` and --resume")
             refused.append(f"{folder.name}: its grading run did not finish (said above)")
             continue
-        lost = without_documents(folder)
+        lost, edited = rows_apart(folder)
         if lost:  # red-team rt-s3: a deleted document's feedback page went with it, in silence
             shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
             say(f"{folder.name}: {len(lost)} row(s) of {final_grades.FILE} have no result "
@@ -70,7 +70,6 @@ def write_reports(out: Path, roster: Path | None = None, *, detail: str | None =
                 "gradebook but get no feedback page and no written answers to grade; grade "
                 "them again with `autograder grade -p FOLDER -o OUT --only NAME`")
             refused.append(f"{folder.name}: {len(lost)} result document(s) missing (said above)")
-        edited = edited_rows(folder)
         if edited:  # red-team rt-s3: a hand edit was exported as it was, and --resume undid it
             say(f"{folder.name}: {len(edited)} row(s) of {final_grades.FILE} differ from their "
                 f"result documents (edited by hand?): {'; '.join(edited[:3])}"
@@ -134,50 +133,42 @@ def unfinished(folder: Path) -> str | None:
             f"{final_grades.FILE}" if missing else None)
 
 
-def without_documents(folder: Path) -> list[str]:
-    """The rows of ``folder``'s ``final_grades.csv`` whose result document is gone, though
-    their run wrote one: every row but a grader error's, whose document may be the one that
-    could not be written (``ResultDoc.written``)."""
-    results = folder / "results"
+def rows_apart(folder: Path) -> tuple[list[str], list[str]]:
+    """The rows of ``folder``'s ``final_grades.csv`` that are not what the batch wrote, in one
+    pass: those whose result document is gone though their run wrote one (every row but a
+    grader error's, whose document may be the one that could not be written:
+    ``ResultDoc.written``), and those edited by hand (a question's points other than its
+    document's, or a total other than the sum of the row's points), each as ``name (what
+    differs)``."""
     if not (folder / final_grades.FILE).is_file():
-        return []
-    lost = []
-    for row in final_grades.read(folder).rows:
-        if str(row.get("grading_status", "")).startswith(GRADER_ERROR):
-            continue
-        try:
-            if not result_path(results, row["file"]).is_file():
-                lost.append(row["file"])
-        except (OSError, ValueError):
-            pass
-    return lost
-
-
-def edited_rows(folder: Path) -> list[str]:
-    """The rows of ``folder``'s ``final_grades.csv`` that are not what the batch wrote from
-    their result documents (a question's points other than its document's, or a total other
-    than the sum of the row's points), each as ``name (what differs)``."""
-    if not (folder / final_grades.FILE).is_file():
-        return []
-    results, edited, grades = folder / "results", [], final_grades.read(folder)
+        return [], []
+    results, grades = folder / "results", final_grades.read(folder)
+    lost, edited = [], []
     for row in grades.rows:
         differs = []
         try:
-            doc = ResultDoc.read(result_path(results, row["file"]))
-        except (DocumentError, OSError, ValueError):
-            doc = None  # no document (said apart), or one report cannot read: nothing to compare
-        for question, (points, _) in (doc.row().scores.items() if doc is not None else ()):
-            if question in row and not _same(row[question], points):
-                differs.append(f"{question} {row[question] or 'empty'}, its document "
-                               f"{points:g}")
+            path = result_path(results, row["file"])
+        except (OSError, ValueError):  # a name none of ours: it has no document either
+            path = None
+        if path is not None and not path.is_file():
+            if not str(row.get("grading_status", "")).startswith(GRADER_ERROR):
+                lost.append(row["file"])
+        elif path is not None:
+            try:
+                points = ResultDoc.read(path).row().scores
+            except (DocumentError, OSError, ValueError):  # one report cannot read: no comparing
+                points = {}
+            differs = [f"{q} {row[q] or 'empty'}, its document {got:g}"
+                       for q, (got, _) in points.items() if q in row and not _same(row[q], got)]
         cells = [row.get(q) or "" for q in grades.possible]
+        total = sum(_number(c) or 0.0 for c in cells)
         if all(_number(c) is not None or c == "" for c in cells) and not _same(
-                row.get("total_points_earned", ""), sum(_number(c) or 0.0 for c in cells)):
+                row.get("total_points_earned", ""), total):
             differs.append(f"total {row.get('total_points_earned') or 'empty'}, its points "
-                           f"{sum(_number(c) or 0.0 for c in cells):g}")
+                           f"{total:g}")
         if differs:
             edited.append(f"{row['file']} ({', '.join(differs[:2])})")
-    return edited
+    return lost, edited
 
 
 def _number(text: str) -> float | None:

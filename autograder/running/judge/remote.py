@@ -83,21 +83,22 @@ def answerer(request: dict) -> Any:
     kind = request.get(stand_in.STAND_IN_BACKWARD)
     if kind is None:
         return None
-    asked_so_far = [0]
+    asked = 0
 
     def answer(question: Any) -> dict:
         # the judge's CPU is outside the worker's one-core cap: a call that loops on the
         # stand-in's backward with large tensors had the judge work beside its worker (red
         # team rt-s5: 1.5 cores for one submission); gradcheck on the checks' inputs asks a
         # handful of questions of a few elements each
-        asked_so_far[0] += 1
-        if asked_so_far[0] > MAX_QUESTIONS:
+        nonlocal asked
+        asked += 1
+        if asked > MAX_QUESTIONS:
             return {"error": f"the grader answers at most {MAX_QUESTIONS} backward questions "
                              "of a stand-in op in one call"}
         try:
-            asked, budget = question["backward"], wire.Budget()
-            x = wire.decode_tensor(asked["x"], budget=budget)
-            grad_output = wire.decode_tensor(asked["grad_output"], budget=budget)
+            backward, budget = question["backward"], wire.Budget()
+            x = wire.decode_tensor(backward["x"], budget=budget)
+            grad_output = wire.decode_tensor(backward["grad_output"], budget=budget)
             if x.numel() > MAX_QUESTION_ELEMENTS or grad_output.numel() > MAX_QUESTION_ELEMENTS:
                 return {"error": f"the grader answers backward questions of a stand-in op on "
                                  f"tensors of at most {MAX_QUESTION_ELEMENTS} elements"}
